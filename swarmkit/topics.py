@@ -1,0 +1,179 @@
+"""Topic specs in the seed's ``KAFKA_CREATE_TOPICS`` format, parsed and checked before any deploy.
+
+Format: comma-separated ``name:partitions:replicas[:key=value...]``.  As in the seed's image, a
+bare fourth field is the cleanup policy (``logs:3:3:compact`` means ``cleanup.policy=compact``).
+A comma-separated policy value (``cleanup.policy=compact,delete``) is accepted: a comma-separated
+piece without a ``:`` cannot start a new spec (a spec has at least two colons), so it continues
+the value of the previous spec's last setting.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from collections.abc import Iterable
+
+from swarmkit.errors import SpecError
+
+FORMAT = "name:partitions:replicas[:key=value...]"
+MAX_NAME_LENGTH = 249
+LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
+LEGAL_CONFIG_KEY = re.compile(r"^[a-zA-Z0-9._-]+$")
+CLEANUP_POLICIES = ("delete", "compact", "compact,delete")
+MAX_REPLICAS = 32767  # Kafka stores the replication factor as a 16-bit signed integer
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    replicas: int
+    configs: tuple[tuple[str, str], ...] = ()
+
+    def to_spec_string(self) -> str:
+        """The spec as ``parse_topic_specs`` reads it (``name:p:r[:key=value...]``)."""
+        fields = [self.name, str(self.partitions), str(self.replicas)]
+        fields += [f"{key}={value}" for key, value in self.configs]
+        return ":".join(fields)
+
+    @property
+    def config_dict(self) -> dict[str, str]:
+        return dict(self.configs)
+
+
+def format_topic_specs(specs: Iterable[TopicSpec]) -> str:
+    """The inverse of ``parse_topic_specs``."""
+    return ",".join(spec.to_spec_string() for spec in specs)
+
+
+def _split_specs(text: str) -> list[str]:
+    pieces: list[str] = []
+    for raw in text.split(","):
+        piece = raw.strip()
+        if not piece:
+            continue
+        if ":" not in piece and pieces and "=" in pieces[-1].rsplit(":", 1)[-1]:
+            pieces[-1] = f"{pieces[-1]},{piece}"  # e.g. cleanup.policy=compact,delete
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+def _count(spec: str, field: str, value: str) -> int:
+    try:
+        return int(value.strip(), 10)
+    except ValueError:
+        raise SpecError(
+            f"topic spec '{spec}': {field} '{value}' is not a whole number",
+            hint=f"write each topic as {FORMAT}, e.g. orders:3:1",
+        ) from None
+
+
+def _configs(spec: str, extras: list[str]) -> tuple[tuple[str, str], ...]:
+    configs: list[tuple[str, str]] = []
+    for position, extra in enumerate(extras):
+        extra = extra.strip()
+        if "=" in extra:
+            key, value = (part.strip() for part in extra.split("=", 1))
+        elif position == 0 and extra:
+            key, value = "cleanup.policy", extra  # the seed's bare 4th field
+        else:
+            raise SpecError(
+                f"topic spec '{spec}': setting '{extra}' is not key=value",
+                hint=f"write each topic as {FORMAT}; only the 4th field may be a bare cleanup policy",
+            )
+        if not key or not LEGAL_CONFIG_KEY.match(key) or not value:
+            raise SpecError(
+                f"topic spec '{spec}': setting '{extra}' needs a key and a value",
+                hint="write topic settings as key=value, e.g. retention.ms=86400000",
+            )
+        if key in dict(configs):
+            raise SpecError(f"topic spec '{spec}': setting '{key}' is given twice", hint="give each setting once")
+        configs.append((key, value))
+    return tuple(configs)
+
+
+def parse_topic_specs(text: str) -> list[TopicSpec]:
+    """Parse ``name:partitions:replicas[:key=value...]`` specs separated by commas (syntax only).
+
+    Numbers and names are checked by ``validate_topic_specs``; here a spec must merely have the
+    right shape.  Blank text gives no topics.
+    """
+    specs: list[TopicSpec] = []
+    for piece in _split_specs(text or ""):
+        fields = piece.split(":")
+        if len(fields) < 3:
+            raise SpecError(
+                f"topic spec '{piece}': expected {FORMAT}",
+                hint="give partitions and replicas, e.g. orders:3:1; separate topics with commas",
+            )
+        name = fields[0].strip()
+        partitions = _count(piece, "partitions", fields[1])
+        replicas = _count(piece, "replicas", fields[2])
+        specs.append(TopicSpec(name, partitions, replicas, _configs(piece, fields[3:])))
+    return specs
+
+
+def _check_name(spec: TopicSpec) -> None:
+    label = f"topic spec '{spec.to_spec_string()}'"
+    name = spec.name
+    if not name:
+        raise SpecError(f"{label}: the topic name is empty", hint="start each spec with the topic's name")
+    if name in (".", ".."):
+        raise SpecError(f"{label}: '{name}' is not a legal topic name", hint="Kafka forbids '.' and '..' as names")
+    if len(name) > MAX_NAME_LENGTH:
+        raise SpecError(
+            f"{label}: topic name is {len(name)} characters long",
+            hint=f"Kafka allows at most {MAX_NAME_LENGTH} characters",
+        )
+    if not LEGAL_NAME.match(name):
+        bad = "".join(sorted({c for c in name if not LEGAL_NAME.match(c)}))
+        raise SpecError(
+            f"{label}: topic name '{name}' contains illegal characters {bad!r}",
+            hint="Kafka topic names may use only letters, digits, '.', '_' and '-'",
+        )
+
+
+def validate_topic_specs(specs: Iterable[TopicSpec], broker_count: int | None) -> list[TopicSpec]:
+    """Check specs the way Kafka would when creating them; returns them as a list.
+
+    ``broker_count`` is the number of brokers one topic can be replicated over (``None`` when it is
+    not known yet: the replicas-versus-brokers check is then skipped).
+    """
+    specs = list(specs)
+    seen: dict[str, TopicSpec] = {}
+    collisions: dict[str, TopicSpec] = {}
+    for spec in specs:
+        label = f"topic spec '{spec.to_spec_string()}'"
+        _check_name(spec)
+        if spec.partitions < 1:
+            raise SpecError(f"{label}: partitions must be at least 1, not {spec.partitions}", hint="give 1 or more partitions")
+        if spec.replicas < 1:
+            raise SpecError(f"{label}: replicas must be at least 1, not {spec.replicas}", hint="give 1 or more replicas")
+        if spec.replicas > MAX_REPLICAS:
+            raise SpecError(f"{label}: replicas {spec.replicas} is too large", hint=f"Kafka allows at most {MAX_REPLICAS}")
+        if broker_count is not None and spec.replicas > broker_count:
+            raise SpecError(
+                f"{label}: {spec.replicas} replicas but only {broker_count} broker(s) to hold them",
+                hint=f"use at most {broker_count} replicas for '{spec.name}', or add servers to the inventory",
+            )
+        policy = spec.config_dict.get("cleanup.policy")
+        if policy is not None and policy.replace(" ", "") not in CLEANUP_POLICIES:
+            raise SpecError(
+                f"{label}: cleanup.policy '{policy}' is not one Kafka knows",
+                hint="use delete, compact or compact,delete",
+            )
+        if spec.name in seen:
+            raise SpecError(
+                f"{label}: topic '{spec.name}' is specified twice",
+                hint=f"keep one spec for '{spec.name}' (the other is '{seen[spec.name].to_spec_string()}')",
+            )
+        seen[spec.name] = spec
+        folded = spec.name.replace(".", "_")
+        if folded in collisions:
+            raise SpecError(
+                f"{label}: topic '{spec.name}' collides with '{collisions[folded].name}'",
+                hint="Kafka treats '.' and '_' alike in metric names and refuses such pairs; rename one",
+            )
+        collisions[folded] = spec
+    return specs
