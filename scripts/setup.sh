@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Makes a fresh Debian 12 machine ready for swarmkit: Debian packages, .venv with the project,
+# and a Docker engine for this machine. Idempotent: a second run installs and starts nothing.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+state="${SWARMKIT_STATE_DIR:-/var/tmp/swarmkit}"
+packages=(docker.io iproute2 iptables busybox-static docker-registry socat procps)
+
+log() { printf 'setup: %s\n' "$*"; }
+
+missing=()
+for pkg in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    log "installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+stamp="$venv/.installed-$(sha256sum "$root/pyproject.toml" | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+    log "creating $venv with swarmkit and its dependencies"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -e "$root[test,tansu]"
+    rm -f "$venv"/.installed-*
+    touch "$stamp"
+fi
+
+if ! docker version >/dev/null 2>&1; then
+    mkdir -p "$state"
+    log "starting dockerd for this machine (log: $state/dockerd.log)"
+    nohup dockerd >"$state/dockerd.log" 2>&1 &
+    for _ in $(seq 1 60); do
+        docker version >/dev/null 2>&1 && break
+        sleep 0.5
+    done
+    docker version >/dev/null 2>&1 || { log "dockerd did not answer within 30 s; see $state/dockerd.log"; exit 1; }
+fi
+log "ready: $(docker version --format 'Docker Engine {{.Server.Version}}'), $("$venv/bin/swarmkit" --version 2>/dev/null || echo swarmkit)"

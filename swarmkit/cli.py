@@ -1,0 +1,158 @@
+"""The `swarmkit` command: parses options, calls the plain modules, prints tables or JSON."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Callable
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from swarmkit import __version__, sandbox
+from swarmkit.errors import SwarmkitError
+
+app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
+sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object for runbooks.")
+SANDBOX_NAME = typer.Option("sk", "--name", help="Sandbox name (1-6 lowercase letters/digits).")
+
+
+def expected_failures(command: Callable) -> Callable:
+    """Turn SwarmkitError into a one-line error, a hint and an exit code; no traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except SwarmkitError as error:
+            err.print(f"[bold red]error:[/] {error.message}", highlight=False)
+            if error.hint:
+                err.print(f"[yellow]hint:[/] {error.hint}", highlight=False)
+            raise typer.Exit(error.exit_code) from None
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+def print_json(data: Any) -> None:
+    out.print_json(json.dumps(data, default=str))
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        out.print(f"swarmkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True, help="Print the version."),
+) -> None:
+    """swarmkit: Kafka on Docker Swarm, one broker per server, reachable by every client."""
+
+
+# --- sandbox ---------------------------------------------------------------------------------
+
+
+def _print_sandbox_status(status: sandbox.SandboxStatus, as_json: bool) -> None:
+    if as_json:
+        print_json(status.to_dict())
+        return
+    if not status.exists:
+        out.print(f"no sandbox '{status.name}'")
+        return
+    table = Table(title=f"sandbox '{status.name}' on {status.bridge} ({status.subnet})")
+    for column in ("host", "address", "engine", "engine pid", "swarm"):
+        table.add_column(column)
+    for host in status.hosts:
+        engine = host.engine_version or "[red]not answering[/]"
+        table.add_row(host.name, host.address, engine, str(host.engine_pid), host.swarm_state)
+    out.print(table)
+    out.print(f"registry: {status.registry or '[red]not running[/]'}   inventory: {status.inventory_path}")
+    if status.firewall:
+        out.print("firewall blocks: " + ", ".join(status.firewall))
+
+
+@sandbox_app.command("up")
+@expected_failures
+def sandbox_up(
+    nodes: int = typer.Option(3, "--nodes", "-n", help="Number of hosts."),
+    inventory: str = typer.Option("swarmkit-sandbox.yaml", "--inventory", "-i", help="Where to write the inventory."),
+    name: str = SANDBOX_NAME,
+    prefix: str = typer.Option("node", "--prefix", help="Host names are PREFIX1..PREFIXN."),
+    subnet: str = typer.Option("10.231.0.0/24", "--subnet", help="Private subnet of the sandbox bridge."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
+    with err.status(f"building sandbox '{name}' with {nodes} hosts..."):
+        sandbox.up(nodes, name, prefix, subnet, inventory)
+    _print_sandbox_status(sandbox.status(name), as_json)
+
+
+@sandbox_app.command("add-node")
+@expected_failures
+def sandbox_add_node(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
+    """Add one more host on the same network (not yet in the swarm: `swarmkit up` joins it)."""
+    with err.status("adding a host..."):
+        host = sandbox.add_node(name)
+    if not as_json:
+        out.print(f"added {host.name} at {host.address}")
+    _print_sandbox_status(sandbox.status(name), as_json)
+
+
+@sandbox_app.command("down")
+@expected_failures
+def sandbox_down(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
+    """Remove everything the sandbox created: processes, namespaces, bridge, iptables rules, data."""
+    removed = sandbox.down(name)
+    if as_json:
+        print_json({"name": name, "removed": removed})
+    else:
+        out.print(f"sandbox '{name}': " + ("removed " + ", ".join(removed) if removed else "nothing to remove"))
+
+
+@sandbox_app.command("status")
+@expected_failures
+def sandbox_status(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
+    """Hosts, engines, registry and firewall blocks of the sandbox."""
+    _print_sandbox_status(sandbox.status(name), as_json)
+
+
+@sandbox_app.command("firewall")
+@expected_failures
+def sandbox_firewall(
+    action: str = typer.Argument(..., help="block or unblock"),
+    host: str = typer.Argument(..., help="Host name, e.g. node3"),
+    port: str = typer.Argument(..., help="PORT/PROTO, e.g. 4789/udp"),
+    name: str = SANDBOX_NAME,
+) -> None:
+    """Simulate a host firewall dropping PORT/PROTO inbound on HOST."""
+    if action not in ("block", "unblock"):
+        raise SwarmkitError(f"unknown firewall action '{action}'", hint="use block or unblock")
+    state = sandbox.firewall(name, host, port, block=action == "block")
+    out.print(f"{action}ed {port} on {host}; blocks now: {', '.join(map(str, state.firewall)) or 'none'}")
+
+
+@sandbox_app.command("stop-engine")
+@expected_failures
+def sandbox_stop_engine(host: str = typer.Argument(...), name: str = SANDBOX_NAME) -> None:
+    """Kill one host's Docker engine, as if that server crashed."""
+    sandbox.stop_engine(name, host)
+    out.print(f"stopped the engine of {host}")
+
+
+@sandbox_app.command("start-engine")
+@expected_failures
+def sandbox_start_engine(host: str = typer.Argument(...), name: str = SANDBOX_NAME) -> None:
+    """Start a stopped host's Docker engine again."""
+    sandbox.start_engine(name, host)
+    out.print(f"started the engine of {host}")
