@@ -1,8 +1,42 @@
-"""The server group: who the hosts are, how to reach their engines, and their roles."""
+"""The server group: who the hosts are, how to reach their engines, and their roles.
+
+``load_inventory`` reads the YAML file ``swarmkit sandbox up`` writes (the same format describes
+real servers) and checks everything that can be checked without contacting anything, so a typo
+fails in one line that names the file, the host and the field instead of halfway through a deploy.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+from swarmkit.errors import InventoryError
+
+ROLES = ("manager", "worker")
+ENGINES = ("apache", "tansu")
+ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
+HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
+REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
+TOP_FIELDS = ("stack", "hosts", "allow_even_managers")
+STACK_FIELDS = ("engine", "image", "probe_image")
+TLS_FIELDS = ("ca", "cert", "key")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+HOSTNAME_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+LOOPBACK_NAMES = ("localhost",)
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """Client certificate material for a ``tcp://host:2376`` engine, paths resolved against the inventory."""
+
+    ca: str
+    cert: str
+    key: str
 
 
 @dataclass(frozen=True)
@@ -13,6 +47,7 @@ class Host:
     role: str = "worker"
     labels: dict[str, str] = field(default_factory=dict)
     insecure: bool = False
+    tls: TlsFiles | None = None
 
     @property
     def is_manager(self) -> bool:
@@ -20,9 +55,20 @@ class Host:
 
 
 @dataclass(frozen=True)
+class StackDefaults:
+    """The inventory's ``stack:`` block: which broker engine and images the hosts run."""
+
+    engine: str = "apache"
+    image: str = ""
+    probe_image: str = ""
+
+
+@dataclass(frozen=True)
 class Inventory:
     hosts: tuple[Host, ...]
     path: str = ""
+    stack: StackDefaults = field(default_factory=StackDefaults)
+    allow_even_managers: bool = False
 
     @property
     def managers(self) -> tuple[Host, ...]:
@@ -37,3 +83,230 @@ class Inventory:
             if candidate.name == name:
                 return candidate
         raise KeyError(name)
+
+
+class _Where:
+    """Builds the one-line errors: ``FILE: host 'NAME': field 'FIELD': what is wrong``."""
+
+    def __init__(self, path: str, host: str = "", field_name: str = "") -> None:
+        self.path, self.host, self.field = path, host, field_name
+
+    def at(self, field_name: str) -> _Where:
+        return _Where(self.path, self.host, field_name)
+
+    def error(self, problem: str, hint: str = "") -> InventoryError:
+        parts = [self.path]
+        if self.host:
+            parts.append(f"host {self.host}" if self.host.startswith("#") else f"host '{self.host}'")
+        if self.field:
+            parts.append(f"field '{self.field}'")
+        parts.append(problem)
+        return InventoryError(": ".join(parts), hint=hint)
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    """Read and validate an inventory file; contacts nothing."""
+    shown = str(path)
+    where = _Where(shown)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise where.error("no such file", hint="create one with `swarmkit sandbox up`, or pass -i PATH") from None
+    except OSError as error:
+        raise where.error(f"cannot be read: {error.strerror}") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f" (line {mark.line + 1})" if mark else ""
+        raise where.error(f"is not valid YAML{line}: {getattr(error, 'problem', None) or error}") from None
+    return parse_inventory(document, shown, base_dir=Path(path).resolve().parent)
+
+
+def parse_inventory(document: object, path: str = "inventory", base_dir: Path | None = None) -> Inventory:
+    """Validate an already-parsed YAML document (``path`` only labels the errors)."""
+    where = _Where(path)
+    if not isinstance(document, dict):
+        raise where.error("must be a YAML mapping with a 'hosts' list", hint="see the file `swarmkit sandbox up` writes")
+    _reject_unknown(document, TOP_FIELDS, where)
+    allow_even = document.get("allow_even_managers", False)
+    if not isinstance(allow_even, bool):
+        raise where.at("allow_even_managers").error(f"{allow_even!r} is not true or false")
+    raw_hosts = document.get("hosts")
+    if not isinstance(raw_hosts, list) or not raw_hosts:
+        raise where.at("hosts").error("must be a non-empty list of hosts")
+    hosts = tuple(_parse_host(raw, index, where, base_dir or Path.cwd()) for index, raw in enumerate(raw_hosts, 1))
+    _check_unique(hosts, where)
+    _check_managers(hosts, allow_even, where)
+    return Inventory(hosts=hosts, path=path, stack=_parse_stack(document.get("stack", {}), where), allow_even_managers=allow_even)
+
+
+def _reject_unknown(mapping: dict, known: tuple[str, ...], where: _Where, prefix: str = "") -> None:
+    """A misspelt key (``adress``) is an error, not a silently ignored setting."""
+    for key in mapping:
+        if key not in known:
+            raise where.at(f"{prefix}{key}").error(f"unknown field (known: {', '.join(known)})")
+
+
+def _parse_stack(raw: object, where: _Where) -> StackDefaults:
+    where = where.at("stack")
+    if raw is None:
+        return StackDefaults()
+    if not isinstance(raw, dict):
+        raise where.error("must be a mapping (engine, image, probe_image)")
+    _reject_unknown(raw, STACK_FIELDS, where, prefix="stack.")
+    values = {}
+    for key in STACK_FIELDS:
+        if key in raw:
+            value = raw[key]
+            if not isinstance(value, str):
+                raise where.at(f"stack.{key}").error(f"{value!r} is not a string")
+            values[key] = value
+    stack = StackDefaults(**values)
+    if stack.engine not in ENGINES:
+        raise where.at("stack.engine").error(f"unknown engine '{stack.engine}' (known: {', '.join(ENGINES)})")
+    return stack
+
+
+def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
+    where = _Where(top.path, f"#{index}")
+    if not isinstance(raw, dict):
+        raise where.error("must be a mapping with name, endpoint, address and role")
+    name = raw.get("name")
+    if isinstance(name, str) and NAME_PATTERN.match(name):
+        where = _Where(top.path, name)
+    _reject_unknown(raw, HOST_FIELDS, where)
+    for key in REQUIRED_HOST_FIELDS:
+        if raw.get(key) in (None, ""):
+            raise where.at(key).error("is missing")
+    for key in ("name", "endpoint", "address", "role"):
+        if key in raw and not isinstance(raw[key], str):
+            raise where.at(key).error(f"{raw[key]!r} is not a string")
+    if not NAME_PATTERN.match(name):
+        raise where.at("name").error(f"'{name}' is not a valid host name", hint="use letters, digits, '.', '_' or '-'")
+    role = raw.get("role", "worker")
+    if role not in ROLES:
+        raise where.at("role").error(f"unknown role '{role}' (known: {', '.join(ROLES)})")
+    address = raw["address"]
+    if not _is_address(address):
+        raise where.at("address").error(f"'{address}' is not an IP address or host name")
+    insecure = raw.get("insecure", False)
+    if not isinstance(insecure, bool):
+        raise where.at("insecure").error(f"{insecure!r} is not true or false")
+    tls = _parse_tls(raw["tls"], where.at("tls"), base_dir) if "tls" in raw else None
+    _check_endpoint(raw["endpoint"], insecure, tls, where.at("endpoint"))
+    return Host(
+        name=name,
+        endpoint=raw["endpoint"],
+        address=address,
+        role=role,
+        labels=_parse_labels(raw.get("labels"), where.at("labels")),
+        insecure=insecure,
+        tls=tls,
+    )
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        pass
+    labels = text.rstrip(".").split(".")
+    if all(label.isdigit() for label in labels):
+        return False  # dotted digits that are no valid IP (10.0.0.300) are a typo, not a name
+    return len(text) <= 253 and all(HOSTNAME_LABEL.match(label) for label in labels)
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_endpoint(endpoint: str, insecure: bool, tls: TlsFiles | None, where: _Where) -> None:
+    """Only the forms the Docker CLI accepts, and no plain-text TCP across a network by accident."""
+    wrong = where.error(f"'{endpoint}' is not one of {ENDPOINT_FORMS}")
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port
+    except ValueError:
+        raise wrong from None
+    if parts.scheme == "unix":
+        if parts.netloc or not parts.path.startswith("/") or len(parts.path) < 2:
+            raise wrong
+        return
+    if parts.scheme not in ("ssh", "tcp") or not parts.hostname or parts.path not in ("", "/") or parts.query:
+        raise wrong
+    if parts.scheme == "ssh":
+        if not parts.username or parts.password:
+            raise wrong
+        return
+    if parts.username or port is None:
+        raise wrong
+    if tls is None and not insecure and not _is_loopback(parts.hostname):
+        raise where.error(
+            f"'{endpoint}' is plain-text TCP to another machine (anyone on the network could control that engine)",
+            hint="add tls: {ca, cert, key} (port 2376), use ssh://user@host, or set insecure: true on this host",
+        )
+
+
+def _parse_tls(raw: object, where: _Where, base_dir: Path) -> TlsFiles:
+    if not isinstance(raw, dict):
+        raise where.error("must be a mapping with ca, cert and key")
+    _reject_unknown(raw, TLS_FIELDS, where, prefix="tls.")
+    files = {}
+    for key in TLS_FIELDS:
+        value = raw.get(key)
+        if not isinstance(value, str) or not value:
+            raise where.at(f"tls.{key}").error("is missing" if value in (None, "") else f"{value!r} is not a path")
+        resolved = base_dir / Path(value).expanduser()
+        if not resolved.is_file():
+            raise where.at(f"tls.{key}").error(f"no such file: {resolved}")
+        files[key] = str(resolved)
+    return TlsFiles(**files)
+
+
+def _parse_labels(raw: object, where: _Where) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise where.error("must be a mapping of label names to string values")
+    for key, value in raw.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise where.error(
+                f"{key!r}: {value!r} is not a string label", hint="quote values that YAML reads as numbers or booleans"
+            )
+    return dict(raw)
+
+
+def _address_key(address: str) -> str:
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return address.lower().rstrip(".")
+
+
+def _check_unique(hosts: tuple[Host, ...], where: _Where) -> None:
+    """Two entries for one name, address or engine would make two brokers fight over one server."""
+    seen: dict[tuple[str, str], str] = {}
+    for index, host in enumerate(hosts, 1):
+        for key, value in (("name", host.name.lower()), ("address", _address_key(host.address)), ("endpoint", host.endpoint)):
+            if (key, value) in seen:
+                label = host.name if key != "name" else f"#{index}"
+                raise _Where(where.path, label, key).error(f"'{getattr(host, key)}' is already used by host '{seen[key, value]}'")
+            seen[key, value] = host.name
+
+
+def _check_managers(hosts: tuple[Host, ...], allow_even: bool, where: _Where) -> None:
+    managers = [h.name for h in hosts if h.is_manager]
+    if not managers:
+        raise where.at("role").error("no host is a manager", hint="give one host (or 3, 5...) role: manager")
+    if len(managers) > 1 and len(managers) % 2 == 0 and not allow_even:
+        raise where.at("role").error(
+            f"{len(managers)} managers ({', '.join(managers)}): an even number adds no fault tolerance over {len(managers) - 1}",
+            hint="use an odd number of managers, or set allow_even_managers: true at the top of the inventory",
+        )
