@@ -88,3 +88,33 @@ def push_image(endpoint: str, tag: str) -> None:
 
 def has_image(endpoint: str, tag: str) -> bool:
     return client(endpoint).image.exists(tag)
+
+
+def run_detached(
+    endpoint: str,
+    image: str,
+    name: str,
+    *,
+    env: dict[str, str] | None = None,
+    host_ports: tuple[int, ...] = (),
+    labels: dict[str, str] | None = None,
+) -> str:
+    """Start a plain container (not a service); returns its id."""
+    try:
+        container = client(endpoint).run(
+            image,
+            name=name,
+            detach=True,
+            envs=env or {},
+            publish=[(port, port) for port in host_ports],
+            labels=labels or {},
+        )
+    except DockerException as error:
+        raise EngineError(f"starting {image} on {endpoint} failed: {_short(error)}") from error
+    return container.id
+
+
+def remove_containers(endpoint: str, names: list[str]) -> None:
+    existing = [c for c in names if client(endpoint).container.exists(c)]
+    if existing:
+        client(endpoint).container.remove(existing, force=True)

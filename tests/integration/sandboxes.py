@@ -1,0 +1,45 @@
+"""Sandboxes for tests: created fresh (after removing leftovers of a crashed run), always removed."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+from swarmkit import sandbox
+
+
+@contextlib.contextmanager
+def fresh_sandbox(name: str, nodes: int, subnet: str, prefix: str, directory: Path) -> Iterator[sandbox.Sandbox]:
+    sandbox.down(name)
+    try:
+        yield sandbox.up(nodes, name, prefix, subnet, str(directory / f"{name}-inventory.yaml"))
+    finally:
+        sandbox.down(name)
+
+
+def leftovers(name: str) -> list[str]:
+    """Everything a sandbox could leave behind, found by its naming convention."""
+    found = []
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found += [line.split()[0] for line in namespaces.splitlines() if line.startswith(f"swk-{name}-")]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    found += [line.split(":")[1].strip() for line in links.splitlines() if sandbox.bridge_name(name) in line or f"skv-{name}-" in line]
+    rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True).stdout
+    found += [rule for rule in rules.splitlines() if sandbox.bridge_name(name) in rule]
+    directory = sandbox.STATE_ROOT / name
+    if directory.exists():
+        found.append(str(directory))
+    processes = sandbox._processes_under(directory)
+    found += [f"pid {pid}" for pid in processes]
+    if f"swarmkit sandbox {name}" in Path("/etc/hosts").read_text():
+        found.append("/etc/hosts entries")
+    return found
+
+
+def in_host(host: sandbox.SandboxHost, *command: str, timeout: float = 10) -> subprocess.CompletedProcess:
+    """Run a command inside one sandbox host's network namespace (its own view of the network)."""
+    return subprocess.run(
+        ["nsenter", f"--net=/var/run/netns/{host.netns}", *command], capture_output=True, text=True, timeout=timeout
+    )
