@@ -1,0 +1,54 @@
+#!/bin/sh
+# Entrypoint of an Apache Kafka broker (KRaft, broker role) on one swarm node.
+# swarmkit inlines stacks/node-identity.sh followed by this file into the stack, so a printed
+# stack deploys by hand with no extra files.  Standalone, it sources node-identity.sh itself.
+# Inputs (environment), besides those of node-identity.sh:
+#   SWARMKIT_ADVERTISED_LISTENERS  advertised.listeners with the placeholders {advertised_host}
+#                                  (this node's address for clients) and {internal_host}
+#   SWARMKIT_INTERNAL_HOST         this broker's name on the overlay ({{.Task.Name}} in the stack)
+#   SWARMKIT_MAX_BROKER_ID         highest broker id; controllers use the ids above it
+#   KAFKA_START_COMMAND            what to exec once configured (default /etc/kafka/docker/run)
+# Outputs: KAFKA_NODE_ID and KAFKA_ADVERTISED_LISTENERS exported to the start command.
+set -eu
+command -v swarmkit_node_identity >/dev/null 2>&1 ||
+    . "${SWARMKIT_LIB:-/usr/local/lib/swarmkit/node-identity.sh}"
+
+swarmkit_check_host() {
+    case "$2" in
+        "" | *[!A-Za-z0-9.:_-]*)
+            swarmkit_fail "$1 '$2' is not a host name or address (SWARMKIT_ADVERTISE=${SWARMKIT_ADVERTISE:-hostname})" ;;
+        0.0.0.0 | ::)
+            swarmkit_fail "$1 '$2' is not routable; clients cannot connect to it" ;;
+    esac
+}
+
+swarmkit_node_identity
+identity_file="${SWARMKIT_IDENTITY_FILE:-/swarmkit/identity/node.env}"
+[ -n "$BROKER_ID" ] ||
+    swarmkit_fail "no BROKER_ID in $identity_file: 'swarmkit deploy' writes it on every node (volume <stack>_identity)"
+case "$BROKER_ID" in
+    *[!0-9]*) swarmkit_fail "BROKER_ID '$BROKER_ID' in $identity_file is not a whole number" ;;
+esac
+max_id="${SWARMKIT_MAX_BROKER_ID:-9000}"
+[ "$BROKER_ID" -ge 1 ] && [ "$BROKER_ID" -le "$max_id" ] ||
+    swarmkit_fail "BROKER_ID $BROKER_ID is outside 1..$max_id (ids above $max_id belong to controllers)"
+
+internal_host="${SWARMKIT_INTERNAL_HOST:-$(hostname)}"
+swarmkit_check_host "advertised host" "$ADVERTISED_HOST"
+swarmkit_check_host "internal host" "$internal_host"
+case "$ADVERTISED_HOST" in
+    *:*) advertised="[$ADVERTISED_HOST]" ;;
+    *) advertised="$ADVERTISED_HOST" ;;
+esac
+default_template='INTERNAL://{internal_host}:9092,EXTERNAL://{advertised_host}:9094'
+template="${SWARMKIT_ADVERTISED_LISTENERS:-$default_template}"
+
+KAFKA_NODE_ID="$BROKER_ID"
+KAFKA_ADVERTISED_LISTENERS=$(printf '%s\n' "$template" |
+    sed -e "s|{advertised_host}|$advertised|g" -e "s|{internal_host}|$internal_host|g")
+export KAFKA_NODE_ID KAFKA_ADVERTISED_LISTENERS
+start="${KAFKA_START_COMMAND:-/etc/kafka/docker/run}"
+unset KAFKA_START_COMMAND  # the image turns every KAFKA_* variable into a server property
+echo "swarmkit: node.id=$KAFKA_NODE_ID advertised.listeners=$KAFKA_ADVERTISED_LISTENERS" >&2
+# shellcheck disable=SC2086  # word splitting lets the start command carry arguments
+exec $start
