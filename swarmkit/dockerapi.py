@@ -118,3 +118,128 @@ def remove_containers(endpoint: str, names: list[str]) -> None:
     existing = [c for c in names if client(endpoint).container.exists(c)]
     if existing:
         client(endpoint).container.remove(existing, force=True)
+
+
+# --- swarm -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SwarmNode:
+    id: str
+    hostname: str
+    role: str
+    state: str
+    availability: str
+    address: str
+    labels: dict[str, str]
+
+
+def _call(endpoint: str, what: str, action):
+    try:
+        return action(client(endpoint))
+    except DockerException as error:
+        raise EngineError(f"{what} on {endpoint} failed: {_short(error)}") from error
+
+
+def swarm_init(endpoint: str, advertise_address: str) -> None:
+    _call(endpoint, "docker swarm init", lambda c: c.swarm.init(advertise_address=advertise_address))
+
+
+def join_token(endpoint: str, role: str) -> str:
+    """Read from the manager's API into memory only: never printed, logged or stored."""
+    return _call(endpoint, f"reading the {role} join token", lambda c: c.swarm.join_token(role))
+
+
+def swarm_join(endpoint: str, manager_address: str, token: str, advertise_address: str) -> None:
+    try:
+        client(endpoint).swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
+    except DockerException as error:
+        detail = _short(error).replace(token, "<token>")
+        raise EngineError(f"joining the swarm from {endpoint} failed: {detail}") from None
+
+
+def swarm_leave(endpoint: str, force: bool) -> None:
+    _call(endpoint, "docker swarm leave", lambda c: c.swarm.leave(force=force))
+
+
+def swarm_nodes(manager_endpoint: str) -> list[SwarmNode]:
+    nodes = _call(manager_endpoint, "docker node ls", lambda c: c.node.list())
+    return [
+        SwarmNode(
+            id=node.id,
+            hostname=node.description.hostname,
+            role=node.spec.role,
+            state=node.status.state,
+            availability=node.spec.availability,
+            address=node.status.addr or "",
+            labels=dict(node.spec.labels or {}),
+        )
+        for node in nodes
+    ]
+
+
+def update_node_labels(manager_endpoint: str, node_id: str, labels: dict[str, str]) -> None:
+    _call(manager_endpoint, f"labelling node {node_id}", lambda c: c.node.update(node_id, labels_add=labels))
+
+
+def remove_node(manager_endpoint: str, node_id: str) -> None:
+    _call(manager_endpoint, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
+
+
+# --- preflight probes ---
+# Short-lived containers on the host network that listen on, or send traffic to, the cluster's
+# ports; everything preflight needs from an engine beyond engine_info.
+
+
+def ensure_image(endpoint: str, image: str) -> None:
+    """Pull only when missing, so a host without registry access but with the image loaded works."""
+    try:
+        if not client(endpoint).image.exists(image):
+            client(endpoint).image.pull(image, quiet=True)
+    except DockerException as error:
+        raise EngineError(
+            f"the image {image} cannot be pulled on {endpoint}: {_short(error)}",
+            hint="push it to a registry that host can reach, or `docker load` it there",
+        ) from error
+
+
+def start_host_network_script(endpoint: str, image: str, script: str, labels: dict[str, str]) -> str:
+    """Run a shell script detached on the host's network; the container removes itself when it ends."""
+    try:
+        container = client(endpoint).run(
+            image, [script], detach=True, remove=True, networks=["host"], labels=labels, pull="never"
+        )
+    except DockerException as error:
+        raise EngineError(f"starting a probe container on {endpoint} failed: {_short(error)}") from error
+    return container.id
+
+
+def run_host_network_script(endpoint: str, image: str, script: str, labels: dict[str, str]) -> str:
+    """Run a shell script to completion on the host's network and return what it printed."""
+    try:
+        return client(endpoint).run(image, [script], remove=True, networks=["host"], labels=labels, pull="never")
+    except DockerException as error:
+        raise EngineError(f"a probe container on {endpoint} failed: {_short(error)}") from error
+
+
+def container_output(endpoint: str, container_id: str) -> str:
+    """What a container printed so far; empty once it is gone."""
+    try:
+        return client(endpoint).container.logs(container_id)
+    except DockerException:
+        return ""
+
+
+def remove_labelled_containers(endpoint: str, label: str) -> int:
+    """Force-remove every container carrying a label (running or not); returns how many."""
+    docker = client(endpoint)
+    found = docker.container.list(all=True, filters={"label": label})
+    if found:
+        docker.container.remove(found, force=True)
+    return len(found)
+
+
+def port_publishers(endpoint: str, port: int, protocol: str) -> list[tuple[str, str]]:
+    """(container name, swarm service name or "") for each container publishing a host port."""
+    found = client(endpoint).container.list(filters={"publish": f"{port}/{protocol}"})
+    return [(c.name, c.config.labels.get("com.docker.swarm.service.name", "")) for c in found]
