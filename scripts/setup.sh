@@ -10,6 +10,7 @@ packages=(docker.io iproute2 iptables busybox-static docker-registry socat procp
 
 log() { printf 'setup: %s\n' "$*"; }
 
+command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
