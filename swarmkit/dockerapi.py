@@ -205,21 +205,18 @@ def ensure_image(endpoint: str, image: str) -> None:
 
 def start_host_network_script(endpoint: str, image: str, script: str, labels: dict[str, str]) -> str:
     """Run a shell script detached on the host's network; the container removes itself when it ends."""
-    try:
-        container = client(endpoint).run(
-            image, [script], detach=True, remove=True, networks=["host"], labels=labels, pull="never"
-        )
-    except DockerException as error:
-        raise EngineError(f"starting a probe container on {endpoint} failed: {_short(error)}") from error
-    return container.id
+    return _call(
+        endpoint,
+        "starting a probe container",
+        lambda c: c.run(image, [script], detach=True, remove=True, networks=["host"], labels=labels, pull="never"),
+    ).id
 
 
 def run_host_network_script(endpoint: str, image: str, script: str, labels: dict[str, str]) -> str:
     """Run a shell script to completion on the host's network and return what it printed."""
-    try:
-        return client(endpoint).run(image, [script], remove=True, networks=["host"], labels=labels, pull="never")
-    except DockerException as error:
-        raise EngineError(f"a probe container on {endpoint} failed: {_short(error)}") from error
+    return _call(
+        endpoint, "a probe container", lambda c: c.run(image, [script], remove=True, networks=["host"], labels=labels, pull="never")
+    )
 
 
 def container_output(endpoint: str, container_id: str) -> str:
@@ -232,10 +229,9 @@ def container_output(endpoint: str, container_id: str) -> str:
 
 def remove_labelled_containers(endpoint: str, label: str) -> int:
     """Force-remove every container carrying a label (running or not); returns how many."""
-    docker = client(endpoint)
-    found = docker.container.list(all=True, filters={"label": label})
+    found = _call(endpoint, "listing probe containers", lambda c: c.container.list(all=True, filters={"label": label}))
     if found:
-        docker.container.remove(found, force=True)
+        _call(endpoint, "removing probe containers", lambda c: c.container.remove(found, force=True))
     return len(found)
 
 
