@@ -417,6 +417,8 @@ def _probe_from_here(probe: Probe) -> tuple[bool, str]:
     try:
         with socket.create_connection((probe.address, probe.port.port), timeout=CONNECT_TIMEOUT):
             return True, ""
+    except TimeoutError:
+        return False, "Connection timed out"
     except OSError as error:
         return False, error.strerror or str(error) or "timed out"
 
