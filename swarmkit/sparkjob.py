@@ -1,0 +1,238 @@
+"""Runs the PySpark verify job (spark/verify_job.py) for `swarmkit verify --spark` and reads its report.
+
+The job is submitted with the spark-submit of the installed pyspark package, with Spark's Python
+workers pinned to this interpreter (PYSPARK_PYTHON), so they find confluent-kafka. The whole
+process group is killed if it outlives the timeout: a JVM that hangs must not hang swarmkit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from swarmkit.assets import SPARK_DIR
+from swarmkit.errors import VerifyError
+
+JOB = SPARK_DIR / "verify_job.py"
+DEFAULT_TIMEOUT = 600.0
+KILL_GRACE = 5.0
+STDERR_TAIL = 15
+
+
+class SparkJobError(VerifyError):
+    """The Spark job failed or found bad brokers; ``report`` holds its findings when it got that far."""
+
+    def __init__(self, message: str, hint: str = "", report: SparkReport | None = None) -> None:
+        super().__init__(message, hint)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class BrokerTraffic:
+    """One broker's line of the job's report."""
+
+    broker: str
+    node_id: int
+    reachable: bool
+    ok: bool
+    produced: int
+    consumed: int
+    missing: int
+    duplicates: int
+    unexpected: int
+    checksum_ok: bool
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+    produce_records_per_s: float
+    consume_records_per_s: float
+    error: str
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BrokerTraffic:
+        latency = data.get("latency_ms") or {}
+        return cls(
+            broker=data["broker"],
+            node_id=int(data.get("node_id", -1)),
+            reachable=bool(data["reachable"]),
+            ok=bool(data["ok"]),
+            produced=int(data["produced"]),
+            consumed=int(data["consumed"]),
+            missing=int(data["missing"]),
+            duplicates=int(data["duplicates"]),
+            unexpected=int(data.get("unexpected", 0)),
+            checksum_ok=bool(data["checksum_ok"]),
+            latency_p50_ms=latency.get("p50"),
+            latency_p99_ms=latency.get("p99"),
+            produce_records_per_s=float(data["produce_records_per_s"]),
+            consume_records_per_s=float(data["consume_records_per_s"]),
+            error=data.get("error") or "",
+        )
+
+    def problem(self) -> str:
+        """What is wrong with this broker, in one phrase; empty when it is fine."""
+        if self.ok:
+            return ""
+        if self.error:
+            return self.error
+        wrong = [
+            f"{self.missing} missing" if self.missing else "",
+            f"{self.duplicates} duplicated" if self.duplicates else "",
+            f"{self.unexpected} unexpected" if self.unexpected else "",
+            "checksum mismatch" if not self.checksum_ok else "",
+        ]
+        return ", ".join(w for w in wrong if w)
+
+
+@dataclass(frozen=True)
+class SparkReport:
+    ok: bool
+    topic: str
+    master: str
+    records_per_broker: int
+    brokers: tuple[BrokerTraffic, ...]
+    spark_startup_s: float
+    traffic_s: float
+    records_per_s: float
+    elapsed_s: float
+    wall_s: float
+    report_path: str
+    error: str = ""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], wall_s: float, report_path: str) -> SparkReport:
+        return cls(
+            ok=bool(data["ok"]),
+            topic=data.get("topic", ""),
+            master=data.get("master", ""),
+            records_per_broker=int(data["records_per_broker"]),
+            brokers=tuple(BrokerTraffic.from_dict(b) for b in data.get("brokers", [])),
+            spark_startup_s=float(data.get("spark_startup_s", 0.0)),
+            traffic_s=float(data.get("traffic_s", 0.0)),
+            records_per_s=float(data.get("records_per_s", 0.0)),
+            elapsed_s=float(data.get("elapsed_s", 0.0)),
+            wall_s=round(wall_s, 3),
+            report_path=report_path,
+            error=data.get("error") or "",
+        )
+
+    @property
+    def failures(self) -> list[str]:
+        """One line per failing broker (and the job's own error, if it died)."""
+        lines = [f"{b.broker}: {b.problem()}" for b in self.brokers if not b.ok]
+        return ([self.error] if self.error else []) + lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def spark_submit() -> Path:
+    """The spark-submit shipped in the pyspark package (no system Spark needed)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise SparkJobError("pyspark is not installed", hint="run scripts/setup.sh or .venv/bin/pip install pyspark")
+    script = Path(next(iter(spec.submodule_search_locations))) / "bin" / "spark-submit"
+    if not script.is_file():
+        raise SparkJobError(f"spark-submit missing at {script}", hint="reinstall pyspark: .venv/bin/pip install -U pyspark")
+    return script
+
+
+def job_command(
+    brokers: Sequence[str],
+    topic: str,
+    report_path: Path,
+    records: int | None = None,
+    master: str | None = None,
+    task_timeout: float | None = None,
+) -> list[str]:
+    """The spark-submit command line; also what to run by hand to repeat a verification."""
+    command = [str(spark_submit()), "--conf", "spark.log.level=WARN", str(JOB)]
+    command += ["--brokers", ",".join(brokers), "--topic", topic, "--report", str(report_path)]
+    if master:
+        command += ["--master", master]
+    if records is not None:
+        command += ["--records", str(records)]
+    if task_timeout is not None:
+        command += ["--timeout", str(task_timeout)]
+    return command
+
+
+def job_env(master: str | None = None) -> dict[str, str]:
+    """Spark's Python driver and workers run this interpreter, which has confluent-kafka."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    if master is None or master.startswith("local"):
+        env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    return env
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Stop spark-submit and everything it started (JVM, Python workers): they share its process group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(KILL_GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(text: str) -> str:
+    return "\n".join(text.strip().splitlines()[-STDERR_TAIL:])
+
+
+def run_verify_job(
+    brokers: Sequence[str],
+    topic: str,
+    records: int | None = None,
+    *,
+    master: str | None = None,
+    report_path: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    task_timeout: float | None = None,
+) -> SparkReport:
+    """Submit the job and return its report; SparkJobError (with the report, if any) unless every broker passed."""
+    if not brokers:
+        raise SparkJobError("no brokers to verify", hint="pass the brokers' advertised HOST:PORT endpoints")
+    if report_path is None:
+        report_path = Path(tempfile.mkdtemp(prefix="swarmkit-spark-")) / "report.json"
+    report_path.unlink(missing_ok=True)
+    command = job_command(brokers, topic, report_path, records, master, task_timeout)
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command, env=job_env(master), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(process)
+        raise SparkJobError(
+            f"the Spark verify job did not finish within {timeout:g}s and was stopped",
+            hint="raise the timeout, lower --records, or check the Spark master",
+        ) from None
+    wall = time.monotonic() - started
+    if not report_path.is_file():
+        raise SparkJobError(
+            f"the Spark verify job exited with status {process.returncode} and wrote no report:\n{_tail(stderr)}",
+            hint="check that Java 17 is installed and that pyspark runs (spark-submit --version)",
+        )
+    report = SparkReport.from_dict(json.loads(report_path.read_text()), wall, str(report_path))
+    if process.returncode != 0 or not report.ok:
+        raise SparkJobError(
+            "the Spark verify job failed: " + "; ".join(report.failures or [f"exit status {process.returncode}"]),
+            hint="for an unreachable broker run `swarmkit listeners diagnose --bootstrap HOST:PORT`; "
+            f"full report: {report_path}",
+            report=report,
+        )
+    return report
