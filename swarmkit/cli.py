@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import asdict
 from typing import Any, Callable
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import __version__, sandbox
+from swarmkit import __version__, sandbox, swarm
 from swarmkit.errors import SwarmkitError
+from swarmkit.inventory import load_inventory
 
 app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
@@ -156,3 +158,63 @@ def sandbox_start_engine(host: str = typer.Argument(...), name: str = SANDBOX_NA
     """Start a stopped host's Docker engine again."""
     sandbox.start_engine(name, host)
     out.print(f"started the engine of {host}")
+
+
+# --- swarm -----------------------------------------------------------------------------------
+
+swarm_app = typer.Typer(help="The swarm half of `swarmkit up`: init, join, labels, leave.", no_args_is_help=True)
+app.add_typer(swarm_app, name="swarm")
+
+INVENTORY_OPTION = typer.Option(..., "--inventory", "-i", help="Inventory YAML naming the servers.")
+
+
+def _print_swarm_result(result: swarm.SwarmResult, as_json: bool) -> None:
+    if as_json:
+        print_json(result.to_dict())
+        return
+    table = Table(title="swarm")
+    for column in ("host", "role", "action"):
+        table.add_column(column)
+    for action in result.actions:
+        table.add_row(action.host, action.role, "already a member (unchanged)" if action.action == swarm.MEMBER else action.action)
+    out.print(table)
+    out.print("changed the swarm" if result.changed else "nothing to change: every host is already in this swarm")
+
+
+@swarm_app.command("up")
+@expected_failures
+def swarm_up(
+    inventory: str = INVENTORY_OPTION,
+    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Initialize the swarm on the first manager and join every other host (idempotent)."""
+    hosts = load_inventory(inventory)
+    if not skip_preflight:
+        _require_preflight(hosts, as_json)
+    _print_swarm_result(swarm.swarm_up(hosts), as_json)
+
+
+@swarm_app.command("down")
+@expected_failures
+def swarm_down(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION) -> None:
+    """Leave the swarm on every host (workers first)."""
+    actions = swarm.swarm_down(load_inventory(inventory))
+    if as_json:
+        print_json([asdict(a) for a in actions])
+    else:
+        for action in actions:
+            out.print(f"{action.host}: {action.action}")
+
+
+@app.command("join")
+@expected_failures
+def join(
+    inventory: str = INVENTORY_OPTION,
+    role: str = typer.Option("worker", "--role", help="worker or manager"),
+    show_token: bool = typer.Option(False, "--show-token", help="Print the real token (keep it secret)."),
+) -> None:
+    """Print the exact command to run on a server swarmkit cannot reach (token hidden unless asked)."""
+    if role not in ("worker", "manager"):
+        raise SwarmkitError(f"unknown role '{role}'", hint="use worker or manager")
+    out.print(swarm.join_command(load_inventory(inventory), role, show_token), highlight=False, soft_wrap=True)

@@ -556,8 +556,21 @@ def _kill(pids: set[int]) -> None:
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + 10
-    while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Running and not a zombie; reaps the zombie when it is our own child (engines we started)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def _remove_directory(directory: Path) -> None:
