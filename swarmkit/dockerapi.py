@@ -229,7 +229,7 @@ def container_output(endpoint: str, container_id: str) -> str:
 
 def remove_labelled_containers(endpoint: str, label: str) -> int:
     """Force-remove every container carrying a label (running or not); returns how many."""
-    found = _call(endpoint, "listing probe containers", lambda c: c.container.list(all=True, filters={"label": label}))
+    found = _call(endpoint, "listing probe containers", lambda c: c.container.list(all=True, filters=[("label", label)]))
     if found:
         _call(endpoint, "removing probe containers", lambda c: c.container.remove(found, force=True))
     return len(found)
@@ -237,5 +237,5 @@ def remove_labelled_containers(endpoint: str, label: str) -> int:
 
 def port_publishers(endpoint: str, port: int, protocol: str) -> list[tuple[str, str]]:
     """(container name, swarm service name or "") for each container publishing a host port."""
-    found = client(endpoint).container.list(filters={"publish": f"{port}/{protocol}"})
+    found = _call(endpoint, "listing containers", lambda c: c.container.list(filters=[("publish", f"{port}/{protocol}")]))
     return [(c.name, c.config.labels.get("com.docker.swarm.service.name", "")) for c in found]

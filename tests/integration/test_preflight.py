@@ -1,0 +1,148 @@
+"""Preflight on a real 3-host sandbox: real traffic through simulated firewalls, real port squatters."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from dataclasses import replace
+from typing import Iterator
+
+import pytest
+
+from swarmkit import dockerapi, preflight, sandbox
+from swarmkit.inventory import Host, Inventory, load_inventory
+from swarmkit.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, PreflightReport, run_preflight
+from tests.integration.sandboxes import fresh_sandbox
+
+pytestmark = pytest.mark.integration
+
+NAME = "pf"
+
+
+@pytest.fixture(scope="module")
+def pf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sandbox.Sandbox]:
+    with fresh_sandbox(NAME, 3, "10.232.0.0/24", "pf", tmp_path_factory.mktemp("pf")) as created:
+        yield created
+
+
+@pytest.fixture(scope="module")
+def inventory(pf: sandbox.Sandbox) -> Inventory:
+    return load_inventory(pf.inventory_path)
+
+
+@contextlib.contextmanager
+def blocked(host: str, port: str) -> Iterator[None]:
+    sandbox.firewall(NAME, host, port, block=True)
+    try:
+        yield
+    finally:
+        sandbox.firewall(NAME, host, port, block=False)
+
+
+def probe_containers(inventory: Inventory) -> int:
+    return sum(
+        len(dockerapi.client(h.endpoint).container.list(all=True, filters=[("label", PROBE_LABEL_FILTER)]))
+        for h in inventory.hosts
+    )
+
+
+def failed(report: PreflightReport, check: str) -> list:
+    return [f for f in report.failures if f.check == check]
+
+
+def assert_blocked(report: PreflightReport, target: str, port: int, protocol: str, sources: set[str]) -> None:
+    """Only that port to that host failed, from exactly the expected sources, with a fix naming them."""
+    assert not report.ok
+    failures = report.failures
+    assert {(f.check, f.to, f.port, f.protocol) for f in failures} == {("reachable", target, port, protocol)}
+    assert {f.from_ for f in failures} == sources
+    for source in sources:
+        assert source in failures[0].fix
+    assert failures[0].fix.startswith(f"open {port}/{protocol} inbound on {target} from ")
+
+
+def test_fresh_hosts_pass(inventory):
+    report = run_preflight(inventory)
+    assert report.ok, report.failures
+    assert [e.host for e in report.engines] == ["pf1", "pf2", "pf3"]
+    assert all(e.version and e.swarm_state == "inactive" for e in report.engines)
+    reached = {(c.from_, c.to, c.port, c.protocol) for c in report.checks if c.check == "reachable" and c.status == "ok"}
+    assert ("pf2", "pf1", 2377, "tcp") in reached and ("pf3", "pf2", 4789, "udp") in reached
+    assert (CLIENT, "pf3", 9094, "tcp") in reached
+    assert len(reached) == len(preflight.plan_probes(inventory.hosts, report.ports))
+    assert report.duration_s < 20
+    assert probe_containers(inventory) == 0
+
+
+def test_blocked_vxlan_port_names_host_port_and_sources(inventory):
+    with blocked("pf3", "4789/udp"):
+        report = run_preflight(inventory)
+    assert_blocked(report, "pf3", 4789, "udp", {"pf1", "pf2"})
+    assert "VXLAN" in report.failures[0].fix
+    assert probe_containers(inventory) == 0
+
+
+def test_blocked_gossip_tcp_port(inventory):
+    with blocked("pf3", "7946/tcp"):
+        report = run_preflight(inventory)
+    assert_blocked(report, "pf3", 7946, "tcp", {"pf1", "pf2"})
+    assert "timed out" in report.failures[0].detail
+
+
+def test_blocked_client_port_fails_from_this_machine_too(inventory):
+    with blocked("pf3", "9094/tcp"):
+        report = run_preflight(inventory)
+    assert_blocked(report, "pf3", 9094, "tcp", {"pf1", "pf2", CLIENT})
+    assert report.to_dict()["failures"][0]["to"] == "pf3"
+
+
+def test_port_held_by_another_process_is_named(pf, inventory):
+    host = pf.host("pf2")
+    squatter = subprocess.Popen(
+        ["nsenter", f"--net=/var/run/netns/{host.netns}", "socat", "TCP-LISTEN:9092,reuseaddr,fork", "EXEC:/bin/true"]
+    )
+    try:
+        time.sleep(0.3)
+        report = run_preflight(inventory)
+    finally:
+        squatter.kill()
+        squatter.wait()
+    (failure,) = report.failures
+    assert (failure.check, failure.to, failure.port, failure.protocol) == ("port_free", "pf2", 9092, "tcp")
+    assert failure.detail.startswith("port 9092/tcp on pf2 is already in use by another process")
+    assert probe_containers(inventory) == 0
+
+
+def test_swarm_ports_of_a_member_are_noted_not_failed(inventory):
+    manager = inventory.host("pf1")
+    dockerapi.swarm_init(manager.endpoint, manager.address)
+    try:
+        report = run_preflight(inventory)
+    finally:
+        dockerapi.swarm_leave(manager.endpoint, force=True)
+    assert report.ok, report.failures
+    notes = {(c.to, c.port, c.protocol) for c in report.checks if c.check == "port_free" and c.detail == IN_USE_BY_SWARM}
+    assert notes == {("pf1", 2377, "tcp"), ("pf1", 7946, "tcp"), ("pf1", 7946, "udp"), ("pf1", 4789, "udp")}
+    engine = next(e for e in report.engines if e.host == "pf1")
+    assert engine.swarm_state == "active" and engine.swarm_cluster_id
+
+
+def test_unreachable_engine_is_named_and_the_rest_still_probed(inventory, tmp_path):
+    ghost = Host("pf9", f"unix://{tmp_path}/missing.sock", "10.232.0.99", "worker")
+    report = run_preflight(replace(inventory, hosts=inventory.hosts + (ghost,)))
+    (failure,) = failed(report, "engine")
+    assert failure.to == "pf9" and str(tmp_path) in failure.fix
+    assert report.failures == (failure,)
+    assert any(c.check == "reachable" and c.status == "ok" for c in report.checks)
+
+
+def test_probe_containers_are_removed_when_interrupted(inventory, monkeypatch):
+    def interrupt(*args, **kwargs):
+        assert probe_containers(inventory) == 3  # the listeners are up
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(preflight, "_reachability", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_preflight(inventory)
+    assert probe_containers(inventory) == 0
