@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
+from python_on_whales.utils import run
 
 from swarmkit.errors import EngineError
 
@@ -239,3 +241,132 @@ def port_publishers(endpoint: str, port: int, protocol: str) -> list[tuple[str, 
     """(container name, swarm service name or "") for each container publishing a host port."""
     found = _call(endpoint, "listing containers", lambda c: c.container.list(filters=[("publish", f"{port}/{protocol}")]))
     return [(c.name, c.config.labels.get("com.docker.swarm.service.name", "")) for c in found]
+
+
+# --- stack deploy and tasks ---
+# The stack's life on the swarm (deploy, services, tasks) and the per-node identity volume.
+# Tasks and services are read as raw JSON: the typed models drop fields (mounts, update status)
+# that convergence needs.
+
+
+def _raw(endpoint: str, what: str, *args: str, stdin: str | None = None) -> str:
+    """Run one docker CLI command against an engine and return its stdout (nothing printed)."""
+    try:
+        return run([*client(endpoint).docker_cmd, *args], input=stdin.encode() if stdin is not None else None)
+    except DockerException as error:
+        raise EngineError(f"{what} on {endpoint} failed: {_short(error)}") from error
+
+
+def ensure_volume(endpoint: str, name: str, labels: dict[str, str]) -> None:
+    """Create a local volume unless it exists; an existing one is used as it is."""
+    docker = client(endpoint)
+    if not docker.volume.exists(name):
+        _call(endpoint, f"creating volume {name}", lambda c: c.volume.create(name, driver="local", labels=labels))
+
+
+def run_with_volume(endpoint: str, image: str, volume: str, target: str, script: str, env: dict[str, str]) -> str:
+    """Run a shell script as root in a throwaway container with no network and one volume; returns its output."""
+    ensure_image(endpoint, image)
+    return _call(
+        endpoint,
+        f"a helper container of {image}",
+        lambda c: c.run(
+            image,
+            ["-c", script],
+            entrypoint="/bin/sh",
+            volumes=[(volume, target)],
+            envs=env,
+            user="0",
+            networks=["none"],
+            remove=True,
+            pull="never",
+        ),
+    )
+
+
+def deploy_stack(manager_endpoint: str, name: str, compose_text: str) -> None:
+    """``docker stack deploy`` of a compose text given on stdin.
+
+    ``--resolve-image never``: no registry query, so the image stays as written (an unchanged stack
+    gives an unchanged task spec) and each node pulls it by tag."""
+    _raw(
+        manager_endpoint,
+        f"docker stack deploy {name}",
+        "stack", "deploy", "--compose-file", "-", "--resolve-image", "never", "--quiet", name,
+        stdin=compose_text,
+    )
+
+
+def stack_services(manager_endpoint: str, stack: str) -> list[str]:
+    """Names of the services a stack deployed (none when it is not deployed)."""
+    found = _call(
+        manager_endpoint,
+        f"listing the services of stack {stack}",
+        lambda c: c.service.list(filters={"label": f"com.docker.stack.namespace={stack}"}),
+    )
+    return sorted(service.spec.name for service in found)
+
+
+@dataclass(frozen=True)
+class TaskState:
+    """One task of a service, as ``docker service ps --no-trunc`` shows it."""
+
+    id: str
+    name: str
+    node_id: str
+    desired_state: str
+    state: str
+    message: str
+    error: str
+    container_id: str
+    created_at: str
+    current: bool  # runs the service's present container spec (not a task an update will replace)
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    name: str
+    update_state: str  # "" (never updated), updating, paused, completed, rollback_*
+    update_message: str
+    env: dict[str, str]
+    tasks: tuple[TaskState, ...]
+
+
+def _container_fingerprint(container_spec: dict) -> tuple:
+    """What decides whether a task runs the present spec: image, command, environment, mounts."""
+    mounts = tuple((m.get("Source"), m.get("Target"), bool(m.get("ReadOnly"))) for m in container_spec.get("Mounts") or ())
+    fields = ("Image", "Command", "Args", "Env", "Dir", "User", "Hostname")
+    return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts,)
+
+
+def service_state(manager_endpoint: str, service: str) -> ServiceState | None:
+    """A service's update status, environment and every task it has (history included); None if absent."""
+    if not client(manager_endpoint).service.exists(service):
+        return None
+    (spec,) = json.loads(_raw(manager_endpoint, f"inspecting service {service}", "service", "inspect", service))
+    container = spec["Spec"]["TaskTemplate"].get("ContainerSpec") or {}
+    wanted = _container_fingerprint(container)
+    task_ids = _raw(manager_endpoint, f"listing the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service).split()
+    raw_tasks = json.loads(_raw(manager_endpoint, f"inspecting the tasks of {service}", "inspect", *task_ids)) if task_ids else []
+    tasks = []
+    for task in raw_tasks:
+        status = task.get("Status") or {}
+        node_id = task.get("NodeID", "")
+        slot = task.get("Slot") or node_id  # a global service's tasks are named after their node
+        tasks.append(
+            TaskState(
+                id=task["ID"],
+                name=f"{service}.{slot}.{task['ID']}",
+                node_id=node_id,
+                desired_state=task.get("DesiredState", ""),
+                state=status.get("State", ""),
+                message=status.get("Message", ""),
+                error=status.get("Err", ""),
+                container_id=(status.get("ContainerStatus") or {}).get("ContainerID", ""),
+                created_at=task.get("CreatedAt", ""),
+                current=_container_fingerprint((task.get("Spec") or {}).get("ContainerSpec") or {}) == wanted,
+            )
+        )
+    update = spec.get("UpdateStatus") or {}
+    env = dict(item.split("=", 1) for item in container.get("Env") or () if "=" in item)
+    return ServiceState(service, update.get("State", ""), update.get("Message", ""), env, tuple(tasks))
