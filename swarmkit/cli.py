@@ -11,9 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import __version__, sandbox, swarm
-from swarmkit.errors import SwarmkitError
-from swarmkit.inventory import load_inventory
+from swarmkit import __version__, preflight, sandbox, swarm
+from swarmkit.errors import PreflightError, SwarmkitError
+from swarmkit.inventory import Inventory, load_inventory
+from swarmkit.preflight_report import render_preflight
 
 app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
@@ -160,12 +161,39 @@ def sandbox_start_engine(host: str = typer.Argument(...), name: str = SANDBOX_NA
     out.print(f"started the engine of {host}")
 
 
+# --- preflight -------------------------------------------------------------------------------
+
+INVENTORY_OPTION = typer.Option(..., "--inventory", "-i", help="Inventory YAML naming the servers.")
+MEMORY_OPTION = typer.Option(1.5, "--memory-per-broker", help="GiB of memory each host needs for a broker.")
+
+
+def _run_preflight(hosts: Inventory, memory_gib: float, as_json: bool) -> preflight.PreflightReport:
+    with err.status("probing engines and ports between every pair of hosts..."):
+        report = preflight.run_preflight(hosts, memory_per_broker=int(memory_gib * preflight.GIB))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        render_preflight(report, out)
+    return report
+
+
+def _require_preflight(hosts: Inventory, memory_gib: float, as_json: bool) -> None:
+    if not _run_preflight(hosts, memory_gib, as_json).ok:
+        raise PreflightError("preflight failed: nothing was changed", hint="fix what the table above names, then retry")
+
+
+@app.command("preflight")
+@expected_failures
+def preflight_command(inventory: str = INVENTORY_OPTION, memory: float = MEMORY_OPTION, as_json: bool = JSON_OPTION) -> None:
+    """Check engines, the port matrix between every pair of hosts, free ports and memory; change nothing."""
+    if not _run_preflight(load_inventory(inventory), memory, as_json).ok:
+        raise typer.Exit(1)
+
+
 # --- swarm -----------------------------------------------------------------------------------
 
 swarm_app = typer.Typer(help="The swarm half of `swarmkit up`: init, join, labels, leave.", no_args_is_help=True)
 app.add_typer(swarm_app, name="swarm")
-
-INVENTORY_OPTION = typer.Option(..., "--inventory", "-i", help="Inventory YAML naming the servers.")
 
 
 def _print_swarm_result(result: swarm.SwarmResult, as_json: bool) -> None:
@@ -186,12 +214,13 @@ def _print_swarm_result(result: swarm.SwarmResult, as_json: bool) -> None:
 def swarm_up(
     inventory: str = INVENTORY_OPTION,
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
+    memory: float = MEMORY_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Initialize the swarm on the first manager and join every other host (idempotent)."""
     hosts = load_inventory(inventory)
     if not skip_preflight:
-        _require_preflight(hosts, as_json)
+        _require_preflight(hosts, memory, as_json)
     _print_swarm_result(swarm.swarm_up(hosts), as_json)
 
 
