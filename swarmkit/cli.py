@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import asdict
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import __version__, preflight, sandbox, swarm
+from swarmkit import __version__, diagnose, preflight, sandbox, swarm, verify
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.preflight_report import render_preflight
@@ -21,6 +21,8 @@ sandbox_app = typer.Typer(help="A real server group on this machine, for demos a
 app.add_typer(sandbox_app, name="sandbox")
 
 out = Console()
+if not out.is_terminal:
+    out = Console(width=160)
 err = Console(stderr=True, soft_wrap=True)
 
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object for runbooks.")
@@ -247,3 +249,104 @@ def join(
     if role not in ("worker", "manager"):
         raise SwarmkitError(f"unknown role '{role}'", hint="use worker or manager")
     out.print(swarm.join_command(load_inventory(inventory), role, show_token), highlight=False, soft_wrap=True)
+
+
+# --- verify and diagnose ---------------------------------------------------------------------
+
+listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no_args_is_help=True)
+app.add_typer(listeners_app, name="listeners")
+
+
+def _mark(ok: bool) -> str:
+    return "[green]yes[/]" if ok else "[red]no[/]"
+
+
+def _print_verify(report: verify.VerifyReport) -> None:
+    table = Table(title="brokers, as a client on this machine meets them")
+    for column in ("node", "advertised", "expected", "resolves", "reachable", "metadata", "task", "detail"):
+        table.add_column(column, overflow="fold")
+    for broker in report.brokers:
+        detail = "ok" if broker.ok else f"[red]{broker.detail}[/]\n[yellow]fix:[/] {broker.fix}"
+        table.add_row(
+            broker.node, broker.advertised or "-", broker.expected or "(HOSTNAME_COMMAND)",
+            _mark(broker.resolves), _mark(broker.reachable), _mark(broker.metadata_ok), broker.task or "-", detail,
+        )
+    out.print(table)
+    if report.topics:
+        topics = Table(title="topics")
+        for column in ("broker", "topic", "ok", "detail"):
+            topics.add_column(column)
+        for topic in report.topics:
+            topics.add_row(topic.broker, topic.topic, _mark(topic.ok), topic.detail)
+        out.print(topics)
+    if report.spark:
+        spark = Table(title=f"Spark job through every broker (topic {report.spark.topic}, master {report.spark.master})")
+        for column in ("broker", "produced", "consumed", "missing", "dupes", "checksum", "p50 ms", "p99 ms", "produce rec/s", "consume rec/s"):
+            spark.add_column(column, justify="right")
+        for row in report.spark.brokers:
+            spark.add_row(
+                row.broker, str(row.produced), str(row.consumed), str(row.missing), str(row.duplicates),
+                _mark(row.checksum_ok), f"{row.latency_p50_ms:.1f}", f"{row.latency_p99_ms:.1f}",
+                f"{row.produce_records_per_s:,.0f}", f"{row.consume_records_per_s:,.0f}",
+            )
+        out.print(spark)
+        out.print(
+            f"Spark: start-up {report.spark.spark_startup_s:.1f} s, traffic {report.spark.traffic_s:.1f} s, "
+            f"{report.spark.records_per_s:,.0f} records/s end to end; report {report.spark.report_path}"
+        )
+    if report.spark_error:
+        out.print(f"[red]Spark job: {report.spark_error}[/]")
+    for change in report.changes:
+        out.print(f"change: {change}")
+    out.print("[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]")
+
+
+@app.command("verify")
+@expected_failures
+def verify_command(
+    inventory: str = INVENTORY_OPTION,
+    spark: bool = typer.Option(False, "--spark", help="Also run the PySpark job through every broker."),
+    records: Optional[int] = typer.Option(None, "--records", help="Records per broker for the Spark job."),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
+    report: Optional[str] = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
+    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
+    port: int = typer.Option(9094, "--external-port", help="The brokers' published client port."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Check every broker from this machine (and with --spark, real traffic); report what changed."""
+    options = verify.VerifyOptions(
+        stack_name=stack_name, external_port=port, spark=spark, spark_records=records, spark_master=master,
+        spark_report=report,
+    )
+    with err.status("verifying every broker from this machine..." + (" then the Spark job" if spark else "")):
+        result = verify.verify(load_inventory(inventory), options)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        _print_verify(result)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@listeners_app.command("diagnose")
+@expected_failures
+def listeners_diagnose(
+    bootstrap: str = typer.Option(..., "--bootstrap", "-b", help="HOST:PORT of any broker."),
+    timeout: float = typer.Option(5.0, "--timeout", help="Seconds per probe."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """What `kafkacat -L` shows, with verdicts: does every advertised address resolve, connect and answer?"""
+    result = diagnose.diagnose(bootstrap, timeout)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        table = Table(title=f"brokers advertised by {bootstrap} (cluster {result.cluster_id})")
+        for column in ("broker", "advertised", "resolves", "reachable", "answers", "verdict"):
+            table.add_column(column, overflow="fold")
+        checks = ([result.bootstrap_check] if result.bootstrap_check else []) + list(result.brokers)
+        for check in checks:
+            verdict = check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
+            table.add_row(str(check.node_id), check.advertised, _mark(check.resolves), _mark(check.reachable), _mark(check.metadata_ok), verdict)
+        out.print(table)
+    if not result.ok:
+        raise typer.Exit(1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from python_on_whales import DockerClient
@@ -330,6 +330,7 @@ class ServiceState:
     update_message: str
     env: dict[str, str]
     tasks: tuple[TaskState, ...]
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 def _container_fingerprint(container_spec: dict) -> tuple:
@@ -369,4 +370,5 @@ def service_state(manager_endpoint: str, service: str) -> ServiceState | None:
         )
     update = spec.get("UpdateStatus") or {}
     env = dict(item.split("=", 1) for item in container.get("Env") or () if "=" in item)
-    return ServiceState(service, update.get("State", ""), update.get("Message", ""), env, tuple(tasks))
+    labels = dict(spec["Spec"].get("Labels") or {})
+    return ServiceState(service, update.get("State", ""), update.get("Message", ""), env, tuple(tasks), labels)

@@ -1,0 +1,346 @@
+"""Verify a deployed cluster from the client's side: every node, every broker, every topic.
+
+Each broker is judged the way a client meets it: ask the node's published port for metadata,
+check that it advertises the address swarmkit expects for that node, then resolve and dial that
+advertised address from here. The last passing result is kept beside the inventory so that a
+later run can say what changed (a node added or lost, a broker that moved).
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from swarmkit import diagnose, dockerapi, kafka, sparkjob
+from swarmkit.dockerapi import EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.engines import engine_module
+from swarmkit.errors import SwarmkitError, VerifyError
+from swarmkit.inventory import Host, Inventory
+from swarmkit.topics import TopicSpec, parse_topic_specs
+
+SPARK_TOPIC = "swarmkit-verify"
+SPARK_TOPIC_PARTITIONS = 3
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    stack_name: str = "kafka"
+    external_port: int = 9094
+    timeout: float = 5.0
+    spark: bool = False
+    spark_records: int | None = None
+    spark_master: str | None = None
+    spark_report: str | None = None
+
+
+@dataclass(frozen=True)
+class BrokerVerdict:
+    node: str
+    expected: str
+    advertised: str
+    resolves: bool
+    reachable: bool
+    metadata_ok: bool
+    task: str
+    detail: str
+    fix: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.resolves and self.reachable and self.metadata_ok and not self.fix
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ok": self.ok}
+
+
+@dataclass(frozen=True)
+class TopicVerdict:
+    broker: str
+    topic: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    brokers: tuple[BrokerVerdict, ...]
+    topics: tuple[TopicVerdict, ...]
+    changes: tuple[str, ...]
+    spark: sparkjob.SparkReport | None = None
+    spark_error: str = ""
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return (
+            all(b.ok for b in self.brokers)
+            and all(t.ok for t in self.topics)
+            and not self.spark_error
+            and not self.problems
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "brokers": [b.to_dict() for b in self.brokers],
+            "topics": [asdict(t) for t in self.topics],
+            "spark": self.spark.to_dict() if self.spark else None,
+            "spark_error": self.spark_error or None,
+            "changes": list(self.changes),
+            "problems": list(self.problems),
+        }
+
+
+# --- gathering ------------------------------------------------------------------------------
+
+
+def _engine_states(inventory: Inventory) -> dict[str, EngineInfo | SwarmkitError]:
+    def ask(host: Host) -> EngineInfo | SwarmkitError:
+        try:
+            return dockerapi.engine_info(host.endpoint)
+        except SwarmkitError as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
+        return dict(zip((h.name for h in inventory.hosts), pool.map(ask, inventory.hosts)))
+
+
+def _manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
+    for host in inventory.managers:
+        info = engines[host.name]
+        if isinstance(info, EngineInfo) and info.swarm_state == "active":
+            return host
+    raise VerifyError(
+        "no manager of the inventory answers as an active swarm manager",
+        hint="start dockerd on a manager, or build the swarm with: swarmkit up -i INVENTORY",
+    )
+
+
+def _node_for(host: Host, nodes: list[SwarmNode], engine: EngineInfo | SwarmkitError) -> SwarmNode | None:
+    for node in nodes:
+        if node.labels.get("swarmkit.host") == host.name:
+            return node
+    node_id = engine.swarm_node_id if isinstance(engine, EngineInfo) else ""
+    return next((n for n in nodes if n.id == node_id), None)
+
+
+def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
+    """(state of the task meant to run, a problem description or '') for one node's broker tasks."""
+    wanted = [t for t in tasks if t.desired_state == "running"]
+    failures = [t for t in tasks if t.state in ("failed", "rejected", "shutdown") and (t.error or t.state != "shutdown")]
+    last_error = next((t.error or t.message for t in sorted(failures, key=lambda t: t.created_at, reverse=True)), "")
+    if not wanted:
+        return "none", "no broker task is scheduled on this node"
+    state = wanted[0].state
+    if state == "running":
+        if len(failures) >= 2 and last_error:
+            return state, f"running, but restarted {len(failures)} times (last error: {last_error})"
+        return state, ""
+    detail = wanted[0].error or wanted[0].message or last_error
+    restarts = f", {len(failures)} failed attempts" if failures else ""
+    return state, f"broker task is {state}{restarts}: {detail}" if detail else f"broker task is {state}{restarts}"
+
+
+def expected_advertised(mode: str, host: Host, node: SwarmNode, port: int) -> str:
+    """The address a client must get for this node; '' when a HOSTNAME_COMMAND decides it at start."""
+    if mode == "inventory-address":
+        return diagnose.endpoint(host.address, port)
+    if mode == "command":
+        return ""
+    return diagnose.endpoint(node.hostname, port)
+
+
+FIX_BY_MODE = {
+    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with "
+    "--advertise inventory-address",
+    "inventory-address": "check the inventory address of this host: clients must reach it",
+    "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
+    "cloud metadata service), or redeploy with --advertise inventory-address",
+}
+
+
+def _judge_node(
+    host: Host,
+    engine: EngineInfo | SwarmkitError,
+    node: SwarmNode | None,
+    tasks: list[TaskState],
+    mode: str,
+    options: VerifyOptions,
+) -> BrokerVerdict:
+    port = options.external_port
+
+    def failed(detail: str, fix: str, task: str = "", advertised: str = "", expected: str = "") -> BrokerVerdict:
+        return BrokerVerdict(host.name, expected, advertised, False, False, False, task, detail, fix)
+
+    if isinstance(engine, SwarmkitError):
+        return failed(
+            f"the Docker engine of {host.name} does not answer: {engine.message}",
+            f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})",
+        )
+    if node is None:
+        return failed(f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY")
+    if node.state != "ready":
+        return failed(f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it")
+    task_state, task_problem = _task_summary(tasks)
+    expected = expected_advertised(mode, host, node, port)
+    bootstrap = diagnose.probe_address(host.address, port, options.timeout)
+    if not bootstrap.answered:
+        where = diagnose.endpoint(host.address, port)
+        why = {
+            "refused": "refuses connections",
+            "timeout": "does not answer (connections time out: a firewall drops them)",
+        }.get(bootstrap.connect, bootstrap.connect_error or bootstrap.metadata_error or bootstrap.connect)
+        detail = f"{where} {why}" + (f"; {task_problem}" if task_problem else "")
+        fix = (
+            f"open {port}/tcp inbound on {host.name} for clients"
+            if bootstrap.connect == "timeout"
+            else f"see `docker service ps {options.stack_name}_broker` for {host.name}'s broker"
+        )
+        return failed(detail, fix, task_state, expected=expected)
+    (node_id, advertised), *_ = bootstrap.answered_brokers or ((0, ""),)
+    if expected and advertised != expected:
+        return BrokerVerdict(
+            host.name, expected, advertised, False, True, True, task_state,
+            f"{host.name} advertises {advertised}, but clients should get {expected}",
+            FIX_BY_MODE[mode],
+        )
+    adv_host, adv_port = diagnose.split_endpoint(advertised)
+    check = diagnose.judge_broker(node_id, diagnose.probe_address(adv_host, adv_port, options.timeout), client_local=False)
+    fix = check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}"
+    detail = check.detail + (f"; {task_problem}" if task_problem else "")
+    return BrokerVerdict(
+        host.name, expected, advertised, check.resolves, check.reachable, check.metadata_ok, task_state, detail, fix
+    )
+
+
+def _check_topics(brokers: list[BrokerVerdict], specs: list[TopicSpec], shared: bool, timeout: float) -> list[TopicVerdict]:
+    healthy = [b.advertised for b in brokers if b.ok]
+    targets = healthy[:1] if shared else healthy
+    verdicts = []
+    for bootstrap in targets:
+        try:
+            topics = {t.name: t for t in kafka.broker_metadata(bootstrap, timeout).topics}
+        except VerifyError as error:
+            verdicts.append(TopicVerdict(bootstrap, "*", False, error.message))
+            continue
+        for spec in specs:
+            found = topics.get(spec.name)
+            if found is None:
+                verdicts.append(TopicVerdict(bootstrap, spec.name, False, "missing: run swarmkit deploy to create it"))
+                continue
+            actual = (found.partition_count, found.replication_factor)
+            ok = actual == (spec.partitions, spec.replicas)
+            detail = f"{actual[0]} partitions, replication {actual[1]}" + ("" if ok else f"; expected {spec.to_spec_string()}")
+            verdicts.append(TopicVerdict(bootstrap, spec.name, ok, detail))
+    return verdicts
+
+
+# --- changes since the last passing run -----------------------------------------------------
+
+
+def state_path(inventory: Inventory, stack_name: str) -> Path:
+    source = Path(inventory.path or "inventory.yaml")
+    return source.parent / ".swarmkit" / f"{source.stem}.{stack_name}.verified.json"
+
+
+def _snapshot(brokers: list[BrokerVerdict]) -> dict[str, str]:
+    return {b.node: b.advertised for b in brokers if b.ok}
+
+
+def compare(previous: dict[str, str] | None, current: list[BrokerVerdict]) -> list[str]:
+    """Pure: what changed between the last verified brokers and this run."""
+    if previous is None:
+        return ["first verification: no earlier state to compare with"]
+    changes = []
+    now = {b.node: b for b in current}
+    for node in sorted(set(now) - set(previous)):
+        changes.append(f"node added: {node} (broker {'ok' if now[node].ok else 'failing'})")
+    for node, advertised in sorted(previous.items()):
+        verdict = now.get(node)
+        if verdict is None:
+            changes.append(f"node lost: {node} is no longer in the inventory (was {advertised})")
+        elif not verdict.ok:
+            changes.append(f"node lost: {node}'s broker ({advertised}) no longer passes: {verdict.detail}")
+        elif verdict.advertised != advertised:
+            changes.append(f"broker moved: {node} advertised {advertised}, now {verdict.advertised}")
+    return changes
+
+
+def _load_previous(path: Path) -> dict[str, str] | None:
+    try:
+        return json.loads(path.read_text())["brokers"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# --- the whole verification -----------------------------------------------------------------
+
+
+def verify(inventory: Inventory, options: VerifyOptions) -> VerifyReport:
+    engines = _engine_states(inventory)
+    manager = _manager(inventory, engines)
+    nodes = dockerapi.swarm_nodes(manager.endpoint)
+    service_name = f"{options.stack_name}_broker"
+    service = dockerapi.service_state(manager.endpoint, service_name)
+    if service is None:
+        raise VerifyError(
+            f"stack '{options.stack_name}' is not deployed (no service {service_name})",
+            hint="deploy it with: swarmkit up -i INVENTORY",
+        )
+    brokers = _judge_all(inventory, engines, nodes, service, options)
+    specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
+    shared = engine_module(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
+    topics = _check_topics(brokers, specs, shared, options.timeout)
+    path = state_path(inventory, options.stack_name)
+    changes = compare(_load_previous(path), brokers)
+    report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes))
+    if options.spark:
+        report = _with_spark(report, shared, options)
+    if report.ok:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
+    return report
+
+
+def _judge_all(
+    inventory: Inventory,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    nodes: list[SwarmNode],
+    service: ServiceState,
+    options: VerifyOptions,
+) -> list[BrokerVerdict]:
+    mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
+
+    def judge(host: Host) -> BrokerVerdict:
+        node = _node_for(host, nodes, engines[host.name])
+        tasks = [t for t in service.tasks if node and t.node_id == node.id]
+        return _judge_node(host, engines[host.name], node, tasks, mode, options)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
+        return list(pool.map(judge, inventory.hosts))
+
+
+def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:
+    """Real traffic through every broker; only once every broker passed the address checks."""
+    if not all(b.ok for b in report.brokers):
+        return VerifyReport(report.brokers, report.topics, report.changes, spark_error="skipped: some brokers failed")
+    endpoints = [b.advertised for b in report.brokers]
+    replicas = min(3, len(endpoints)) if shared else 1
+    spec = [TopicSpec(SPARK_TOPIC, SPARK_TOPIC_PARTITIONS, replicas)]
+    if shared:
+        kafka.ensure_topics(endpoints[0], spec, options.timeout)
+    else:
+        kafka.ensure_topics_on_each(endpoints, spec, options.timeout)
+    try:
+        spark = sparkjob.run_verify_job(
+            endpoints,
+            SPARK_TOPIC,
+            options.spark_records,
+            master=options.spark_master,
+            report_path=Path(options.spark_report) if options.spark_report else None,
+        )
+    except sparkjob.SparkJobError as error:
+        return VerifyReport(report.brokers, report.topics, report.changes, error.report, error.message)
+    return VerifyReport(report.brokers, report.topics, report.changes, spark)
