@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import time
 import uuid
 
@@ -153,3 +154,14 @@ def test_spark_job_names_unusable_brokers_in_bounded_time(
     assert not dead.reachable and dead.missing == 1000 and refused_address in dead.error
     assert not misadvertised.reachable and EC2_INTERNAL in misadvertised.error
     assert refused_address in caught.value.message and internal in caught.value.message
+
+
+def test_spark_job_timeout_stops_the_whole_job(local_brokers: list[LocalBroker], tmp_path) -> None:
+    report_path = tmp_path / "slow.json"
+    started = time.monotonic()
+    with pytest.raises(SparkJobError) as caught:
+        run_verify_job([local_brokers[0].advertised], unique("slow"), records=10_000_000, report_path=report_path, timeout=4)
+    assert time.monotonic() - started < 4 + 2 * 5 + 2
+    assert "did not finish within 4s" in caught.value.message
+    leftovers = subprocess.run(["pgrep", "-f", str(report_path)], capture_output=True, text=True).stdout.split()
+    assert leftovers == []
