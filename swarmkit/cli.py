@@ -9,9 +9,10 @@ from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from swarmkit import __version__, diagnose, preflight, sandbox, swarm, verify
+from swarmkit import __version__, deploy, diagnose, preflight, sandbox, swarm, verify
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.preflight_report import render_preflight
@@ -350,3 +351,122 @@ def listeners_diagnose(
         out.print(table)
     if not result.ok:
         raise typer.Exit(1)
+
+
+# --- render, deploy, up ----------------------------------------------------------------------
+
+ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
+IMAGE_OPTION = typer.Option(None, "--image", help="Broker image (default: the engine's, or the inventory's).")
+ADVERTISE_OPTION = typer.Option(
+    "hostname", "--advertise", help="What each broker advertises: hostname, inventory-address or command."
+)
+HOSTNAME_COMMAND_OPTION = typer.Option(
+    None, "--hostname-command", help="With --advertise command: shell command printing the host to advertise."
+)
+TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
+STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
+TIMEOUT_OPTION = typer.Option(180.0, "--timeout", help="Seconds to wait for a broker on every node.")
+CLUSTER_ID_OPTION = typer.Option(None, "--cluster-id", help="apache: KRaft cluster id (default: generated once, kept).")
+
+
+def _deploy_options(
+    engine: Optional[str], image: Optional[str], advertise: str, hostname_command: Optional[str], topics: str,
+    stack_name: str, timeout: float, cluster_id: Optional[str] = None,
+) -> deploy.DeployOptions:
+    if hostname_command and advertise == "hostname":
+        advertise = "command"
+    return deploy.DeployOptions(
+        engine=engine, image=image, advertise=advertise, hostname_command=hostname_command, topics=topics,
+        stack_name=stack_name, timeout=timeout, cluster_id=cluster_id,
+    )
+
+
+def _with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
+    """Run a deploy-like action with a progress bar on stderr (brokers answering / nodes)."""
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=err, transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_progress(done: int, total: int, message: str) -> None:
+            progress.update(task, completed=done, total=total or None, description=message)
+
+        return action(on_progress)
+
+
+def _print_deploy(result: deploy.DeployResult) -> None:
+    table = Table(title=f"stack '{result.stack}' ({result.engine}, {result.image}), advertising {result.advertise}")
+    for column in ("host", "node hostname", "broker id", "identity", "advertised"):
+        table.add_column(column)
+    for node in result.nodes:
+        broker_id = f"{node.broker_id} (new)" if node.new_id else str(node.broker_id)
+        table.add_row(node.host, node.hostname, broker_id, node.identity, node.advertised or "-")
+    out.print(table)
+    if result.topics:
+        topics = Table(title="topics")
+        for column in ("broker", "topic", "status", "detail"):
+            topics.add_column(column)
+        for topic in result.topics:
+            topics.add_row(topic.bootstrap, topic.name, topic.status, topic.detail)
+        out.print(topics)
+    out.print(f"deployed in {result.deploy_s:.1f} s, every broker answering after {result.converge_s:.1f} s more")
+
+
+def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | None = None) -> None:
+    if as_json:
+        print_json({**(extra or {}), **result.to_dict()} if extra else result.to_dict())
+    else:
+        _print_deploy(result)
+    if not result.ok:
+        raise result.error()
+
+
+@app.command("render")
+@expected_failures
+def render(
+    inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
+    advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
+    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, cluster_id: Optional[str] = CLUSTER_ID_OPTION,
+) -> None:
+    """Print the stack YAML: stable, readable, deployable by hand with `docker stack deploy -c`."""
+    options = _deploy_options(engine, image, advertise, hostname_command, topics, stack_name, TIMEOUT_OPTION.default, cluster_id)
+    typer.echo(deploy.render_for(load_inventory(inventory), options), nl=False)
+
+
+@app.command("deploy")
+@expected_failures
+def deploy_command(
+    inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
+    advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
+    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: float = TIMEOUT_OPTION,
+    cluster_id: Optional[str] = CLUSTER_ID_OPTION, as_json: bool = JSON_OPTION,
+) -> None:
+    """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
+    options = _deploy_options(engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id)
+    hosts = load_inventory(inventory)
+    _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p)), as_json)
+
+
+@app.command("up")
+@expected_failures
+def up_command(
+    inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
+    advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
+    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: float = TIMEOUT_OPTION,
+    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
+    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
+    memory: float = MEMORY_OPTION, as_json: bool = JSON_OPTION,
+) -> None:
+    """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
+    hosts = load_inventory(inventory)
+    options = _deploy_options(
+        engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id
+    ).resolved(hosts)
+    deploy.validate(hosts, options)
+    if not skip_preflight:
+        _require_preflight(hosts, memory, as_json)
+    result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p))
+    if not as_json:
+        _print_swarm_result(result.swarm, as_json=False)
+    _finish_deploy(result.deploy, as_json, {"swarm": result.swarm.to_dict()})
