@@ -4,9 +4,9 @@ Every engine must answer; every port the cluster needs must be free on its host 
 from every other host (the client port also from this machine); every host needs memory for a
 broker. Reachability is checked with real traffic, because a firewall rule can only be seen by
 sending a packet through it: a probe container on each host (host network) listens on the
-ports, then a probe container on each host connects to every other host (TCP) or sends a
-datagram that must be echoed back (UDP). All hosts work at once, so the wall time stays near one
-probe round however many pairs there are.
+ports, then a script run in that same container connects to every other host (TCP) or sends a
+datagram that must be echoed back (UDP). All hosts and all their probes work at once, so the wall
+time stays near one probe round however many pairs there are.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ PROBER_FUNCTIONS = f"""tcp() {{
 }}
 udp() {{
   for attempt in $(seq {UDP_ATTEMPTS}); do
-    out=$(echo "$3" | socat -T{UDP_WAIT:g} -t{UDP_WAIT:g} - "$2" 2>&1)
+    out=$(echo "$3" | socat -T{UDP_WAIT:g} - "$2" 2>&1)
     if [ "$out" = "$3" ]; then echo "PROBE $1 OK"; return; fi
   done
   echo "PROBE $1 FAIL ${{out##*: }}"
@@ -212,9 +212,9 @@ def listener_script(ports: Sequence[PortSpec], lifetime: float) -> str:
     lines = [LISTENER_REPORT]
     for port in ports:
         address = (
-            f"TCP-LISTEN:{port.port},fork,reuseaddr EXEC:/bin/true"
+            f"TCP-LISTEN:{port.port},fork,reuseaddr /dev/null"
             if port.protocol == "tcp"
-            else f"UDP-RECVFROM:{port.port},fork EXEC:cat"
+            else f"UDP-RECVFROM:{port.port},fork PIPE"
         )
         lines.append(f"(socat -d -d {address} 2>&1 | report {port.key}) &")
     lines.append(f"sleep {max(1, int(lifetime))}")
@@ -255,7 +255,9 @@ def prober_script(probes: Sequence[Probe]) -> str:
         if probe.port.protocol == "tcp":
             lines.append(f"tcp {index} {target} &")
         else:
-            lines.append(f"udp {index} {target} {shlex.quote(echo_token(probe))} &")
+            # readbytes: the echo (token and newline) ends the exchange instead of a timeout
+            token = echo_token(probe)
+            lines.append(f"udp {index} {target},readbytes={len(token) + 1} {shlex.quote(token)} &")
     lines.append("wait")
     return "\n".join(lines)
 
@@ -397,8 +399,17 @@ def _port_free_check(host: Host, engine: EngineStatus, port: PortSpec, bind_erro
     return replace(base, status="failed", detail=detail)
 
 
-def _listen(host: Host, engine: EngineStatus, ports: tuple[PortSpec, ...], image: str, deadline: float) -> list[Check]:
-    """Start the listener on one host and classify each port as soon as its socat reported."""
+@dataclass(frozen=True)
+class _Listener:
+    """A host's probe container (listening on its ports) and what its binds found."""
+
+    host: Host
+    container: str
+    checks: tuple[Check, ...]
+
+
+def _listen(host: Host, engine: EngineStatus, ports: tuple[PortSpec, ...], image: str, deadline: float) -> _Listener:
+    """Start the probe container on one host and classify each port as soon as its socat reported."""
     dockerapi.remove_labelled_containers(host.endpoint, PROBE_LABEL_FILTER)
     dockerapi.ensure_image(host.endpoint, image)
     script = listener_script(ports, deadline - time.monotonic() + 5)
@@ -406,7 +417,7 @@ def _listen(host: Host, engine: EngineStatus, ports: tuple[PortSpec, ...], image
     while True:
         status = parse_listener(dockerapi.container_output(host.endpoint, container))
         if all(p.key in status for p in ports):
-            return [_port_free_check(host, engine, p, status[p.key]) for p in ports]
+            return _Listener(host, container, tuple(_port_free_check(host, engine, p, status[p.key]) for p in ports))
         if time.monotonic() > deadline:
             missing = ", ".join(p.key for p in ports if p.key not in status)
             raise PreflightError(f"the probe listener on {host.name} did not report {missing} in time")
@@ -423,8 +434,8 @@ def _probe_from_here(probe: Probe) -> tuple[bool, str]:
         return False, error.strerror or str(error) or "timed out"
 
 
-def _probe_from_host(host: Host, probes: list[Probe], image: str) -> list[tuple[bool, str]]:
-    output = dockerapi.run_host_network_script(host.endpoint, image, prober_script(probes), {PROBE_LABEL: "1"})
+def _probe_from_host(listener: _Listener, probes: list[Probe]) -> list[tuple[bool, str]]:
+    output = dockerapi.exec_script(listener.host.endpoint, listener.container, prober_script(probes))
     return parse_prober(output, len(probes))
 
 
@@ -433,13 +444,12 @@ def _probe_from_client(probes: list[Probe], deadline: float) -> list[tuple[bool,
     return [r if isinstance(r, tuple) else (False, _message(r)) for r in results]
 
 
-def _reachability(
-    probes: list[Probe], hosts: dict[str, Host], image: str, deadline: float
-) -> list[Check]:
+def _reachability(probes: list[Probe], listeners: dict[str, _Listener], deadline: float) -> list[Check]:
+    """Every source sends all its probes at once; checks come back in plan order."""
     sources = list(dict.fromkeys(p.source for p in probes))
     groups = {s: [p for p in probes if p.source == s] for s in sources}
     calls = [
-        (lambda s=s: _probe_from_client(groups[s], deadline)) if s == CLIENT else (lambda s=s: _probe_from_host(hosts[s], groups[s], image))
+        (lambda s=s: _probe_from_client(groups[s], deadline)) if s == CLIENT else (lambda s=s: _probe_from_host(listeners[s], groups[s]))
         for s in sources
     ]
     checks, results = [], {}
@@ -506,16 +516,16 @@ def run_preflight(
     answering = [(h, e) for h, e in zip(inventory.hosts, engines) if e.answered]
     try:
         listened = _parallel([lambda h=h, e=e: _listen(h, e, ports_on(h, ports), image, deadline) for h, e in answering], deadline)
-        port_checks: dict[tuple[str, str], Check] = {}
+        listeners: dict[str, _Listener] = {}
         for (host, _), outcome in zip(answering, listened):
             if isinstance(outcome, Exception):
                 checks.append(Check("probe", "failed", host.name, CLIENT, detail=_message(outcome)))
                 continue
-            checks += outcome
-            port_checks.update({(c.to, f"{c.port}/{c.protocol}"): c for c in outcome})
-        ready = {to for to, _ in port_checks}
-        probes, notes = _probeable(plan_probes(inventory.hosts, ports), port_checks, ready)
-        checks += notes + _reachability(probes, {h.name: h for h in inventory.hosts}, image, deadline)
+            listeners[host.name] = outcome
+            checks += outcome.checks
+        port_checks = {(c.to, f"{c.port}/{c.protocol}"): c for listener in listeners.values() for c in listener.checks}
+        probes, notes = _probeable(plan_probes(inventory.hosts, ports), port_checks, set(listeners))
+        checks += notes + _reachability(probes, listeners, deadline)
     finally:
         _parallel([lambda h=h: dockerapi.remove_labelled_containers(h.endpoint, PROBE_LABEL_FILTER) for h, _ in answering], time.monotonic() + 30)
     return build_report(engines, checks, ports, inventory.hosts, time.monotonic() - started)

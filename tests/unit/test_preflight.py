@@ -86,7 +86,7 @@ def test_plan_grows_with_pairs():
 def test_listener_script_listens_on_each_port_and_ends_by_itself():
     script = listener_script(ports_on(HOSTS[1], PORTS), lifetime=42)
     assert "TCP-LISTEN:7946,fork,reuseaddr" in script
-    assert "UDP-RECVFROM:4789,fork EXEC:cat" in script
+    assert "UDP-RECVFROM:4789,fork PIPE" in script
     assert "2377" not in script
     assert script.endswith("sleep 42")
 
@@ -108,7 +108,8 @@ def test_prober_script_and_its_output():
     ]
     script = prober_script(probes)
     assert "tcp 0 TCP:10.0.0.12:7946 &" in script
-    assert f"udp 1 UDP:10.0.0.12:4789 {echo_token(probes[1])} &" in script
+    token = echo_token(probes[1])
+    assert f"udp 1 UDP:10.0.0.12:4789,readbytes={len(token) + 1} {token} &" in script
     assert script.endswith("wait")
     assert parse_prober("PROBE 1 FAIL Connection refused\nPROBE 0 OK\nnoise\nPROBE 9 OK", 2) == [
         (True, ""), (False, "Connection refused")
