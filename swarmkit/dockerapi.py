@@ -300,7 +300,7 @@ def stack_services(manager_endpoint: str, stack: str) -> list[str]:
     found = _call(
         manager_endpoint,
         f"listing the services of stack {stack}",
-        lambda c: c.service.list(filters={"label": f"com.docker.stack.namespace={stack}"}),
+        lambda c: c.service.list(filters=[("label", f"com.docker.stack.namespace={stack}")]),
     )
     return sorted(service.spec.name for service in found)
 

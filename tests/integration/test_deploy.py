@@ -1,0 +1,159 @@
+"""`up` and `deploy` on a real 3-host sandbox with the tansu engine (one sandbox, one swarm for the module).
+
+The tests run in order: bad input first (nothing may exist afterwards), then `up` with topics, an
+unchanged `up` that must restart nothing, a topic mismatch, then the other advertise modes as
+separate stacks on other ports (a fresh stack starts in seconds; changing one stack's advertise
+mode would roll every broker with the stack's 10 s update delay).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+
+from swarmkit import dockerapi, sandbox
+from swarmkit.deploy import DeployOptions, DeployResult, deploy, up
+from swarmkit.errors import SpecError
+from swarmkit.identity import ID_LABEL, NEXT_LABEL
+from swarmkit.inventory import Inventory, load_inventory
+from swarmkit.kafka import broker_metadata
+from swarmkit.listeners import ListenerPlan
+from tests.integration.sandboxes import fresh_sandbox
+
+pytestmark = pytest.mark.integration
+
+TOPICS = "myTopic:3:1,anotherTopic:2:1"
+BAD_SPECS = ["a:3:5", "bad name!:1:1", "x:0:1"]
+
+
+@pytest.fixture(scope="module")
+def dp(tmp_path_factory: pytest.TempPathFactory):
+    with fresh_sandbox("dp", 3, "10.246.0.0/24", "dp", tmp_path_factory.mktemp("dp")) as created:
+        yield created
+
+
+@pytest.fixture(scope="module")
+def inventory(dp: sandbox.Sandbox) -> Inventory:
+    return load_inventory(dp.inventory_path)
+
+
+def manager(inventory: Inventory) -> str:
+    return inventory.first_manager.endpoint
+
+
+def running_tasks(inventory: Inventory, service: str) -> dict[str, tuple[str, str]]:
+    """Swarm node id -> (task id, container id) of each running task; fails on two tasks on one node."""
+    state = dockerapi.service_state(manager(inventory), service)
+    assert state is not None, f"{service} is not deployed"
+    running = [t for t in state.tasks if t.desired_state == "running" and t.state == "running"]
+    per_node = Counter(t.node_id for t in running)
+    assert all(count == 1 for count in per_node.values()), per_node
+    return {t.node_id: (t.id, t.container_id) for t in running}
+
+
+def advertised(address: str, port: int) -> list[str]:
+    """What the broker at address:port advertises, asked from this machine."""
+    return [broker.endpoint for broker in broker_metadata(f"{address}:{port}", timeout=5).brokers]
+
+
+def identity_file(inventory: Inventory, result: DeployResult, host_name: str) -> str:
+    endpoint = inventory.host(host_name).endpoint
+    node = next(n for n in result.nodes if n.host == host_name)
+    (container,) = dockerapi.client(endpoint).container.list(filters=[("label", f"com.docker.swarm.task.id={node.task_id}")])
+    return container.execute(["cat", "/swarmkit/identity/node.env"])
+
+
+@pytest.mark.parametrize("topics", BAD_SPECS)
+def test_bad_topic_specs_stop_up_before_preflight_or_swarm(inventory: Inventory, topics: str) -> None:
+    with pytest.raises(SpecError) as raised:
+        up(inventory, DeployOptions(topics=topics))
+    assert raised.value.hint
+    assert {dockerapi.engine_info(h.endpoint).swarm_state for h in inventory.hosts} == {"inactive"}
+
+
+def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inventory: Inventory) -> None:
+    progress: list[tuple[int, int, str]] = []
+    started = time.monotonic()
+    result = up(inventory, DeployOptions(topics=TOPICS), on_progress=lambda *report: progress.append(report))
+    print(f"\nup: {time.monotonic() - started:.1f}s, deploy {result.deploy.deploy_s:.1f}s, converge {result.deploy.converge_s:.1f}s")
+    assert result.preflight is not None and result.preflight.ok
+    assert [a.action for a in result.swarm.actions] == ["init", "join", "join"]
+    assert result.ok, result.deploy.problems
+    assert progress[-1][:2] == (3, 3) and any(done == 3 and "serving" in message for done, _, message in progress)
+
+    tasks = running_tasks(inventory, "kafka_broker")
+    nodes = {n.host: n for n in result.deploy.nodes}
+    assert set(tasks) == {n.node_id for n in nodes.values()}
+    for host in inventory.hosts:
+        assert advertised(host.address, 9094) == [f"{host.name}:9094"]
+        assert advertised(host.name, 9094) == [f"{host.name}:9094"]  # the advertised name resolves from here
+        assert nodes[host.name].advertised == f"{host.name}:9094"
+        metadata = broker_metadata(f"{host.address}:9094")
+        assert (metadata.topic("myTopic").partition_count, metadata.topic("anotherTopic").partition_count) == (3, 2)
+    assert Counter(t.status for t in result.deploy.topics) == {"created": 6}
+
+    assert [nodes[h.name].broker_id for h in inventory.hosts] == [1, 2, 3]
+    labels = {n.hostname: n.labels for n in dockerapi.swarm_nodes(manager(inventory))}
+    assert {name: labels[name][ID_LABEL] for name in labels} == {"dp1": "1", "dp2": "2", "dp3": "3"}
+    assert labels["dp1"][NEXT_LABEL] == "4"
+    assert identity_file(inventory, result.deploy, "dp2") == "BROKER_ID=2\nNODE_ADDRESS=10.246.0.12"
+
+
+def test_up_again_restarts_nothing(inventory: Inventory) -> None:
+    before = running_tasks(inventory, "kafka_broker")
+    started = time.monotonic()
+    result = up(inventory, DeployOptions(topics=TOPICS))
+    print(f"\nunchanged up: {time.monotonic() - started:.1f}s (deploy {result.deploy.total_s:.1f}s)")
+    assert result.ok
+    assert not result.swarm.changed
+    assert running_tasks(inventory, "kafka_broker") == before
+    assert {(n.identity, n.new_id) for n in result.deploy.nodes} == {("unchanged", False)}
+    assert Counter(t.status for t in result.deploy.topics) == {"exists": 6}
+
+
+def test_a_topic_that_differs_from_its_spec_is_reported_and_left_alone(inventory: Inventory) -> None:
+    before = running_tasks(inventory, "kafka_broker")
+    result = deploy(inventory, DeployOptions(topics="myTopic:5:1,anotherTopic:2:1"))
+    assert not result.ok
+    assert {(t.name, t.status) for t in result.topics} == {("myTopic", "mismatch"), ("anotherTopic", "exists")}
+    assert "myTopic" in result.error().message and "3 partitions" in result.error().message
+    for host in inventory.hosts:
+        assert broker_metadata(f"{host.address}:9094").topic("myTopic").partition_count == 3
+    assert running_tasks(inventory, "kafka_broker") == before
+
+
+@pytest.mark.parametrize("topics", BAD_SPECS)
+def test_bad_topic_specs_deploy_nothing_on_a_live_swarm(inventory: Inventory, topics: str) -> None:
+    with pytest.raises(SpecError):
+        deploy(inventory, DeployOptions(topics=topics, stack_name="bad"))
+    assert dockerapi.stack_services(manager(inventory), "bad") == []
+    for host in inventory.hosts:
+        assert not dockerapi.client(host.endpoint).volume.exists("bad_identity")
+
+
+def test_inventory_address_mode_advertises_each_hosts_address(inventory: Inventory) -> None:
+    options = DeployOptions(
+        advertise="inventory-address", stack_name="addr", listeners=ListenerPlan.build(external_port=9194), topics="t:1:1"
+    )
+    result = deploy(inventory, options)
+    print(f"\naddr stack: deploy {result.deploy_s:.1f}s, converge {result.converge_s:.1f}s")
+    assert result.ok
+    for host in inventory.hosts:
+        assert advertised(host.address, 9194) == [f"{host.address}:9194"]
+    assert len(running_tasks(inventory, "addr_broker")) == 3
+
+
+def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(inventory: Inventory) -> None:
+    command = "echo b$(sed -n 's/^BROKER_ID=//p' /swarmkit/identity/node.env).example"
+    options = DeployOptions(
+        advertise="command", hostname_command=command, stack_name="cmd", listeners=ListenerPlan.build(external_port=9294)
+    )
+    result = deploy(inventory, options)
+    ids = {n.host: n.broker_id for n in result.nodes}
+    for host in inventory.hosts:
+        assert advertised(host.address, 9294) == [f"b{ids[host.name]}.example:9294"]
+    assert sorted(n.advertised for n in result.nodes) == ["b1.example:9294", "b2.example:9294", "b3.example:9294"]
+    assert len(running_tasks(inventory, "cmd_broker")) == 3
+    assert running_tasks(inventory, "kafka_broker")  # the first stack still runs beside it
