@@ -153,7 +153,7 @@ def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
             error=t.error.str() if t.error else "",
         )
         for t in sorted(raw.topics.values(), key=lambda t: t.topic)
-        if not t.topic.startswith("__")
+        if not t.topic.startswith("__")  # internal topics (__consumer_offsets) are not the user's
     )
     return ClusterMetadata(client.bootstrap, raw.cluster_id, raw.controller_id, brokers, topics)
 

@@ -48,13 +48,17 @@ def wait_until_answers(bootstrap: str, timeout: float = START_TIMEOUT) -> None:
                 raise
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(5)
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM all at once (tansu exits at once), SIGKILL whoever is still there (one that just lost a busy client can linger)."""
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + 2  # memory engine: nothing to flush
+    for process in processes:
+        try:
+            process.wait(max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
 
 
 @contextlib.contextmanager
@@ -87,8 +91,7 @@ def tansu_brokers(advertised_hosts: list[str | None], log_dir: Path) -> Iterator
             wait_until_answers(broker.listen)
         yield brokers
     finally:
-        for process in processes:
-            _stop(process)
+        _stop(processes)
 
 
 @pytest.fixture(scope="session")
