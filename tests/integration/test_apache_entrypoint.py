@@ -1,0 +1,171 @@
+"""The apache engine's per-node entrypoint on real sandbox nodes, Kafka replaced by a recorder.
+
+The official apache/kafka image cannot be pulled here, so a stand-in (busybox plus
+``stacks/apache/recorder/run`` at the image's start command) is built on a sandbox host and pushed
+to the sandbox registry; the rendered apache stack is deployed with it unchanged.  What Kafka
+would have been given is read back from each container's log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import pytest
+
+from swarmkit import dockerapi, image, sandbox, swarm
+from swarmkit.assets import STACKS_DIR
+from swarmkit.deploy import DeployOptions, DeployResult, deploy
+from swarmkit.dockerapi import TaskState
+from swarmkit.identity import CLUSTER_ID_LABEL
+from swarmkit.inventory import Inventory, load_inventory
+from swarmkit.listeners import ListenerPlan
+from swarmkit.stack import kafka_env
+from tests.integration.sandboxes import fresh_sandbox
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+BROKER = "kafka_broker"
+CONTROLLER = "kafka_controller-1"
+
+
+def recorder_recipe() -> image.ImageRecipe:
+    return image.ImageRecipe(
+        tag="swarmkit/kafka-recorder:1",
+        dockerfile=STACKS_DIR / "apache" / "recorder" / "Dockerfile",
+        files=((image.BUSYBOX, "busybox"), (STACKS_DIR / "apache" / "recorder" / "run", "run")),
+    )
+
+
+@pytest.fixture(scope="module")
+def ap(tmp_path_factory: pytest.TempPathFactory):
+    with fresh_sandbox("ap", 3, "10.247.0.0/24", "ap", tmp_path_factory.mktemp("ap")) as created:
+        yield created
+
+
+@pytest.fixture(scope="module")
+def recorder(ap: sandbox.Sandbox) -> str:
+    return image.publish(ap.hosts[0].endpoint, recorder_recipe(), ap.registry)
+
+
+@pytest.fixture(scope="module")
+def first_deploy(ap: sandbox.Sandbox, recorder: str) -> DeployResult:
+    inventory = load_inventory(ap.inventory_path)
+    swarm.swarm_up(inventory)
+    return deploy(inventory, options(recorder))
+
+
+def options(recorder: str) -> DeployOptions:
+    return DeployOptions(engine="apache", image=recorder, check_kafka=False, timeout=60)
+
+
+def wait_until(what: str, probe: Callable[[], T | None], timeout: float = 30) -> T:
+    deadline = time.monotonic() + timeout
+    while (found := probe()) is None:
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return found
+
+
+def running_task(manager: str, service: str, node_id: str) -> TaskState | None:
+    state = dockerapi.service_state(manager, service)
+    tasks = [t for t in state.tasks if t.node_id == node_id and t.desired_state == "running" and t.state == "running"]
+    return tasks[0] if len(tasks) == 1 else None
+
+
+def recorded(inventory: Inventory, service: str, host_name: str) -> tuple[TaskState, dict[str, str]] | None:
+    """The running task on a host and the Kafka settings its recorder printed (None until it printed)."""
+    node_id = swarm.node_ids(inventory)[host_name]
+    task = running_task(inventory.first_manager.endpoint, service, node_id)
+    if task is None:
+        return None
+    log = dockerapi.container_output(inventory.host(host_name).endpoint, task.container_id)
+    if "recorder: ready" not in log:
+        return None
+    env = dict(line.removeprefix("recorder: env ").split("=", 1) for line in log.splitlines() if line.startswith("recorder: env "))
+    return task, env
+
+
+def all_recorded(inventory: Inventory) -> dict[str, tuple[TaskState, dict[str, str]]]:
+    return {h.name: wait_until(f"the recorder on {h.name}", lambda h=h: recorded(inventory, BROKER, h.name)) for h in inventory.hosts}
+
+
+def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: sandbox.Sandbox, first_deploy: DeployResult) -> None:
+    inventory = load_inventory(ap.inventory_path)
+    seen = all_recorded(inventory)
+    ids = {n.host: n.broker_id for n in first_deploy.nodes}
+    assert sorted(ids.values()) == [1, 2, 3]
+    for host in inventory.hosts:
+        task, env = seen[host.name]
+        assert env["KAFKA_NODE_ID"] == str(ids[host.name])
+        assert env["KAFKA_PROCESS_ROLES"] == "broker"
+        assert env["CLUSTER_ID"] == first_deploy.cluster_id
+        assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == "9001@controller-1:9093"
+        assert "KAFKA_START_COMMAND" not in env  # it would become a server property
+        expected = kafka_env(ListenerPlan().broker_settings(advertised_host=host.name, internal_host=task.name))
+        assert {key: env[key] for key in expected} == expected
+    _, controller = wait_until("the controller's recorder", lambda: recorded(inventory, CONTROLLER, "ap1"))
+    assert (controller["KAFKA_NODE_ID"], controller["KAFKA_PROCESS_ROLES"]) == ("9001", "controller")
+    assert controller["KAFKA_LISTENERS"] == "CONTROLLER://:9093"
+    assert controller["CLUSTER_ID"] == first_deploy.cluster_id
+
+
+def test_the_cluster_id_is_kept_in_the_swarm_and_a_redeploy_restarts_nothing(
+    ap: sandbox.Sandbox, recorder: str, first_deploy: DeployResult
+) -> None:
+    inventory = load_inventory(ap.inventory_path)
+    labels = {n.hostname: n.labels for n in dockerapi.swarm_nodes(inventory.first_manager.endpoint)}
+    assert labels["ap1"][f"{CLUSTER_ID_LABEL}.kafka"] == first_deploy.cluster_id
+    before = {name: task.id for name, (task, _) in all_recorded(inventory).items()}
+    again = deploy(inventory, options(recorder))
+    assert again.cluster_id == first_deploy.cluster_id
+    assert {name: task.id for name, (task, _) in all_recorded(inventory).items()} == before
+
+
+def test_the_internal_host_resolves_from_another_broker(ap: sandbox.Sandbox, first_deploy: DeployResult) -> None:
+    """{{.Task.Name}}, what each broker advertises on the internal listener, seen from a peer over the overlay."""
+    inventory = load_inventory(ap.inventory_path)
+    seen = all_recorded(inventory)
+    (ap1_task, _), (ap2_task, _) = seen["ap1"], seen["ap2"]
+    container = dockerapi.client(inventory.host("ap1").endpoint).container
+    answer = container.execute(ap1_task.container_id, ["nslookup", ap2_task.name])
+    print(f"\nnslookup {ap2_task.name} from ap1's broker:\n{answer}")
+    addresses = [line.split()[-1] for line in answer.splitlines()[2:] if line.startswith("Address")]
+    assert addresses, answer
+
+
+def test_a_restarted_task_keeps_its_id(ap: sandbox.Sandbox, first_deploy: DeployResult) -> None:
+    inventory = load_inventory(ap.inventory_path)
+    before = all_recorded(inventory)
+    old_task, old_env = before["ap2"]
+    dockerapi.client(inventory.host("ap2").endpoint).container.kill(old_task.container_id)
+    task, env = wait_until(
+        "a new task on ap2",
+        lambda: (found if (found := recorded(inventory, BROKER, "ap2")) and found[0].id != old_task.id else None),
+        timeout=45,
+    )
+    assert env["KAFKA_NODE_ID"] == old_env["KAFKA_NODE_ID"]
+    assert env["KAFKA_ADVERTISED_LISTENERS"] == f"INTERNAL://{task.name}:9092,EXTERNAL://ap2:9094"
+    after = all_recorded(inventory)
+    assert after["ap1"][0].id == before["ap1"][0].id and after["ap3"][0].id == before["ap3"][0].id
+
+
+def test_an_added_node_gets_a_new_id_and_the_other_brokers_keep_running(
+    ap: sandbox.Sandbox, recorder: str, first_deploy: DeployResult
+) -> None:
+    inventory = load_inventory(ap.inventory_path)
+    before = {name: (task.id, env["KAFKA_NODE_ID"]) for name, (task, env) in all_recorded(inventory).items()}
+    sandbox.add_node("ap")
+    grown = load_inventory(ap.inventory_path)
+    assert [h.name for h in grown.hosts] == ["ap1", "ap2", "ap3", "ap4"]
+    swarm.swarm_up(grown)
+    result = deploy(grown, options(recorder))
+    new = next(n for n in result.nodes if n.host == "ap4")
+    assert (new.broker_id, new.new_id, new.identity) == (4, True, "written")
+    _, env = wait_until("the recorder on ap4", lambda: recorded(grown, BROKER, "ap4"), timeout=45)
+    assert env["KAFKA_NODE_ID"] == "4"
+    assert env["KAFKA_ADVERTISED_LISTENERS"].endswith(",EXTERNAL://ap4:9094")
+    after = {name: (task.id, env["KAFKA_NODE_ID"]) for name, (task, env) in all_recorded(inventory).items()}
+    assert after == before
