@@ -54,8 +54,10 @@ def render(console: Console, spark: SparkReport, base: list[dict], base_s: float
     for column in ("run", "records back", "traffic s", "records/s", "vs baseline"):
         table.add_column(column, justify="right" if column != "run" else "left")
     ratio = f"{spark_rate / base_rate:.2f}x" if base_rate else "-"
-    table.add_row(f"Spark {spark.master}", f"{total_spark:,}", f"{spark.traffic_s:.2f}", _rate(total_spark, spark.traffic_s), ratio)
-    table.add_row(f"plain, {os.cpu_count()} procs", f"{total_base:,}", f"{base_s:.2f}", _rate(total_base, base_s), "1.00x")
+    spark_row = (f"{total_spark:,}", f"{spark.traffic_s:.2f}", _rate(total_spark, spark.traffic_s), ratio)
+    table.add_row(f"Spark {spark.master}", *spark_row)
+    base_row = (f"{total_base:,}", f"{base_s:.2f}", _rate(total_base, base_s), "1.00x")
+    table.add_row(f"plain, {os.cpu_count()} procs", *base_row)
     table.add_row(
         "Spark + start-up", f"{total_spark:,}", f"{spark.wall_s:.2f}", _rate(total_spark, spark.wall_s),
         f"{(total_spark / spark.wall_s) / base_rate:.2f}x" if base_rate and spark.wall_s else "-",

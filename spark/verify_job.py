@@ -146,7 +146,9 @@ def plan_slices(targets: list[Target], topic: str, records: int, payload_bytes: 
         for position, partition in enumerate(target.partitions):
             count = len(range(position, records, step))
             slices.append(
-                Slice(run_id, target.index, target.broker, topic, partition, position, step, count, payload_bytes, timeout)
+                Slice(
+                    run_id, target.index, target.broker, topic, partition, position, step, count, payload_bytes, timeout
+                )
             )
     return slices
 
@@ -253,7 +255,8 @@ def run_slice(s: Slice) -> dict[str, Any]:
         if unsent:
             result["error"] = f"{unsent} records still unsent after {s.timeout:g}s"
         elif reader.next_offset <= acked["last"]:
-            result["error"] = f"read back only to offset {reader.next_offset} of {acked['last'] + 1} within {s.timeout:g}s"
+            end = acked["last"] + 1
+            result["error"] = f"read back only to offset {reader.next_offset} of {end} within {s.timeout:g}s"
     except (KafkaException, TimeoutError) as exc:
         detail = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc)
         result["error"] = f"{s.broker} partition {s.partition}: {errors[-1] if errors else detail}"
@@ -394,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
             report["spark_startup_s"] = round(time.monotonic() - session_start, 3)
             report["master"] = session.sparkContext.master
             targets = probing.result()
-        slices = plan_slices([t for t in targets if not t.error], args.topic, args.records, args.payload_bytes, args.timeout)
+        usable = [t for t in targets if not t.error]
+        slices = plan_slices(usable, args.topic, args.records, args.payload_bytes, args.timeout)
         traffic_start = time.monotonic()
         results = _run_on_spark(session, slices)
         report["traffic_s"] = round(time.monotonic() - traffic_start, 3)

@@ -142,7 +142,9 @@ def spark_submit() -> Path:
         raise SparkJobError("pyspark is not installed", hint="run scripts/setup.sh or .venv/bin/pip install pyspark")
     script = Path(next(iter(spec.submodule_search_locations))) / "bin" / "spark-submit"
     if not script.is_file():
-        raise SparkJobError(f"spark-submit missing at {script}", hint="reinstall pyspark: .venv/bin/pip install -U pyspark")
+        raise SparkJobError(
+            f"spark-submit missing at {script}", hint="reinstall pyspark: .venv/bin/pip install -U pyspark"
+        )
     return script
 
 

@@ -49,7 +49,7 @@ def wait_until_answers(bootstrap: str, timeout: float = START_TIMEOUT) -> None:
 
 
 def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    """SIGTERM all at once (tansu exits at once), SIGKILL whoever is still there (one that just lost a busy client can linger)."""
+    """SIGTERM all at once (tansu exits at once), then SIGKILL any that linger (as one that lost a busy client can)."""
     for process in processes:
         process.terminate()
     deadline = time.monotonic() + 2  # memory engine: nothing to flush

@@ -160,7 +160,9 @@ def test_spark_job_timeout_stops_the_whole_job(local_brokers: list[LocalBroker],
     report_path = tmp_path / "slow.json"
     started = time.monotonic()
     with pytest.raises(SparkJobError) as caught:
-        run_verify_job([local_brokers[0].advertised], unique("slow"), records=10_000_000, report_path=report_path, timeout=4)
+        run_verify_job(
+            [local_brokers[0].advertised], unique("slow"), records=10_000_000, report_path=report_path, timeout=4
+        )
     assert time.monotonic() - started < 4 + 2 * 5 + 2
     assert "did not finish within 4s" in caught.value.message
     leftovers = subprocess.run(["pgrep", "-f", str(report_path)], capture_output=True, text=True).stdout.split()
