@@ -33,7 +33,10 @@ from swarmkit.stack import StackRequest, check_request, image_of, render_stack
 from swarmkit.swarm import SwarmResult
 from swarmkit.topics import TopicSpec, parse_topic_specs
 
-DEFAULT_TIMEOUT = 180.0
+# A changed stack rolls one broker at a time (update delay 10 s, plus stop and start), so the
+# default wait grows with the number of nodes.
+BASE_TIMEOUT = 60.0
+TIMEOUT_PER_NODE = 30.0
 POLL_INTERVAL = 0.5
 PROBE_TIMEOUT = 2.0
 TOPIC_TIMEOUT = 10.0
@@ -59,7 +62,7 @@ class DeployOptions:
     hostname_command: str | None = None
     topics: str = ""  # name:partitions:replicas[:key=value...], comma-separated
     stack_name: str = "kafka"
-    timeout: float = DEFAULT_TIMEOUT  # seconds to wait for convergence
+    timeout: float | None = None  # seconds to wait for convergence; None: 60 + 30 per node
     listeners: ListenerPlan = field(default_factory=ListenerPlan)
     cluster_id: str | None = None  # apache: None = the one kept in the swarm (generated on first deploy)
     replication_factor: int | None = None
@@ -156,7 +159,7 @@ def validate(inventory: Inventory, options: DeployOptions) -> ModuleType:
     """Every check that needs no engine; raises SpecError.  Returns the engine module."""
     options = options.resolved(inventory)
     engine = engine_module(options.engine or "")
-    if options.timeout <= 0:
+    if options.timeout is not None and options.timeout <= 0:
         raise SpecError(f"timeout: {options.timeout:g}s", hint="give the brokers a positive time to start, e.g. 180")
     request = _request(inventory, options, options.cluster_id or (VALIDATION_CLUSTER_ID if engine.KRAFT else None))
     check_request(request)
@@ -429,7 +432,8 @@ def deploy(inventory: Inventory, options: DeployOptions, on_progress: Progress |
         )
         for member in eligible
     ]
-    _converge(manager, request.broker_service, targets, options.check_kafka, options.timeout, progress)
+    timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
+    _converge(manager, request.broker_service, targets, options.check_kafka, timeout, progress)
     converged = time.monotonic()
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")

@@ -157,14 +157,21 @@ def test_an_added_node_gets_a_new_id_and_the_other_brokers_keep_running(
 ) -> None:
     inventory = load_inventory(ap.inventory_path)
     before = {name: (task.id, env["KAFKA_NODE_ID"]) for name, (task, env) in all_recorded(inventory).items()}
+    started = time.monotonic()
     sandbox.add_node("ap")
     grown = load_inventory(ap.inventory_path)
     assert [h.name for h in grown.hosts] == ["ap1", "ap2", "ap3", "ap4"]
+    added = time.monotonic()
     swarm.swarm_up(grown)
+    joined = time.monotonic()
     result = deploy(grown, options(recorder))
     new = next(n for n in result.nodes if n.host == "ap4")
     assert (new.broker_id, new.new_id, new.identity) == (4, True, "written")
     _, env = wait_until("the recorder on ap4", lambda: recorded(grown, BROKER, "ap4"), timeout=45)
+    print(
+        f"\nadd-node: sandbox {added - started:.1f}s, swarm_up {joined - added:.1f}s, deploy {result.deploy_s:.1f}s"
+        f" + converge {result.converge_s:.1f}s, recorder on ap4 after {time.monotonic() - joined:.1f}s"
+    )
     assert env["KAFKA_NODE_ID"] == "4"
     assert env["KAFKA_ADVERTISED_LISTENERS"].endswith(",EXTERNAL://ap4:9094")
     after = {name: (task.id, env["KAFKA_NODE_ID"]) for name, (task, env) in all_recorded(inventory).items()}
