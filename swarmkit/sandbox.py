@@ -499,6 +499,9 @@ def start_engine(name: str, host_name: str) -> SandboxHost:
     host = sandbox.host(host_name)
     if _processes_under(host.directory):
         raise SandboxError(f"the engine of {host.name} is already running", hint="stop it first")
+    # A killed engine leaves pid files behind; a restarted dockerd would wait on the dead pids.
+    for pid_file in ("docker.pid", "exec/containerd/containerd.pid"):
+        (Path(host.directory) / pid_file).unlink(missing_ok=True)
     restarted = replace(host, pid=_start_engine(sandbox, host))
     _wait_engine(restarted)
     _save(replace(sandbox, hosts=tuple(restarted if h.name == host.name else h for h in sandbox.hosts)))

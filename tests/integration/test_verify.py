@@ -1,0 +1,144 @@
+"""`swarmkit verify` and `listeners diagnose` on a real 3-host swarm: health, every failure named, scale-out."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from swarmkit import deploy, diagnose, sandbox, swarm, verify
+from swarmkit.errors import DeployError
+from swarmkit.inventory import Inventory, load_inventory
+from swarmkit.listeners import ListenerPlan
+from tests.integration.sandboxes import fresh_sandbox
+
+pytestmark = pytest.mark.integration
+
+NAME = "vf"
+INTERNAL_NAME = "ip-172-31-18-160.us-west-2.compute.internal"
+TOPICS = "myTopic:3:1,anotherTopic:2:1"
+VERIFY_BOUND_S = 30
+
+
+@pytest.fixture(scope="module")
+def vf(tmp_path_factory: pytest.TempPathFactory):
+    with fresh_sandbox(NAME, 3, "10.249.0.0/24", "vf", tmp_path_factory.mktemp("vf")) as created:
+        inventory = load_inventory(created.inventory_path)
+        swarm.swarm_up(inventory)
+        yield created
+
+
+def inventory_of(box: sandbox.Sandbox) -> Inventory:
+    return load_inventory(box.inventory_path)
+
+
+def deploy_with(inventory: Inventory, **options) -> deploy.DeployResult:
+    return deploy.deploy(inventory, deploy.DeployOptions(topics=TOPICS, timeout=60, **options).resolved(inventory))
+
+
+def timed_verify(inventory: Inventory, **options) -> verify.VerifyReport:
+    started = time.monotonic()
+    report = verify.verify(inventory, verify.VerifyOptions(timeout=3, **options))
+    assert time.monotonic() - started < VERIFY_BOUND_S
+    return report
+
+
+def by_node(report: verify.VerifyReport) -> dict[str, verify.BrokerVerdict]:
+    return {b.node: b for b in report.brokers}
+
+
+def test_healthy_cluster_verifies_and_a_second_run_sees_no_change(vf: sandbox.Sandbox) -> None:
+    inventory = inventory_of(vf)
+    deploy_with(inventory)
+    first = timed_verify(inventory)
+    assert first.ok, first.to_dict()
+    assert [(b.node, b.advertised, b.expected) for b in first.brokers] == [
+        (f"vf{i}", f"vf{i}:9094", f"vf{i}:9094") for i in (1, 2, 3)
+    ]
+    assert {(t.broker, t.topic) for t in first.topics if t.ok} == {
+        (f"vf{i}:9094", topic) for i in (1, 2, 3) for topic in ("myTopic", "anotherTopic")
+    }
+    assert timed_verify(inventory).changes == ()
+
+
+def test_a_blocked_client_port_is_named(vf: sandbox.Sandbox) -> None:
+    sandbox.firewall(NAME, "vf2", "9094/tcp", block=True)
+    try:
+        report = timed_verify(inventory_of(vf))
+    finally:
+        sandbox.firewall(NAME, "vf2", "9094/tcp", block=False)
+    assert not report.ok
+    failing = [b for b in report.brokers if not b.ok]
+    assert [b.node for b in failing] == ["vf2"]
+    assert "time out" in failing[0].detail and "open 9094/tcp inbound on vf2" in failing[0].fix
+    assert any("node lost: vf2" in change for change in report.changes)
+
+
+def test_a_stopped_engine_is_named(vf: sandbox.Sandbox) -> None:
+    sandbox.stop_engine(NAME, "vf3")
+    try:
+        report = timed_verify(inventory_of(vf))
+    finally:
+        sandbox.start_engine(NAME, "vf3")
+    assert not report.ok
+    (failing,) = [b for b in report.brokers if not b.ok]
+    assert failing.node == "vf3" and "Docker engine of vf3 does not answer" in failing.detail
+    assert "start dockerd on vf3" in failing.fix
+
+
+def side_stack(name: str, port: int) -> dict:
+    """A second stack on other ports: a fresh deploy (no rolling update of the main stack) per drill."""
+    return {"stack_name": name, "listeners": ListenerPlan.build(internal_port=port + 100, external_port=port)}
+
+
+def test_a_crashing_broker_is_named(vf: sandbox.Sandbox) -> None:
+    """A HOSTNAME_COMMAND that prints nothing on vf3: that broker exits at start, again and again."""
+    inventory = inventory_of(vf)
+    command = 'test "$SWARMKIT_NODE_HOSTNAME" != vf3 && echo "$SWARMKIT_NODE_HOSTNAME"'
+    with pytest.raises(DeployError, match="vf3"):
+        deploy.deploy(
+            inventory,
+            deploy.DeployOptions(
+                advertise="command", hostname_command=command, topics=TOPICS, timeout=20, **side_stack("crash", 9095)
+            ).resolved(inventory),
+        )
+    report = timed_verify(inventory, stack_name="crash", external_port=9095)
+    assert not report.ok
+    (failing,) = [b for b in report.brokers if not b.ok]
+    assert failing.node == "vf3"
+    assert "exit" in failing.detail or "failed" in failing.detail, failing.detail
+
+
+def test_an_unresolvable_advertised_name_fails_verify_and_diagnose(vf: sandbox.Sandbox) -> None:
+    """The seeds' failure: the bootstrap answers, then the advertised cloud-internal name resolves nowhere."""
+    inventory = inventory_of(vf)
+    deploy_with(inventory, advertise="command", hostname_command=f"echo {INTERNAL_NAME}", **side_stack("cloud", 9096))
+    report = timed_verify(inventory, stack_name="cloud", external_port=9096)
+    assert not report.ok
+    for broker in report.brokers:
+        assert broker.advertised == f"{INTERNAL_NAME}:9096"
+        assert not broker.resolves and "does not resolve" in broker.detail
+        assert "HOSTNAME_COMMAND" in broker.fix
+    diagnosis = diagnose.diagnose("vf1:9096", timeout=3)
+    assert not diagnosis.ok
+    (broker,) = diagnosis.brokers
+    assert broker.advertised == f"{INTERNAL_NAME}:9096" and not broker.resolves
+    assert "internal" in broker.cause.lower()
+
+
+def test_scale_out_is_reported_and_spark_runs_through_four_brokers(vf: sandbox.Sandbox) -> None:
+    inventory = inventory_of(vf)
+    assert timed_verify(inventory).ok
+    sandbox.add_node(NAME)
+    inventory = inventory_of(vf)
+    swarm.swarm_up(inventory)
+    deploy_with(inventory)
+    report = timed_verify(inventory)
+    assert report.ok, report.to_dict()
+    assert "node added: vf4 (broker ok)" in report.changes
+    assert by_node(report)["vf4"].advertised == "vf4:9094"
+    spark = verify.verify(inventory, verify.VerifyOptions(spark=True, spark_records=5000))
+    assert spark.ok, spark.to_dict()
+    assert spark.spark is not None
+    assert sorted(b.broker for b in spark.spark.brokers) == [f"vf{i}:9094" for i in (1, 2, 3, 4)]
+    assert all(b.produced == b.consumed == 5000 and b.checksum_ok for b in spark.spark.brokers)
