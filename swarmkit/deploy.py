@@ -309,21 +309,34 @@ def _running_task(state: ServiceState, node_id: str) -> TaskState | None:
     return None
 
 
-def _why_not_running(state: ServiceState, target: _Target) -> str:
-    """What `docker service ps` says about a node whose broker does not serve."""
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[TaskState], str]) -> str:
+    """What `docker service ps` says about a node whose broker does not serve, with the last line
+    the failed container printed (``output_of``): usually the entrypoint's own explanation."""
     tasks = _node_tasks(state, target.member.node.id)
     if not tasks:
         return f"no broker task on this node (swarm node state {target.member.node.state}, availability {target.member.node.availability})"
-    latest = tasks[0]
     running = _running_task(state, target.member.node.id)
     if running is not None:
         return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}"
-    line = f"task {latest.name} is {latest.state} (desired {latest.desired_state})"
-    if latest.error or latest.message:
-        line += f": {latest.error or latest.message}"
-    failed = next((t for t in tasks[1:] if t.error), None)
-    if failed and not latest.error:
-        line += f"; last failure: {failed.error}"
+    latest = tasks[0]
+    line = f"task {latest.name} is {latest.state}"
+    if latest.desired_state != latest.state:
+        line += f" (desired {latest.desired_state})"
+    detail = latest.error or (latest.message if latest.message != latest.state else "")
+    if detail:
+        line += f": {detail}"
+    failed = latest if latest.error else next((t for t in tasks[1:] if t.error), None)
+    if failed is not None:
+        if failed is not latest:
+            line += f"; last failure: {failed.error}"
+        said = _last_line(output_of(failed)) if failed.container_id else ""
+        if said:
+            line += f" ({said})"
     return line
 
 
@@ -367,7 +380,11 @@ def _converge(
                 hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
             )
         if time.monotonic() > deadline:
-            lines = "; ".join(f"{t.name}: {_why_not_running(state, t)}" for t in waiting)
+            lines = "; ".join(
+                f"{t.name}: "
+                + _why_not_running(state, t, lambda task, t=t: dockerapi.container_output(t.member.host.endpoint, task.container_id))
+                for t in waiting
+            )
             raise DeployError(
                 f"brokers not serving after {timeout:g}s on {len(waiting)} of {total} node(s): {lines}",
                 hint=f"`docker service ps --no-trunc {service}` and `docker service logs {service}` on a manager",

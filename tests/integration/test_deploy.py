@@ -15,7 +15,7 @@ import pytest
 
 from swarmkit import dockerapi, sandbox
 from swarmkit.deploy import DeployOptions, DeployResult, deploy, up
-from swarmkit.errors import SpecError
+from swarmkit.errors import DeployError, SpecError
 from swarmkit.identity import ID_LABEL, NEXT_LABEL
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.kafka import broker_metadata
@@ -157,3 +157,17 @@ def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(i
     assert sorted(n.advertised for n in result.nodes) == ["b1.example:9294", "b2.example:9294", "b3.example:9294"]
     assert len(running_tasks(inventory, "cmd_broker")) == 3
     assert running_tasks(inventory, "kafka_broker")  # the first stack still runs beside it
+
+
+def test_a_broker_that_cannot_start_is_named_with_its_task_error(inventory: Inventory) -> None:
+    options = DeployOptions(  # a HOSTNAME_COMMAND that prints nothing: the entrypoint exits 64
+        advertise="command", hostname_command="true", stack_name="broken", listeners=ListenerPlan.build(external_port=9394), timeout=8
+    )
+    with pytest.raises(DeployError) as raised:
+        deploy(inventory, options)
+    print(f"\n{raised.value.message}\nhint: {raised.value.hint}")
+    assert "3 of 3 node(s)" in raised.value.message
+    for host in inventory.hosts:
+        assert f"{host.name}: task broken_broker." in raised.value.message
+    assert "non-zero exit (64) (swarmkit: HOSTNAME_COMMAND printed nothing: true)" in raised.value.message
+    assert "docker service ps --no-trunc broken_broker" in raised.value.hint

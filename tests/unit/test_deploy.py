@@ -256,11 +256,13 @@ def test_converge_without_kafka_only_needs_running_tasks(monkeypatch: pytest.Mon
 
 def test_timeout_names_each_node_and_its_task_error(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
     failing = state(
-        task("a2", "id2", state="rejected", desired_state="shutdown", error="No such image: swarmkit/tansu:0.6.0"),
+        task("a2", "id2", state="failed", desired_state="shutdown", error="task: non-zero exit (64)", container_id="c2"),
         task("a3", "id2", state="pending"),
         task("t1", "id1"),
     )
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(failing))
+    logs = {"c2": "swarmkit: starting\nswarmkit: HOSTNAME_COMMAND printed nothing: true\n\n"}
+    monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda endpoint, container: logs[container])
     monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: metadata(BrokerInfo(111, "elsewhere", 9094)))
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr(deploy_module.time, "monotonic", lambda: next(clock))
@@ -269,7 +271,10 @@ def test_timeout_names_each_node_and_its_task_error(monkeypatch: pytest.MonkeyPa
     message = raised.value.message
     assert "on 3 of 3 node(s)" in message
     assert "n1: task kafka_broker.id1.t1 runs, but 10.9.0.11:9094 advertises elsewhere:9094, expected n1:9094" in message
-    assert "n2: task kafka_broker.id2.a3 is pending (desired running); last failure: No such image" in message
+    assert (
+        "n2: task kafka_broker.id2.a3 is pending (desired running); last failure: task: non-zero exit (64)"
+        " (swarmkit: HOSTNAME_COMMAND printed nothing: true)" in message
+    )
     assert "n3: no broker task on this node" in message
     assert "docker service ps --no-trunc kafka_broker" in raised.value.hint
 
