@@ -127,20 +127,24 @@ def _node_for(host: Host, nodes: list[SwarmNode], engine: EngineInfo | SwarmkitE
 
 
 def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
-    """(state of the task meant to run, a problem description or '') for one node's broker tasks."""
-    wanted = [t for t in tasks if t.desired_state == "running"]
-    failures = [t for t in tasks if t.state in ("failed", "rejected", "shutdown") and (t.error or t.state != "shutdown")]
-    last_error = next((t.error or t.message for t in sorted(failures, key=lambda t: t.created_at, reverse=True)), "")
-    if not wanted:
+    """(state of the node's current broker task, a problem description or '').
+
+    Between two attempts of a crash-looping task the old one is shut down and the next one waits
+    out the restart delay, so the newest task that is not being removed is the one that counts.
+    """
+    if not tasks:
         return "none", "no broker task is scheduled on this node"
-    state = wanted[0].state
-    if state == "running":
-        if len(failures) >= 2 and last_error:
-            return state, f"running, but restarted {len(failures)} times (last error: {last_error})"
-        return state, ""
-    detail = wanted[0].error or wanted[0].message or last_error
-    restarts = f", {len(failures)} failed attempts" if failures else ""
-    return state, f"broker task is {state}{restarts}: {detail}" if detail else f"broker task is {state}{restarts}"
+    newest = sorted(tasks, key=lambda t: t.created_at, reverse=True)
+    current = next((t for t in newest if t.desired_state not in ("shutdown", "remove")), newest[0])
+    failures = [t for t in tasks if t.state in ("failed", "rejected")]
+    last_error = next((t.error or t.message for t in newest if t.state in ("failed", "rejected")), "")
+    if current.state == "running":
+        if len(failures) >= 2:
+            return current.state, f"running, but failed {len(failures)} times before (last error: {last_error})"
+        return current.state, ""
+    attempts = f" after {len(failures)} failed attempts" if failures else ""
+    detail = current.error or last_error or current.message
+    return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
 
 
 def expected_advertised(mode: str, host: Host, node: SwarmNode, port: int) -> str:
