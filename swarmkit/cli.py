@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from swarmkit import __version__, deploy, diagnose, preflight, sandbox, swarm, verify
+from swarmkit import __version__, deploy, diagnose, dockerapi, preflight, sandbox, swarm, verify
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.inventory import Inventory, load_inventory
+from swarmkit.listeners import ListenerPlan
 from swarmkit.preflight_report import render_preflight
 
 app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
@@ -38,6 +39,8 @@ def expected_failures(command: Callable) -> Callable:
         try:
             return command(*args, **kwargs)
         except SwarmkitError as error:
+            if kwargs.get("as_json"):
+                print_json({"ok": False, "error": error.message, "hint": error.hint})
             err.print(f"[bold red]error:[/] {error.message}", highlight=False)
             if error.hint:
                 err.print(f"[yellow]hint:[/] {error.hint}", highlight=False)
@@ -47,6 +50,12 @@ def expected_failures(command: Callable) -> Callable:
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+def _inventory(path: str) -> Inventory:
+    inventory = load_inventory(path)
+    dockerapi.use_inventory(inventory)
+    return inventory
 
 
 def print_json(data: Any) -> None:
@@ -170,26 +179,47 @@ INVENTORY_OPTION = typer.Option(..., "--inventory", "-i", help="Inventory YAML n
 MEMORY_OPTION = typer.Option(1.5, "--memory-per-broker", help="GiB of memory each host needs for a broker.")
 
 
-def _run_preflight(hosts: Inventory, memory_gib: float, as_json: bool) -> preflight.PreflightReport:
+EXTERNAL_PORT_OPTION = typer.Option(9094, "--external-port", help="Client port each broker publishes (mode: host).")
+INTERNAL_PORT_OPTION = typer.Option(9092, "--internal-port", help="Broker-to-broker port on the overlay network.")
+
+
+def _preflight(hosts: Inventory, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:
     with err.status("probing engines and ports between every pair of hosts..."):
-        report = preflight.run_preflight(hosts, memory_per_broker=int(memory_gib * preflight.GIB))
-    if as_json:
+        return preflight.run_preflight(
+            hosts,
+            memory_per_broker=int(memory_gib * preflight.GIB),
+            client_port=plan.external_listener.port,
+            internal_port=plan.internal_listener.port,
+        )
+
+
+def _gate_preflight(hosts: Inventory, memory_gib: float, as_json: bool, plan: ListenerPlan = ListenerPlan()) -> dict:
+    """Run preflight before a change: show it, and stop (changing nothing) when it fails."""
+    report = _preflight(hosts, memory_gib, plan)
+    if as_json and not report.ok:
         print_json(report.to_dict())
-    else:
+        raise typer.Exit(1)
+    if not as_json:
         render_preflight(report, out)
-    return report
-
-
-def _require_preflight(hosts: Inventory, memory_gib: float, as_json: bool) -> None:
-    if not _run_preflight(hosts, memory_gib, as_json).ok:
+    if not report.ok:
         raise PreflightError("preflight failed: nothing was changed", hint="fix what the table above names, then retry")
+    return report.to_dict()
 
 
 @app.command("preflight")
 @expected_failures
-def preflight_command(inventory: str = INVENTORY_OPTION, memory: float = MEMORY_OPTION, as_json: bool = JSON_OPTION) -> None:
+def preflight_command(
+    inventory: str = INVENTORY_OPTION, memory: float = MEMORY_OPTION, external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION, as_json: bool = JSON_OPTION,
+) -> None:
     """Check engines, the port matrix between every pair of hosts, free ports and memory; change nothing."""
-    if not _run_preflight(load_inventory(inventory), memory, as_json).ok:
+    plan = ListenerPlan.build(internal_port=internal_port, external_port=external_port)
+    report = _preflight(_inventory(inventory), memory, plan)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        render_preflight(report, out)
+    if not report.ok:
         raise typer.Exit(1)
 
 
@@ -199,10 +229,7 @@ swarm_app = typer.Typer(help="The swarm half of `swarmkit up`: init, join, label
 app.add_typer(swarm_app, name="swarm")
 
 
-def _print_swarm_result(result: swarm.SwarmResult, as_json: bool) -> None:
-    if as_json:
-        print_json(result.to_dict())
-        return
+def _print_swarm_result(result: swarm.SwarmResult) -> None:
     table = Table(title="swarm")
     for column in ("host", "role", "action"):
         table.add_column(column)
@@ -221,17 +248,20 @@ def swarm_up(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Initialize the swarm on the first manager and join every other host (idempotent)."""
-    hosts = load_inventory(inventory)
-    if not skip_preflight:
-        _require_preflight(hosts, memory, as_json)
-    _print_swarm_result(swarm.swarm_up(hosts), as_json)
+    hosts = _inventory(inventory)
+    checked = None if skip_preflight else _gate_preflight(hosts, memory, as_json)
+    result = swarm.swarm_up(hosts)
+    if as_json:
+        print_json({"preflight": checked, **result.to_dict()})
+    else:
+        _print_swarm_result(result)
 
 
 @swarm_app.command("down")
 @expected_failures
 def swarm_down(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION) -> None:
     """Leave the swarm on every host (workers first)."""
-    actions = swarm.swarm_down(load_inventory(inventory))
+    actions = swarm.swarm_down(_inventory(inventory))
     if as_json:
         print_json([asdict(a) for a in actions])
     else:
@@ -249,7 +279,7 @@ def join(
     """Print the exact command to run on a server swarmkit cannot reach (token hidden unless asked)."""
     if role not in ("worker", "manager"):
         raise SwarmkitError(f"unknown role '{role}'", hint="use worker or manager")
-    out.print(swarm.join_command(load_inventory(inventory), role, show_token), highlight=False, soft_wrap=True)
+    out.print(swarm.join_command(_inventory(inventory), role, show_token), highlight=False, soft_wrap=True)
 
 
 # --- verify and diagnose ---------------------------------------------------------------------
@@ -320,7 +350,7 @@ def verify_command(
         spark_report=report,
     )
     with err.status("verifying every broker from this machine..." + (" then the Spark job" if spark else "")):
-        result = verify.verify(load_inventory(inventory), options)
+        result = verify.verify(_inventory(inventory), options)
     if as_json:
         print_json(result.to_dict())
     else:
@@ -365,19 +395,20 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
 )
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
 STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
-TIMEOUT_OPTION = typer.Option(180.0, "--timeout", help="Seconds to wait for a broker on every node.")
+TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node).")
 CLUSTER_ID_OPTION = typer.Option(None, "--cluster-id", help="apache: KRaft cluster id (default: generated once, kept).")
 
 
 def _deploy_options(
     engine: Optional[str], image: Optional[str], advertise: str, hostname_command: Optional[str], topics: str,
-    stack_name: str, timeout: float, cluster_id: Optional[str] = None,
+    stack_name: str, timeout: Optional[float], cluster_id: Optional[str], external_port: int, internal_port: int,
 ) -> deploy.DeployOptions:
     if hostname_command and advertise == "hostname":
         advertise = "command"
     return deploy.DeployOptions(
         engine=engine, image=image, advertise=advertise, hostname_command=hostname_command, topics=topics,
         stack_name=stack_name, timeout=timeout, cluster_id=cluster_id,
+        listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port),
     )
 
 
@@ -428,10 +459,13 @@ def render(
     inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
     advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
     topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, cluster_id: Optional[str] = CLUSTER_ID_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION, internal_port: int = INTERNAL_PORT_OPTION,
 ) -> None:
     """Print the stack YAML: stable, readable, deployable by hand with `docker stack deploy -c`."""
-    options = _deploy_options(engine, image, advertise, hostname_command, topics, stack_name, TIMEOUT_OPTION.default, cluster_id)
-    typer.echo(deploy.render_for(load_inventory(inventory), options), nl=False)
+    options = _deploy_options(
+        engine, image, advertise, hostname_command, topics, stack_name, None, cluster_id, external_port, internal_port
+    )
+    typer.echo(deploy.render_for(_inventory(inventory), options), nl=False)
 
 
 @app.command("deploy")
@@ -439,12 +473,15 @@ def render(
 def deploy_command(
     inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
     advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: float = TIMEOUT_OPTION,
-    cluster_id: Optional[str] = CLUSTER_ID_OPTION, as_json: bool = JSON_OPTION,
+    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: Optional[float] = TIMEOUT_OPTION,
+    cluster_id: Optional[str] = CLUSTER_ID_OPTION, external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION, as_json: bool = JSON_OPTION,
 ) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
-    options = _deploy_options(engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id)
-    hosts = load_inventory(inventory)
+    options = _deploy_options(
+        engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id, external_port, internal_port
+    )
+    hosts = _inventory(inventory)
     _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p)), as_json)
 
 
@@ -453,20 +490,20 @@ def deploy_command(
 def up_command(
     inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
     advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: float = TIMEOUT_OPTION,
-    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
+    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: Optional[float] = TIMEOUT_OPTION,
+    cluster_id: Optional[str] = CLUSTER_ID_OPTION, external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION,
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
     memory: float = MEMORY_OPTION, as_json: bool = JSON_OPTION,
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
-    hosts = load_inventory(inventory)
+    hosts = _inventory(inventory)
     options = _deploy_options(
-        engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id
+        engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id, external_port, internal_port
     ).resolved(hosts)
     deploy.validate(hosts, options)
-    if not skip_preflight:
-        _require_preflight(hosts, memory, as_json)
+    checked = None if skip_preflight else _gate_preflight(hosts, memory, as_json, options.listeners)
     result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p))
     if not as_json:
-        _print_swarm_result(result.swarm, as_json=False)
-    _finish_deploy(result.deploy, as_json, {"swarm": result.swarm.to_dict()})
+        _print_swarm_result(result.swarm)
+    _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict()})

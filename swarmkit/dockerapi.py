@@ -13,12 +13,27 @@ from python_on_whales.exceptions import DockerException
 from python_on_whales.utils import run
 
 from swarmkit.errors import EngineError
+from swarmkit.inventory import Inventory, TlsFiles
+
+
+_TLS: dict[str, TlsFiles] = {}
+
+
+def use_inventory(inventory: Inventory) -> None:
+    """Remember the TLS material of the inventory's tcp:// engines before any client is made."""
+    for host in inventory.hosts:
+        if host.tls is not None:
+            _TLS[host.endpoint] = host.tls
+    client.cache_clear()
 
 
 @functools.lru_cache(maxsize=None)
 def client(endpoint: str) -> DockerClient:
-    """One client per engine endpoint (unix://, tcp://, ssh://)."""
-    return DockerClient(host=endpoint)
+    """One client per engine endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
+    tls = _TLS.get(endpoint)
+    if tls is None:
+        return DockerClient(host=endpoint)
+    return DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
 
 
 def _short(error: DockerException) -> str:
