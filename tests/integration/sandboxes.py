@@ -7,6 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Iterator
 
+import pytest
+
 from swarmkit import sandbox
 
 
@@ -17,6 +19,17 @@ def fresh_sandbox(name: str, nodes: int, subnet: str, prefix: str, directory: Pa
         yield sandbox.up(nodes, name, prefix, subnet, str(directory / f"{name}-inventory.yaml"))
     finally:
         sandbox.down(name)
+
+
+def module_sandbox(name: str, nodes: int, subnet: str):
+    """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module."""
+
+    @pytest.fixture(scope="module")
+    def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sandbox.Sandbox]:
+        with fresh_sandbox(name, nodes, subnet, name, tmp_path_factory.mktemp(name)) as created:
+            yield created
+
+    return fixture
 
 
 def leftovers(name: str) -> list[str]:

@@ -22,7 +22,7 @@ from swarmkit.identity import CLUSTER_ID_LABEL
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.listeners import ListenerPlan
 from swarmkit.stack import kafka_env
-from tests.integration.sandboxes import fresh_sandbox
+from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -39,10 +39,7 @@ def recorder_recipe() -> image.ImageRecipe:
     )
 
 
-@pytest.fixture(scope="module")
-def ap(tmp_path_factory: pytest.TempPathFactory):
-    with fresh_sandbox("ap", 3, "10.247.0.0/24", "ap", tmp_path_factory.mktemp("ap")) as created:
-        yield created
+ap = module_sandbox("ap", 3, "10.247.0.0/24")
 
 
 @pytest.fixture(scope="module")

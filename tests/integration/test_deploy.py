@@ -20,7 +20,7 @@ from swarmkit.identity import ID_LABEL, NEXT_LABEL
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.kafka import broker_metadata
 from swarmkit.listeners import ListenerPlan
-from tests.integration.sandboxes import fresh_sandbox
+from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -28,10 +28,7 @@ TOPICS = "myTopic:3:1,anotherTopic:2:1"
 BAD_SPECS = ["a:3:5", "bad name!:1:1", "x:0:1"]
 
 
-@pytest.fixture(scope="module")
-def dp(tmp_path_factory: pytest.TempPathFactory):
-    with fresh_sandbox("dp", 3, "10.246.0.0/24", "dp", tmp_path_factory.mktemp("dp")) as created:
-        yield created
+dp = module_sandbox("dp", 3, "10.246.0.0/24")
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from swarmkit.diagnose import diagnose
 from swarmkit.errors import VerifyError
 from swarmkit.sparkjob import SparkJobError, run_verify_job
 from swarmkit.topics import TopicSpec
-from tests.integration.tansu_local import LocalBroker, local_brokers, misadvertised_brokers  # noqa: F401 (fixtures)
+from tests.integration.tansu_local import LocalBroker
 
 pytestmark = pytest.mark.integration
 

@@ -13,17 +13,14 @@ import pytest
 from swarmkit import dockerapi, preflight, sandbox
 from swarmkit.inventory import Host, Inventory, load_inventory
 from swarmkit.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
-from tests.integration.sandboxes import fresh_sandbox
+from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
 
 NAME = "pf"
 
 
-@pytest.fixture(scope="module")
-def pf(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sandbox.Sandbox]:
-    with fresh_sandbox(NAME, 3, "10.232.0.0/24", "pf", tmp_path_factory.mktemp("pf")) as created:
-        yield created
+pf = module_sandbox(NAME, 3, "10.232.0.0/24")
 
 
 @pytest.fixture(scope="module")

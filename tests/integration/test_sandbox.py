@@ -10,7 +10,7 @@ import yaml
 
 from swarmkit import dockerapi, kafka, sandbox
 from swarmkit.errors import SandboxError, VerifyError
-from tests.integration.sandboxes import fresh_sandbox, in_host, leftovers
+from tests.integration.sandboxes import fresh_sandbox, in_host, leftovers, module_sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -24,10 +24,7 @@ print(",".join(f"{b.host}:{b.port}" for b in brokers))
 """
 
 
-@pytest.fixture(scope="module")
-def sbx(tmp_path_factory: pytest.TempPathFactory):
-    with fresh_sandbox(NAME, 3, "10.241.0.0/24", "sbx", tmp_path_factory.mktemp("sbx")) as created:
-        yield created
+sbx = module_sandbox(NAME, 3, "10.241.0.0/24")
 
 
 def start_broker(host: sandbox.SandboxHost, image: str) -> None:

@@ -7,15 +7,12 @@ import pytest
 from swarmkit import dockerapi, sandbox, swarm
 from swarmkit.errors import SwarmError
 from swarmkit.inventory import load_inventory
-from tests.integration.sandboxes import fresh_sandbox
+from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def sw(tmp_path_factory: pytest.TempPathFactory):
-    with fresh_sandbox("sw", 3, "10.245.0.0/24", "sw", tmp_path_factory.mktemp("sw")) as created:
-        yield created
+sw = module_sandbox("sw", 3, "10.245.0.0/24")
 
 
 def test_swarm_up_makes_a_three_node_swarm_and_is_idempotent(sw: sandbox.Sandbox) -> None:
