@@ -33,6 +33,10 @@ fi
 
 if ! docker version >/dev/null 2>&1; then
     mkdir -p "$state"
+    # A machine whose processes were stopped keeps their pid files; dockerd refuses to start on them.
+    for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+        if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then rm -f "$pidfile"; fi
+    done
     log "starting dockerd for this machine (log: $state/dockerd.log)"
     nohup dockerd >"$state/dockerd.log" 2>&1 &
     for _ in $(seq 1 60); do
