@@ -58,18 +58,16 @@ done
 [ -f "$inventory" ] || { echo "no such inventory: $inventory" >&2; exit 2; }
 
 # --- JSON parsing (jq is not needed): each snippet reads swarmkit's stdout on stdin ---------------
-# `swarmkit up --json` prints two documents (the preflight report, then swarm + deploy), so
-# every snippet decodes all of them and works on the last one, `doc`.
+# Every `swarmkit ... --json` prints one object; a command that could not run prints
+# {"ok": false, "error": ..., "hint": ...}.
 read_docs=$(cat <<'PY'
 import json, os, sys
-text, docs, at, decoder = sys.stdin.read(), [], 0, json.JSONDecoder()
-while text[at:].strip():
-    at = len(text) - len(text[at:].lstrip())
-    found, at = decoder.raw_decode(text, at)
-    docs.append(found)
-if not docs:
+text = sys.stdin.read()
+if not text.strip():
     sys.exit("(no JSON on stdout: see the error above)")
-doc = docs[-1]
+doc = json.loads(text)
+if "error" in doc:
+    sys.exit(f"{doc['error']} ({doc['hint']})" if doc.get("hint") else doc["error"])
 yes = lambda flag: "yes" if flag else "NO"
 PY
 )
