@@ -85,8 +85,20 @@ class Inventory:
         raise KeyError(name)
 
 
+FIELD_HINTS = {
+    "name": "a short host name: letters, digits, '.', '_' or '-'",
+    "endpoint": "ssh://user@host[:port], tcp://host:2376 with a tls: block, or unix:///path/to/docker.sock",
+    "address": "the IP address or DNS name other hosts and clients reach this host on, e.g. 10.0.1.11",
+    "role": "role: manager or role: worker",
+    "insecure": "insecure: true or false",
+    "labels": "labels: a mapping of names to string values, e.g. {zone: a}",
+    "tls": "tls: {ca: PATH, cert: PATH, key: PATH}, paths relative to the inventory file",
+    "stack": "stack: {engine: apache|tansu, image: IMAGE, probe_image: IMAGE}",
+}
+
+
 class _Where:
-    """Builds the one-line errors: ``FILE: host 'NAME': field 'FIELD': what is wrong``."""
+    """Builds the one-line errors: ``FILE: host 'NAME': field 'FIELD': what is wrong``, and a hint."""
 
     def __init__(self, path: str, host: str = "", field_name: str = "") -> None:
         self.path, self.host, self.field = path, host, field_name
@@ -101,7 +113,8 @@ class _Where:
         if self.field:
             parts.append(f"field '{self.field}'")
         parts.append(problem)
-        return InventoryError(": ".join(parts), hint=hint)
+        default = FIELD_HINTS.get(self.field.split(".")[0], "see the inventory format in README.md")
+        return InventoryError(": ".join(parts), hint=hint or default)
 
 
 def load_inventory(path: str | Path) -> Inventory:
