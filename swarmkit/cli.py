@@ -10,13 +10,11 @@ from typing import Any, Callable, Optional
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from swarmkit import __version__, deploy, diagnose, dockerapi, preflight, sandbox, swarm, verify
+from swarmkit import __version__, deploy, diagnose, dockerapi, preflight, sandbox, swarm, tables, verify
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.listeners import ListenerPlan
-from swarmkit.preflight_report import render_preflight
 
 app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
@@ -78,23 +76,12 @@ def main(
 # --- sandbox ---------------------------------------------------------------------------------
 
 
-def _print_sandbox_status(status: sandbox.SandboxStatus, as_json: bool) -> None:
+def _show_sandbox(status: sandbox.SandboxStatus, as_json: bool) -> None:
     if as_json:
         print_json(status.to_dict())
-        return
-    if not status.exists:
-        out.print(f"no sandbox '{status.name}'")
-        return
-    table = Table(title=f"sandbox '{status.name}' on {status.bridge} ({status.subnet})")
-    for column in ("host", "address", "engine", "engine pid", "swarm"):
-        table.add_column(column)
-    for host in status.hosts:
-        engine = host.engine_version or "[red]not answering[/]"
-        table.add_row(host.name, host.address, engine, str(host.engine_pid), host.swarm_state)
-    out.print(table)
-    out.print(f"registry: {status.registry or '[red]not running[/]'}   inventory: {status.inventory_path}")
-    if status.firewall:
-        out.print("firewall blocks: " + ", ".join(status.firewall))
+    else:
+        tables.print_sandbox(status, out)
+
 
 
 @sandbox_app.command("up")
@@ -110,7 +97,7 @@ def sandbox_up(
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
     with err.status(f"building sandbox '{name}' with {nodes} hosts..."):
         sandbox.up(nodes, name, prefix, subnet, inventory)
-    _print_sandbox_status(sandbox.status(name), as_json)
+    _show_sandbox(sandbox.status(name), as_json)
 
 
 @sandbox_app.command("add-node")
@@ -121,7 +108,7 @@ def sandbox_add_node(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> N
         host = sandbox.add_node(name)
     if not as_json:
         out.print(f"added {host.name} at {host.address}")
-    _print_sandbox_status(sandbox.status(name), as_json)
+    _show_sandbox(sandbox.status(name), as_json)
 
 
 @sandbox_app.command("down")
@@ -139,7 +126,7 @@ def sandbox_down(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
 @expected_failures
 def sandbox_status(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
     """Hosts, engines, registry and firewall blocks of the sandbox."""
-    _print_sandbox_status(sandbox.status(name), as_json)
+    _show_sandbox(sandbox.status(name), as_json)
 
 
 @sandbox_app.command("firewall")
@@ -200,7 +187,7 @@ def _gate_preflight(hosts: Inventory, memory_gib: float, as_json: bool, plan: Li
         print_json(report.to_dict())
         raise typer.Exit(1)
     if not as_json:
-        render_preflight(report, out)
+        tables.print_preflight(report, out)
     if not report.ok:
         raise PreflightError("preflight failed: nothing was changed", hint="fix what the table above names, then retry")
     return report.to_dict()
@@ -218,7 +205,7 @@ def preflight_command(
     if as_json:
         print_json(report.to_dict())
     else:
-        render_preflight(report, out)
+        tables.print_preflight(report, out)
     if not report.ok:
         raise typer.Exit(1)
 
@@ -227,16 +214,6 @@ def preflight_command(
 
 swarm_app = typer.Typer(help="The swarm half of `swarmkit up`: init, join, labels, leave.", no_args_is_help=True)
 app.add_typer(swarm_app, name="swarm")
-
-
-def _print_swarm_result(result: swarm.SwarmResult) -> None:
-    table = Table(title="swarm")
-    for column in ("host", "role", "action"):
-        table.add_column(column)
-    for action in result.actions:
-        table.add_row(action.host, action.role, "already a member (unchanged)" if action.action == swarm.MEMBER else action.action)
-    out.print(table)
-    out.print("changed the swarm" if result.changed else "nothing to change: every host is already in this swarm")
 
 
 @swarm_app.command("up")
@@ -254,7 +231,7 @@ def swarm_up(
     if as_json:
         print_json({"preflight": checked, **result.to_dict()})
     else:
-        _print_swarm_result(result)
+        tables.print_swarm(result, out)
 
 
 @swarm_app.command("down")
@@ -288,50 +265,6 @@ listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no
 app.add_typer(listeners_app, name="listeners")
 
 
-def _mark(ok: bool) -> str:
-    return "[green]yes[/]" if ok else "[red]no[/]"
-
-
-def _print_verify(report: verify.VerifyReport) -> None:
-    table = Table(title="brokers, as a client on this machine meets them")
-    for column in ("node", "advertised", "expected", "resolves", "reachable", "metadata", "task", "detail"):
-        table.add_column(column, overflow="fold")
-    for broker in report.brokers:
-        detail = "ok" if broker.ok else f"[red]{broker.detail}[/]\n[yellow]fix:[/] {broker.fix}"
-        table.add_row(
-            broker.node, broker.advertised or "-", broker.expected or "(HOSTNAME_COMMAND)",
-            _mark(broker.resolves), _mark(broker.reachable), _mark(broker.metadata_ok), broker.task or "-", detail,
-        )
-    out.print(table)
-    if report.topics:
-        topics = Table(title="topics")
-        for column in ("broker", "topic", "ok", "detail"):
-            topics.add_column(column)
-        for topic in report.topics:
-            topics.add_row(topic.broker, topic.topic, _mark(topic.ok), topic.detail)
-        out.print(topics)
-    if report.spark:
-        spark = Table(title=f"Spark job through every broker (topic {report.spark.topic}, master {report.spark.master})")
-        for column in ("broker", "produced", "consumed", "missing", "dupes", "checksum", "p50 ms", "p99 ms", "produce rec/s", "consume rec/s"):
-            spark.add_column(column, justify="right")
-        for row in report.spark.brokers:
-            spark.add_row(
-                row.broker, str(row.produced), str(row.consumed), str(row.missing), str(row.duplicates),
-                _mark(row.checksum_ok), f"{row.latency_p50_ms:.1f}", f"{row.latency_p99_ms:.1f}",
-                f"{row.produce_records_per_s:,.0f}", f"{row.consume_records_per_s:,.0f}",
-            )
-        out.print(spark)
-        out.print(
-            f"Spark: start-up {report.spark.spark_startup_s:.1f} s, traffic {report.spark.traffic_s:.1f} s, "
-            f"{report.spark.records_per_s:,.0f} records/s end to end; report {report.spark.report_path}"
-        )
-    if report.spark_error:
-        out.print(f"[red]Spark job: {report.spark_error}[/]")
-    for change in report.changes:
-        out.print(f"change: {change}")
-    out.print("[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]")
-
-
 @app.command("verify")
 @expected_failures
 def verify_command(
@@ -354,7 +287,7 @@ def verify_command(
     if as_json:
         print_json(result.to_dict())
     else:
-        _print_verify(result)
+        tables.print_verify(result, out)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -371,14 +304,7 @@ def listeners_diagnose(
     if as_json:
         print_json(result.to_dict())
     else:
-        table = Table(title=f"brokers advertised by {bootstrap} (cluster {result.cluster_id})")
-        for column in ("broker", "advertised", "resolves", "reachable", "answers", "verdict"):
-            table.add_column(column, overflow="fold")
-        checks = ([result.bootstrap_check] if result.bootstrap_check else []) + list(result.brokers)
-        for check in checks:
-            verdict = check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
-            table.add_row(str(check.node_id), check.advertised, _mark(check.resolves), _mark(check.reachable), _mark(check.metadata_ok), verdict)
-        out.print(table)
+        tables.print_diagnosis(result, out)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -426,29 +352,11 @@ def _with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
         return action(on_progress)
 
 
-def _print_deploy(result: deploy.DeployResult) -> None:
-    table = Table(title=f"stack '{result.stack}' ({result.engine}, {result.image}), advertising {result.advertise}")
-    for column in ("host", "node hostname", "broker id", "identity", "advertised"):
-        table.add_column(column)
-    for node in result.nodes:
-        broker_id = f"{node.broker_id} (new)" if node.new_id else str(node.broker_id)
-        table.add_row(node.host, node.hostname, broker_id, node.identity, node.advertised or "-")
-    out.print(table)
-    if result.topics:
-        topics = Table(title="topics")
-        for column in ("broker", "topic", "status", "detail"):
-            topics.add_column(column)
-        for topic in result.topics:
-            topics.add_row(topic.bootstrap, topic.name, topic.status, topic.detail)
-        out.print(topics)
-    out.print(f"deployed in {result.deploy_s:.1f} s, every broker answering after {result.converge_s:.1f} s more")
-
-
 def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | None = None) -> None:
     if as_json:
         print_json({**(extra or {}), **result.to_dict()} if extra else result.to_dict())
     else:
-        _print_deploy(result)
+        tables.print_deploy(result, out)
     if not result.ok:
         raise result.error()
 
@@ -505,5 +413,5 @@ def up_command(
     checked = None if skip_preflight else _gate_preflight(hosts, memory, as_json, options.listeners)
     result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p))
     if not as_json:
-        _print_swarm_result(result.swarm)
+        tables.print_swarm(result.swarm, out)
     _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict()})

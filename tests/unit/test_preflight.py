@@ -29,7 +29,7 @@ from swarmkit.preflight import (
     prober_script,
     socat_address,
 )
-from swarmkit.preflight_report import render_preflight
+from swarmkit.tables import print_preflight
 
 HOSTS = (
     Host("node1", "unix:///n1.sock", "10.0.0.11", "manager"),
@@ -214,7 +214,7 @@ def test_render_groups_failures_and_shows_the_matrix():
     ]
     report = build_report([engine(h.name) for h in HOSTS], checks, PORTS, HOSTS, 3.2)
     console = Console(record=True, width=220)
-    render_preflight(report, console)
+    print_preflight(report, console)
     text = console.export_text()
     assert "blocked from node1, node2" in text
     assert "open 4789/udp inbound on node3 from node1, node2 (VXLAN overlay traffic)" in text
