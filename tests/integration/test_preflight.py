@@ -10,7 +10,8 @@ from typing import Iterator
 
 import pytest
 
-from swarmkit import dockerapi, preflight, sandbox
+from swarmkit import deploy, dockerapi, preflight, sandbox
+from swarmkit.errors import PreflightError
 from swarmkit.inventory import Host, Inventory, load_inventory
 from swarmkit.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
 from tests.integration.sandboxes import module_sandbox
@@ -72,6 +73,15 @@ def test_blocked_port_names_host_port_and_the_hosts_that_could_not_reach_it(inve
     assert report.failures[0].fix == f"open {port} inbound on pf3 from {', '.join(sorted(sources - {CLIENT}) + sorted(sources & {CLIENT}))} ({purpose})"
     assert report.to_dict()["failures"][0]["to"] == "pf3"
     assert probe_containers(inventory) == 0
+
+
+@pytest.mark.parametrize("port", ["4789/udp", "7946/tcp", "9094/tcp"])
+def test_up_changes_no_host_when_preflight_fails(inventory, port):
+    with blocked("pf3", port):
+        with pytest.raises(PreflightError, match=f"pf3.*{port}|{port}.*pf3"):
+            deploy.up(inventory, deploy.DeployOptions(topics="t:1:1"))
+    assert {dockerapi.engine_info(h.endpoint).swarm_state for h in inventory.hosts} == {"inactive"}
+    assert all(not dockerapi.client(h.endpoint).volume.list() for h in inventory.hosts)
 
 
 def test_port_held_by_another_process_is_named(pf, inventory):
