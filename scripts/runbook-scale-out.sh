@@ -130,8 +130,6 @@ for row in (doc.get("spark") or {}).get("brokers", []):
           f" checksum {'ok' if row['checksum_ok'] else 'BAD'}, p99 {row['latency_p99_ms']} ms")
 if doc.get("spark_error"):
     print(f"spark: {doc['spark_error']}")
-for problem in doc.get("problems", []):
-    print(f"problem: {problem}")
 print(f"{len(doc['brokers'])} brokers: " + ("all verified" if doc["ok"] else "VERIFICATION FAILED"))
 PY
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from swarmkit import diagnose, dockerapi, kafka, sparkjob
@@ -70,7 +70,6 @@ class VerifyReport:
     changes: tuple[str, ...]
     spark: sparkjob.SparkReport | None = None
     spark_error: str = ""
-    problems: tuple[str, ...] = field(default=())
 
     @property
     def ok(self) -> bool:
@@ -78,7 +77,6 @@ class VerifyReport:
             all(b.ok for b in self.brokers)
             and all(t.ok for t in self.topics)
             and not self.spark_error
-            and not self.problems
         )
 
     def to_dict(self) -> dict:
@@ -89,7 +87,6 @@ class VerifyReport:
             "spark": self.spark.to_dict() if self.spark else None,
             "spark_error": self.spark_error or None,
             "changes": list(self.changes),
-            "problems": list(self.problems),
         }
 
 
