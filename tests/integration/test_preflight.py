@@ -54,7 +54,6 @@ def test_fresh_hosts_pass(inventory):
     assert ("pf2", "pf1", 2377, "tcp") in reached and ("pf3", "pf2", 4789, "udp") in reached
     assert (CLIENT, "pf3", 9094, "tcp") in reached
     assert len(reached) == len(preflight.plan_probes(inventory.hosts, report.ports))
-    assert report.duration_s < 20
     assert probe_containers(inventory) == 0
 
 
