@@ -29,7 +29,7 @@ from swarmkit.inventory import Host, Inventory
 from swarmkit.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.listeners import ListenerPlan
 from swarmkit.preflight import PreflightReport, run_preflight
-from swarmkit.stack import StackRequest, check_request, image_of, render_stack
+from swarmkit.stack import StackRequest, check_request, expected_advertised_host, image_of, render_stack
 from swarmkit.swarm import SwarmResult
 from swarmkit.topics import TopicSpec, parse_topic_specs
 
@@ -270,14 +270,6 @@ class _Target:
         return self.member.host.name
 
 
-def _expected_host(member: _Member, advertise: str) -> str | None:
-    if advertise == "hostname":
-        return member.node.hostname
-    if advertise == "inventory-address":
-        return member.host.address
-    return None
-
-
 def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
     """This node's broker in the metadata: by id (shared cluster) or the only one (tansu lists itself)."""
     return metadata.broker(broker_id) or (metadata.brokers[0] if len(metadata.brokers) == 1 else None)
@@ -445,7 +437,9 @@ def deploy(inventory: Inventory, options: DeployOptions, on_progress: Progress |
             member,
             allocation.ids[member.node.id],
             f"{member.host.address}:{port}",
-            f"{host}:{port}" if (host := _expected_host(member, options.advertise)) else None,
+            f"{host}:{port}"
+            if (host := expected_advertised_host(options.advertise, member.node.hostname, member.host.address))
+            else None,
         )
         for member in eligible
     ]

@@ -113,6 +113,15 @@ def inline_script(*relative_paths: str) -> Script:
     return Script("\n".join(lines) + "\n")
 
 
+def expected_advertised_host(advertise: str, node_hostname: str, address: str) -> str | None:
+    """The host a node's broker must advertise to clients; None when a HOSTNAME_COMMAND decides at start."""
+    if advertise == "hostname":
+        return node_hostname
+    if advertise == "inventory-address":
+        return address
+    return None
+
+
 def advertise_env(request: StackRequest) -> dict[str, str]:
     """What ``stacks/node-identity.sh`` reads to choose the host this node's broker advertises."""
     env = {

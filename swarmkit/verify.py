@@ -18,6 +18,7 @@ from swarmkit.dockerapi import EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.engines import engine_module
 from swarmkit.errors import SwarmkitError, VerifyError
 from swarmkit.inventory import Host, Inventory
+from swarmkit.stack import expected_advertised_host
 from swarmkit.topics import TopicSpec, parse_topic_specs
 
 SPARK_TOPIC = "swarmkit-verify"
@@ -144,15 +145,6 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
 
 
-def expected_advertised(mode: str, host: Host, node: SwarmNode, port: int) -> str:
-    """The address a client must get for this node; '' when a HOSTNAME_COMMAND decides it at start."""
-    if mode == "inventory-address":
-        return diagnose.endpoint(host.address, port)
-    if mode == "command":
-        return ""
-    return diagnose.endpoint(node.hostname, port)
-
-
 FIX_BY_MODE = {
     "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with "
     "--advertise inventory-address",
@@ -185,7 +177,8 @@ def _judge_node(
     if node.state != "ready":
         return failed(f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it")
     task_state, task_problem = _task_summary(tasks)
-    expected = expected_advertised(mode, host, node, port)
+    host_expected = expected_advertised_host(mode, node.hostname, host.address)
+    expected = diagnose.endpoint(host_expected, port) if host_expected else ""
     bootstrap = diagnose.probe_address(host.address, port, options.timeout)
     if not bootstrap.answered:
         where = diagnose.endpoint(host.address, port)

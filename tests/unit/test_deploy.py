@@ -9,6 +9,7 @@ import pytest
 from swarmkit import deploy as deploy_module
 from swarmkit.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
 from swarmkit.dockerapi import ServiceState, SwarmNode, TaskState
+from swarmkit.stack import expected_advertised_host
 from swarmkit.errors import DeployError, SpecError, VerifyError
 from swarmkit.inventory import Host, Inventory, StackDefaults
 from swarmkit.kafka import BrokerInfo, ClusterMetadata, TopicResult
@@ -175,10 +176,9 @@ def metadata(*brokers: BrokerInfo) -> ClusterMetadata:
 
 
 def test_expected_hosts_per_advertise_mode() -> None:
-    member = _Member(INVENTORY.hosts[1], swarm_node(2, hostname="node-two"))
-    assert deploy_module._expected_host(member, "hostname") == "node-two"
-    assert deploy_module._expected_host(member, "inventory-address") == "10.9.0.12"
-    assert deploy_module._expected_host(member, "command") is None
+    assert expected_advertised_host("hostname", "node-two", "10.9.0.12") == "node-two"
+    assert expected_advertised_host("inventory-address", "node-two", "10.9.0.12") == "10.9.0.12"
+    assert expected_advertised_host("command", "node-two", "10.9.0.12") is None
 
 
 def test_probe_checks_what_the_node_advertises(monkeypatch: pytest.MonkeyPatch) -> None:
