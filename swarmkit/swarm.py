@@ -107,7 +107,10 @@ def swarm_up(inventory: Inventory) -> SwarmResult:
         workers = [h for h in joining if not h.is_manager]
         with ThreadPoolExecutor(max_workers=max(1, len(workers))) as pool:
             list(pool.map(lambda h: dockerapi.swarm_join(h.endpoint, first.address, tokens["worker"], h.address), workers))
-    nodes = _apply_labels(inventory)
+    changed = [inventory.host(a.host) for a in actions if a.action != MEMBER]
+    ids = {name: info.swarm_node_id for name, info in infos.items()}
+    ids.update({host.name: dockerapi.engine_info(host.endpoint).swarm_node_id for host in changed})
+    nodes = _apply_labels(inventory, ids)
     return SwarmResult(actions=tuple(actions), nodes=tuple(nodes))
 
 
@@ -116,9 +119,8 @@ def node_ids(inventory: Inventory) -> dict[str, str]:
     return {name: info.swarm_node_id for name, info in engine_infos(inventory).items() if info.swarm_state == "active"}
 
 
-def _apply_labels(inventory: Inventory) -> list[SwarmNode]:
+def _apply_labels(inventory: Inventory, ids: dict[str, str]) -> list[SwarmNode]:
     """Inventory labels plus swarmkit.host=<inventory name>, added only where missing."""
-    ids = node_ids(inventory)
     manager = inventory.first_manager.endpoint
     by_id = {node.id: node for node in dockerapi.swarm_nodes(manager)}
     for host in inventory.hosts:
