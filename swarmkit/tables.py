@@ -13,6 +13,13 @@ from swarmkit.swarm import MEMBER, SwarmResult
 from swarmkit.verify import VerifyReport
 
 
+def _table(title: str, columns: tuple[str, ...], **column_options: object) -> Table:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, **column_options)
+    return table
+
+
 def _mark(ok: bool) -> str:
     return "[green]yes[/]" if ok else "[red]no[/]"
 
@@ -21,9 +28,10 @@ def print_sandbox(status: SandboxStatus, console: Console) -> None:
     if not status.exists:
         console.print(f"no sandbox '{status.name}'")
         return
-    table = Table(title=f"sandbox '{status.name}' on {status.bridge} ({status.subnet})")
-    for column in ("host", "address", "engine", "engine pid", "swarm"):
-        table.add_column(column)
+    table = _table(
+        f"sandbox '{status.name}' on {status.bridge} ({status.subnet})",
+        ("host", "address", "engine", "engine pid", "swarm"),
+    )
     for host in status.hosts:
         engine = host.engine_version or "[red]not answering[/]"
         table.add_row(host.name, host.address, engine, str(host.engine_pid), host.swarm_state)
@@ -34,42 +42,68 @@ def print_sandbox(status: SandboxStatus, console: Console) -> None:
 
 
 def print_swarm(result: SwarmResult, console: Console) -> None:
-    table = Table(title="swarm")
-    for column in ("host", "role", "action"):
-        table.add_column(column)
+    table = _table("swarm", ("host", "role", "action"))
     for action in result.actions:
-        table.add_row(action.host, action.role, "already a member (unchanged)" if action.action == MEMBER else action.action)
+        table.add_row(
+            action.host, action.role, "already a member (unchanged)" if action.action == MEMBER else action.action
+        )
     console.print(table)
     console.print("changed the swarm" if result.changed else "nothing to change: every host is already in this swarm")
 
 
 def print_verify(report: VerifyReport, console: Console) -> None:
-    table = Table(title="brokers, as a client on this machine meets them")
-    for column in ("node", "advertised", "expected", "resolves", "reachable", "metadata", "task", "detail"):
-        table.add_column(column, overflow="fold")
+    table = _table(
+        "brokers, as a client on this machine meets them",
+        ("node", "advertised", "expected", "resolves", "reachable", "metadata", "task", "detail"),
+        overflow="fold",
+    )
     for broker in report.brokers:
         detail = "ok" if broker.ok else f"[red]{broker.detail}[/]\n[yellow]fix:[/] {broker.fix}"
         table.add_row(
-            broker.node, broker.advertised or "-", broker.expected or "(HOSTNAME_COMMAND)",
-            _mark(broker.resolves), _mark(broker.reachable), _mark(broker.metadata_ok), broker.task or "-", detail,
+            broker.node,
+            broker.advertised or "-",
+            broker.expected or "(HOSTNAME_COMMAND)",
+            _mark(broker.resolves),
+            _mark(broker.reachable),
+            _mark(broker.metadata_ok),
+            broker.task or "-",
+            detail,
         )
     console.print(table)
     if report.topics:
-        topics = Table(title="topics")
-        for column in ("broker", "topic", "ok", "detail"):
-            topics.add_column(column)
+        topics = _table("topics", ("broker", "topic", "ok", "detail"))
         for topic in report.topics:
             topics.add_row(topic.broker, topic.topic, _mark(topic.ok), topic.detail)
         console.print(topics)
     if report.spark:
-        spark = Table(title=f"Spark job through every broker (topic {report.spark.topic}, master {report.spark.master})")
-        for column in ("broker", "produced", "consumed", "missing", "dupes", "checksum", "p50 ms", "p99 ms", "produce rec/s", "consume rec/s"):
-            spark.add_column(column, justify="right")
+        spark = _table(
+            f"Spark job through every broker (topic {report.spark.topic}, master {report.spark.master})",
+            (
+                "broker",
+                "produced",
+                "consumed",
+                "missing",
+                "dupes",
+                "checksum",
+                "p50 ms",
+                "p99 ms",
+                "produce rec/s",
+                "consume rec/s",
+            ),
+            justify="right",
+        )
         for row in report.spark.brokers:
             spark.add_row(
-                row.broker, str(row.produced), str(row.consumed), str(row.missing), str(row.duplicates),
-                _mark(row.checksum_ok), f"{row.latency_p50_ms:.1f}", f"{row.latency_p99_ms:.1f}",
-                f"{row.produce_records_per_s:,.0f}", f"{row.consume_records_per_s:,.0f}",
+                row.broker,
+                str(row.produced),
+                str(row.consumed),
+                str(row.missing),
+                str(row.duplicates),
+                _mark(row.checksum_ok),
+                f"{row.latency_p50_ms:.1f}",
+                f"{row.latency_p99_ms:.1f}",
+                f"{row.produce_records_per_s:,.0f}",
+                f"{row.consume_records_per_s:,.0f}",
             )
         console.print(spark)
         console.print(
@@ -80,21 +114,22 @@ def print_verify(report: VerifyReport, console: Console) -> None:
         console.print(f"[red]Spark job: {report.spark_error}[/]")
     for change in report.changes:
         console.print(f"change: {change}")
-    console.print("[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]")
+    console.print(
+        "[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]"
+    )
 
 
 def print_deploy(result: DeployResult, console: Console) -> None:
-    table = Table(title=f"stack '{result.stack}' ({result.engine}, {result.image}), advertising {result.advertise}")
-    for column in ("host", "node hostname", "broker id", "identity", "advertised"):
-        table.add_column(column)
+    table = _table(
+        f"stack '{result.stack}' ({result.engine}, {result.image}), advertising {result.advertise}",
+        ("host", "node hostname", "broker id", "identity", "advertised"),
+    )
     for node in result.nodes:
         broker_id = f"{node.broker_id} (new)" if node.new_id else str(node.broker_id)
         table.add_row(node.host, node.hostname, broker_id, node.identity, node.advertised or "-")
     console.print(table)
     if result.topics:
-        topics = Table(title="topics")
-        for column in ("broker", "topic", "status", "detail"):
-            topics.add_column(column)
+        topics = _table("topics", ("broker", "topic", "status", "detail"))
         for topic in result.topics:
             topics.add_row(topic.bootstrap, topic.name, topic.status, topic.detail)
         console.print(topics)
@@ -102,15 +137,23 @@ def print_deploy(result: DeployResult, console: Console) -> None:
 
 
 def print_diagnosis(result: DiagnoseReport, console: Console) -> None:
-    table = Table(title=f"brokers advertised by {result.bootstrap} (cluster {result.cluster_id})")
-    for column in ("broker", "advertised", "resolves", "reachable", "answers", "verdict"):
-        table.add_column(column, overflow="fold")
+    table = _table(
+        f"brokers advertised by {result.bootstrap} (cluster {result.cluster_id})",
+        ("broker", "advertised", "resolves", "reachable", "answers", "verdict"),
+        overflow="fold",
+    )
     checks = ([result.bootstrap_check] if result.bootstrap_check else []) + list(result.brokers)
     for check in checks:
-        verdict = check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
+        verdict = (
+            check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
+        )
         table.add_row(
-            str(check.node_id), check.advertised, _mark(check.resolves), _mark(check.reachable),
-            _mark(check.metadata_ok), verdict,
+            str(check.node_id),
+            check.advertised,
+            _mark(check.resolves),
+            _mark(check.reachable),
+            _mark(check.metadata_ok),
+            verdict,
         )
     console.print(table)
 
@@ -132,9 +175,7 @@ def print_preflight(report: PreflightReport, console: Console) -> None:
 
 
 def _engines_table(report: PreflightReport) -> Table:
-    table = Table(title="Engines")
-    for column in ("host", "engine", "swarm", "memory", "result"):
-        table.add_column(column)
+    table = _table("Engines", ("host", "engine", "swarm", "memory", "result"))
     by_host: dict[str, list[Check]] = {}
     for check in report.checks:
         if check.check in ("engine", "memory", "probe"):
@@ -181,9 +222,8 @@ def _ports_table(report: PreflightReport, hosts: list[str]) -> Table:
 
 def _failures_table(failures: tuple[Failure, ...]) -> Table:
     """Failures that share a fix are one row, so a blocked port reads as one problem."""
-    table = Table(title="What to do", show_lines=True)
-    for column in ("check", "from", "to", "port", "detail", "fix"):
-        table.add_column(column, overflow="fold")
+    table = _table("What to do", ("check", "from", "to", "port", "detail", "fix"), overflow="fold")
+    table.show_lines = True
     groups: dict[tuple, list[Failure]] = {}
     for failure in failures:
         groups.setdefault((failure.check, failure.to, failure.port, failure.protocol, failure.fix), []).append(failure)
