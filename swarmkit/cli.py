@@ -68,7 +68,9 @@ def version_callback(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(
+        False, "--version", callback=version_callback, is_eager=True, help="Print the version."
+    ),
 ) -> None:
     """swarmkit: Kafka on Docker Swarm, one broker per server, reachable by every client."""
 
@@ -81,7 +83,6 @@ def _show_sandbox(status: sandbox.SandboxStatus, as_json: bool) -> None:
         print_json(status.to_dict())
     else:
         tables.print_sandbox(status, out)
-
 
 
 @sandbox_app.command("up")
@@ -196,8 +197,11 @@ def _gate_preflight(hosts: Inventory, memory_gib: float, as_json: bool, plan: Li
 @app.command("preflight")
 @expected_failures
 def preflight_command(
-    inventory: str = INVENTORY_OPTION, memory: float = MEMORY_OPTION, external_port: int = EXTERNAL_PORT_OPTION,
-    internal_port: int = INTERNAL_PORT_OPTION, as_json: bool = JSON_OPTION,
+    inventory: str = INVENTORY_OPTION,
+    memory: float = MEMORY_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Check engines, the port matrix between every pair of hosts, free ports and memory; change nothing."""
     plan = ListenerPlan.build(internal_port=internal_port, external_port=external_port)
@@ -279,7 +283,11 @@ def verify_command(
 ) -> None:
     """Check every broker from this machine (and with --spark, real traffic); report what changed."""
     options = verify.VerifyOptions(
-        stack_name=stack_name, external_port=port, spark=spark, spark_records=records, spark_master=master,
+        stack_name=stack_name,
+        external_port=port,
+        spark=spark,
+        spark_records=records,
+        spark_master=master,
         spark_report=report,
     )
     with err.status("verifying every broker from this machine..." + (" then the Spark job" if spark else "")):
@@ -321,19 +329,42 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
 )
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
 STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
-TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node).")
+TIMEOUT_OPTION = typer.Option(
+    None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node)."
+)
+REPLICATION_OPTION = typer.Option(
+    None,
+    "--replication-factor",
+    help="apache: default replication (default min(3, brokers); pin it to grow without rolling).",
+)
 CLUSTER_ID_OPTION = typer.Option(None, "--cluster-id", help="apache: KRaft cluster id (default: generated once, kept).")
 
 
 def _deploy_options(
-    engine: Optional[str], image: Optional[str], advertise: str, hostname_command: Optional[str], topics: str,
-    stack_name: str, timeout: Optional[float], cluster_id: Optional[str], external_port: int, internal_port: int,
+    engine: Optional[str],
+    image: Optional[str],
+    advertise: str,
+    hostname_command: Optional[str],
+    topics: str,
+    stack_name: str,
+    timeout: Optional[float],
+    cluster_id: Optional[str],
+    external_port: int,
+    internal_port: int,
+    replication_factor: Optional[int],
 ) -> deploy.DeployOptions:
     if hostname_command and advertise == "hostname":
         advertise = "command"
     return deploy.DeployOptions(
-        engine=engine, image=image, advertise=advertise, hostname_command=hostname_command, topics=topics,
-        stack_name=stack_name, timeout=timeout, cluster_id=cluster_id,
+        engine=engine,
+        image=image,
+        advertise=advertise,
+        hostname_command=hostname_command,
+        topics=topics,
+        stack_name=stack_name,
+        timeout=timeout,
+        cluster_id=cluster_id,
+        replication_factor=replication_factor,
         listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port),
     )
 
@@ -341,8 +372,13 @@ def _deploy_options(
 def _with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
     """Run a deploy-like action with a progress bar on stderr (brokers answering / nodes)."""
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, transient=True,
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
     ) as progress:
         task = progress.add_task("starting", total=None)
 
@@ -364,14 +400,31 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
 @app.command("render")
 @expected_failures
 def render(
-    inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
-    advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, cluster_id: Optional[str] = CLUSTER_ID_OPTION,
-    external_port: int = EXTERNAL_PORT_OPTION, internal_port: int = INTERNAL_PORT_OPTION,
+    inventory: str = INVENTORY_OPTION,
+    engine: Optional[str] = ENGINE_OPTION,
+    image: Optional[str] = IMAGE_OPTION,
+    advertise: str = ADVERTISE_OPTION,
+    hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
+    topics: str = TOPICS_OPTION,
+    stack_name: str = STACK_OPTION,
+    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
+    replication_factor: Optional[int] = REPLICATION_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION,
 ) -> None:
     """Print the stack YAML: stable, readable, deployable by hand with `docker stack deploy -c`."""
     options = _deploy_options(
-        engine, image, advertise, hostname_command, topics, stack_name, None, cluster_id, external_port, internal_port
+        engine,
+        image,
+        advertise,
+        hostname_command,
+        topics,
+        stack_name,
+        None,
+        cluster_id,
+        external_port,
+        internal_port,
+        replication_factor,
     )
     typer.echo(deploy.render_for(_inventory(inventory), options), nl=False)
 
@@ -379,15 +432,33 @@ def render(
 @app.command("deploy")
 @expected_failures
 def deploy_command(
-    inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
-    advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: Optional[float] = TIMEOUT_OPTION,
-    cluster_id: Optional[str] = CLUSTER_ID_OPTION, external_port: int = EXTERNAL_PORT_OPTION,
-    internal_port: int = INTERNAL_PORT_OPTION, as_json: bool = JSON_OPTION,
+    inventory: str = INVENTORY_OPTION,
+    engine: Optional[str] = ENGINE_OPTION,
+    image: Optional[str] = IMAGE_OPTION,
+    advertise: str = ADVERTISE_OPTION,
+    hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
+    topics: str = TOPICS_OPTION,
+    stack_name: str = STACK_OPTION,
+    timeout: Optional[float] = TIMEOUT_OPTION,
+    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
+    replication_factor: Optional[int] = REPLICATION_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
     options = _deploy_options(
-        engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id, external_port, internal_port
+        engine,
+        image,
+        advertise,
+        hostname_command,
+        topics,
+        stack_name,
+        timeout,
+        cluster_id,
+        external_port,
+        internal_port,
+        replication_factor,
     )
     hosts = _inventory(inventory)
     _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p)), as_json)
@@ -396,18 +467,36 @@ def deploy_command(
 @app.command("up")
 @expected_failures
 def up_command(
-    inventory: str = INVENTORY_OPTION, engine: Optional[str] = ENGINE_OPTION, image: Optional[str] = IMAGE_OPTION,
-    advertise: str = ADVERTISE_OPTION, hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION, stack_name: str = STACK_OPTION, timeout: Optional[float] = TIMEOUT_OPTION,
-    cluster_id: Optional[str] = CLUSTER_ID_OPTION, external_port: int = EXTERNAL_PORT_OPTION,
+    inventory: str = INVENTORY_OPTION,
+    engine: Optional[str] = ENGINE_OPTION,
+    image: Optional[str] = IMAGE_OPTION,
+    advertise: str = ADVERTISE_OPTION,
+    hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
+    topics: str = TOPICS_OPTION,
+    stack_name: str = STACK_OPTION,
+    timeout: Optional[float] = TIMEOUT_OPTION,
+    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
+    replication_factor: Optional[int] = REPLICATION_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION,
     internal_port: int = INTERNAL_PORT_OPTION,
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
-    memory: float = MEMORY_OPTION, as_json: bool = JSON_OPTION,
+    memory: float = MEMORY_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
     hosts = _inventory(inventory)
     options = _deploy_options(
-        engine, image, advertise, hostname_command, topics, stack_name, timeout, cluster_id, external_port, internal_port
+        engine,
+        image,
+        advertise,
+        hostname_command,
+        topics,
+        stack_name,
+        timeout,
+        cluster_id,
+        external_port,
+        internal_port,
+        replication_factor,
     ).resolved(hosts)
     deploy.validate(hosts, options)
     checked = None if skip_preflight else _gate_preflight(hosts, memory, as_json, options.listeners)

@@ -190,7 +190,7 @@ def broker_deploy(request: StackRequest) -> dict[str, Any]:
 
 def replication_defaults(request: StackRequest) -> tuple[int, int]:
     """(replication factor, min.insync.replicas) sized to the brokers: min(3, n) and max(1, rf - 1)."""
-    factor = request.replication_factor or min(3, request.broker_count)
+    factor = min(3, request.broker_count) if request.replication_factor is None else request.replication_factor
     if not 1 <= factor <= request.broker_count:
         raise SpecError(
             f"default.replication.factor: {factor} with {request.broker_count} broker(s)",

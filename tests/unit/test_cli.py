@@ -60,3 +60,12 @@ def test_an_unreachable_engine_is_a_clear_failure(tmp_path: Path) -> None:
 def test_unknown_firewall_action_is_rejected() -> None:
     result = runner.invoke(app, ["sandbox", "firewall", "open", "node1", "9094/tcp"])
     assert result.exit_code == 1 and "use block or unblock" in result.output
+
+
+def test_replication_factor_is_checked_against_the_brokers(tmp_path: Path) -> None:
+    inventory = write_inventory(tmp_path, {**INVENTORY, "stack": {"engine": "apache"}})
+    args = ["render", "-i", inventory, "--cluster-id", "AAAAAAAAAAAAAAAAAAAAAw", "--replication-factor"]
+    assert runner.invoke(app, [*args, "0"]).exit_code == 2
+    assert runner.invoke(app, [*args, "4"]).exit_code == 2
+    pinned = yaml.safe_load(runner.invoke(app, [*args, "2"]).stdout)
+    assert pinned["services"]["broker"]["environment"]["KAFKA_DEFAULT_REPLICATION_FACTOR"] == "2"
