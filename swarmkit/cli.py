@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 from dataclasses import asdict
 from typing import Any, Callable, Optional
@@ -39,15 +40,20 @@ def expected_failures(command: Callable) -> Callable:
         except SwarmkitError as error:
             if kwargs.get("as_json"):
                 print_json({"ok": False, "error": error.message, "hint": error.hint})
-            err.print(f"[bold red]error:[/] {error.message}", highlight=False)
-            if error.hint:
-                err.print(f"[yellow]hint:[/] {error.hint}", highlight=False)
-            raise typer.Exit(error.exit_code) from None
+            _exit_with(error)
         except KeyboardInterrupt:
             err.print("interrupted")
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+def _exit_with(error: SwarmkitError) -> None:
+    """The one-line error and its hint on stderr, then the error's exit code."""
+    err.print(f"[bold red]error:[/] {error.message}", highlight=False)
+    if error.hint:
+        err.print(f"[yellow]hint:[/] {error.hint}", highlight=False)
+    raise typer.Exit(error.exit_code) from None
 
 
 def _inventory(path: str) -> Inventory:
@@ -340,33 +346,45 @@ REPLICATION_OPTION = typer.Option(
 CLUSTER_ID_OPTION = typer.Option(None, "--cluster-id", help="apache: KRaft cluster id (default: generated once, kept).")
 
 
-def _deploy_options(
-    engine: Optional[str],
-    image: Optional[str],
-    advertise: str,
-    hostname_command: Optional[str],
-    topics: str,
-    stack_name: str,
-    timeout: Optional[float],
-    cluster_id: Optional[str],
-    external_port: int,
-    internal_port: int,
-    replication_factor: Optional[int],
-) -> deploy.DeployOptions:
-    if hostname_command and advertise == "hostname":
-        advertise = "command"
+STACK_PARAMETERS = {
+    "engine": (Optional[str], ENGINE_OPTION),
+    "image": (Optional[str], IMAGE_OPTION),
+    "advertise": (str, ADVERTISE_OPTION),
+    "hostname_command": (Optional[str], HOSTNAME_COMMAND_OPTION),
+    "topics": (str, TOPICS_OPTION),
+    "stack_name": (str, STACK_OPTION),
+    "timeout": (Optional[float], TIMEOUT_OPTION),
+    "cluster_id": (Optional[str], CLUSTER_ID_OPTION),
+    "replication_factor": (Optional[int], REPLICATION_OPTION),
+    "external_port": (int, EXTERNAL_PORT_OPTION),
+    "internal_port": (int, INTERNAL_PORT_OPTION),
+}
+
+
+def _deploy_options(internal_port: int, external_port: int, **given: Any) -> deploy.DeployOptions:
+    if given["hostname_command"] and given["advertise"] == "hostname":
+        given["advertise"] = "command"
     return deploy.DeployOptions(
-        engine=engine,
-        image=image,
-        advertise=advertise,
-        hostname_command=hostname_command,
-        topics=topics,
-        stack_name=stack_name,
-        timeout=timeout,
-        cluster_id=cluster_id,
-        replication_factor=replication_factor,
-        listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port),
+        **given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port)
     )
+
+
+def stack_options(command: Callable) -> Callable:
+    """Give render, deploy and up the same stack options, declared once; the command gets `options`."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "options"]
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+        for name, (kind, option) in STACK_PARAMETERS.items()
+    ]
+
+    @functools.wraps(command)
+    def wrapper(**given: Any) -> Any:
+        stack = {name: given.pop(name) for name in STACK_PARAMETERS}
+        return command(options=_deploy_options(**stack), **given)
+
+    wrapper.__signature__ = inspect.Signature([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared)
+    wrapper.__annotations__ = {p.name: p.annotation for p in wrapper.__signature__.parameters.values()}
+    return wrapper
 
 
 def _with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
@@ -394,110 +412,41 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
     else:
         tables.print_deploy(result, out)
     if not result.ok:
-        raise result.error()
+        _exit_with(result.error())  # the JSON above already says ok: false
 
 
 @app.command("render")
 @expected_failures
-def render(
-    inventory: str = INVENTORY_OPTION,
-    engine: Optional[str] = ENGINE_OPTION,
-    image: Optional[str] = IMAGE_OPTION,
-    advertise: str = ADVERTISE_OPTION,
-    hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION,
-    stack_name: str = STACK_OPTION,
-    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
-    replication_factor: Optional[int] = REPLICATION_OPTION,
-    external_port: int = EXTERNAL_PORT_OPTION,
-    internal_port: int = INTERNAL_PORT_OPTION,
-) -> None:
+@stack_options
+def render(inventory: str = INVENTORY_OPTION, options: deploy.DeployOptions = None) -> None:
     """Print the stack YAML: stable, readable, deployable by hand with `docker stack deploy -c`."""
-    options = _deploy_options(
-        engine,
-        image,
-        advertise,
-        hostname_command,
-        topics,
-        stack_name,
-        None,
-        cluster_id,
-        external_port,
-        internal_port,
-        replication_factor,
-    )
     typer.echo(deploy.render_for(_inventory(inventory), options), nl=False)
 
 
 @app.command("deploy")
 @expected_failures
+@stack_options
 def deploy_command(
-    inventory: str = INVENTORY_OPTION,
-    engine: Optional[str] = ENGINE_OPTION,
-    image: Optional[str] = IMAGE_OPTION,
-    advertise: str = ADVERTISE_OPTION,
-    hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION,
-    stack_name: str = STACK_OPTION,
-    timeout: Optional[float] = TIMEOUT_OPTION,
-    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
-    replication_factor: Optional[int] = REPLICATION_OPTION,
-    external_port: int = EXTERNAL_PORT_OPTION,
-    internal_port: int = INTERNAL_PORT_OPTION,
-    as_json: bool = JSON_OPTION,
+    inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, options: deploy.DeployOptions = None
 ) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
-    options = _deploy_options(
-        engine,
-        image,
-        advertise,
-        hostname_command,
-        topics,
-        stack_name,
-        timeout,
-        cluster_id,
-        external_port,
-        internal_port,
-        replication_factor,
-    )
     hosts = _inventory(inventory)
     _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p)), as_json)
 
 
 @app.command("up")
 @expected_failures
+@stack_options
 def up_command(
     inventory: str = INVENTORY_OPTION,
-    engine: Optional[str] = ENGINE_OPTION,
-    image: Optional[str] = IMAGE_OPTION,
-    advertise: str = ADVERTISE_OPTION,
-    hostname_command: Optional[str] = HOSTNAME_COMMAND_OPTION,
-    topics: str = TOPICS_OPTION,
-    stack_name: str = STACK_OPTION,
-    timeout: Optional[float] = TIMEOUT_OPTION,
-    cluster_id: Optional[str] = CLUSTER_ID_OPTION,
-    replication_factor: Optional[int] = REPLICATION_OPTION,
-    external_port: int = EXTERNAL_PORT_OPTION,
-    internal_port: int = INTERNAL_PORT_OPTION,
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
     memory: float = MEMORY_OPTION,
     as_json: bool = JSON_OPTION,
+    options: deploy.DeployOptions = None,
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
     hosts = _inventory(inventory)
-    options = _deploy_options(
-        engine,
-        image,
-        advertise,
-        hostname_command,
-        topics,
-        stack_name,
-        timeout,
-        cluster_id,
-        external_port,
-        internal_port,
-        replication_factor,
-    ).resolved(hosts)
+    options = options.resolved(hosts)
     deploy.validate(hosts, options)
     checked = None if skip_preflight else _gate_preflight(hosts, memory, as_json, options.listeners)
     result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p))
