@@ -27,7 +27,7 @@ def measure(nodes: int, runs: int, directory: Path) -> tuple[int, list[float]]:
     """Build a fresh sandbox of ``nodes`` hosts, run preflight ``runs`` times, always tear it down."""
     sandbox.down(NAME)
     try:
-        built = sandbox.up(nodes, NAME, NAME, SUBNET, str(directory / f"{NAME}{nodes}.yaml"))
+        built = sandbox.up(nodes, NAME, NAME, SUBNET, str(directory / f"{NAME}{nodes}.yaml"), engine="tansu", managers=1)
         inventory = load_inventory(built.inventory_path)
         times = []
         for _ in range(runs):

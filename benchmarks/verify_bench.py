@@ -51,7 +51,7 @@ def up_and_deploy(inventory_path: str) -> int:
 def measure(runs: int, directory: Path, console: Console) -> list[tuple[int, list[float]]]:
     sandbox.down(NAME)  # leftovers of a crashed run
     try:
-        built = sandbox.up(3, NAME, PREFIX, SUBNET, str(directory / f"{NAME}.yaml"))
+        built = sandbox.up(3, NAME, PREFIX, SUBNET, str(directory / f"{NAME}.yaml"), engine="tansu", managers=1)
         rows = []
         for step in ("3 hosts", "add a node"):
             if step == "add a node":

@@ -99,11 +99,15 @@ def sandbox_up(
     name: str = SANDBOX_NAME,
     prefix: str = typer.Option("node", "--prefix", help="Host names are PREFIX1..PREFIXN."),
     subnet: str = typer.Option("10.231.0.0/24", "--subnet", help="Private subnet of the sandbox bridge."),
+    engine: str = typer.Option("apache", "--engine", help="Broker engine the inventory names: apache or tansu."),
+    managers: int = typer.Option(
+        sandbox.DEFAULT_MANAGERS, "--managers", help="How many of the hosts are swarm managers (the rest are workers)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
-    with err.status(f"building sandbox '{name}' with {nodes} hosts..."):
-        sandbox.up(nodes, name, prefix, subnet, inventory)
+    with err.status(f"building sandbox '{name}' with {nodes} hosts ({engine} image)..."):
+        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers)
     _show_sandbox(sandbox.status(name), as_json)
 
 

@@ -385,3 +385,15 @@ def service_state(manager_endpoint: str, service: str) -> ServiceState | None:
     env = dict(item.split("=", 1) for item in container.get("Env") or () if "=" in item)
     labels = dict(spec["Spec"].get("Labels") or {})
     return ServiceState(service, update.get("State", ""), update.get("Message", ""), env, tuple(tasks), labels)
+
+
+def exec_in_service(endpoint: str, service: str, command: list[str]) -> str:
+    """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool)."""
+    running = _call(
+        endpoint,
+        f"listing the containers of {service}",
+        lambda c: c.container.list(filters=[("label", f"com.docker.swarm.service.name={service}")]),
+    )
+    if not running:
+        raise EngineError(f"no running container of {service} on {endpoint}")
+    return _call(endpoint, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command))

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from swarmkit.errors import VerifyError
-from swarmkit.topics import TopicSpec
+from swarmkit.topics import TopicSpec, creation_configs
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -194,7 +194,7 @@ def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec], timeout: float = D
             results[spec.name] = _compare(bootstrap, spec, info)
     if missing:
         futures = client.admin.create_topics(
-            [NewTopic(s.name, s.partitions, s.replicas, config=dict(s.configs)) for s in missing],
+            [NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in missing],
             operation_timeout=timeout,
             request_timeout=timeout,
         )
@@ -249,3 +249,65 @@ def ensure_topics_on_each(
             hint="topics were ensured on the other brokers; fix this one and run again (creation is idempotent)",
         )
     return results
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as the controller sees it: who leads, who holds a copy, who is in sync."""
+
+    topic: str
+    partition: int
+    leader: int  # -1: no leader (offline)
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    min_isr: int
+
+    @property
+    def offline(self) -> bool:
+        return self.leader < 0
+
+    @property
+    def under_replicated(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    @property
+    def under_min_isr(self) -> bool:
+        """acks=all producers are refused (NOT_ENOUGH_REPLICAS) until the ISR grows back."""
+        return len(self.isr) < self.min_isr
+
+
+def _min_isr_by_topic(client: _Client, topics: Sequence[str], timeout: float) -> dict[str, int]:
+    """Each topic's effective ``min.insync.replicas`` (its own setting or the broker default)."""
+    if not topics:
+        return {}
+    futures = client.admin.describe_configs([ConfigResource("topic", t) for t in topics], request_timeout=timeout)
+    found: dict[str, int] = {}
+    for resource, future in futures.items():
+        try:
+            entry = future.result(timeout=timeout + 1).get("min.insync.replicas")
+        except (KafkaException, TimeoutError):
+            continue
+        if entry is not None and entry.value is not None:
+            found[resource.name] = int(entry.value)
+    return found
+
+
+def partition_states(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[tuple[int, ...], list[PartitionState]]:
+    """(registered broker ids, every partition of every topic, internal ones included).
+
+    VerifyError when the bootstrap does not answer."""
+    client = _Client(bootstrap, timeout)
+    try:
+        raw = client.admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise VerifyError(
+            f"no Kafka metadata from {bootstrap} within {timeout:g}s: {client.last_error() or exc.args[0].str()}",
+            hint="check that the broker runs (swarmkit listeners diagnose --bootstrap HOST:PORT)",
+        ) from None
+    min_isr = _min_isr_by_topic(client, sorted(raw.topics), timeout)
+    states = [
+        PartitionState(t.topic, p.id, p.leader, tuple(p.replicas), tuple(p.isrs), min_isr.get(t.topic, 1))
+        for t in sorted(raw.topics.values(), key=lambda t: t.topic)
+        for p in sorted(t.partitions.values(), key=lambda p: p.id)
+    ]
+    return tuple(sorted(raw.brokers)), states

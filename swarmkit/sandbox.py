@@ -33,6 +33,8 @@ KERNEL_MODULES = ("bridge", "vxlan")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,5}$")
 PREFIX_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,15}$")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
+SANDBOX_ENGINES = ("apache", "tansu")
+DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Sandbox:
     registry_pid: int = 0
     images: dict[str, str] = field(default_factory=dict)
     firewall: tuple[FirewallRule, ...] = ()
+    engine: str = "apache"
+    managers: int = 1
 
     @property
     def directory(self) -> Path:
@@ -171,6 +175,8 @@ def load(name: str) -> Sandbox:
         registry_pid=data["registry_pid"],
         images=data["images"],
         firewall=tuple(FirewallRule(**r) for r in data["firewall"]),
+        engine=data.get("engine", "tansu"),
+        managers=data.get("managers", 1),
     )
 
 
@@ -198,7 +204,9 @@ def check_prerequisites() -> None:
         raise SandboxError("the kernel has no overlay filesystem (needed by dockerd)", hint="modprobe overlay")
 
 
-def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str) -> None:
+def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str) -> None:
+    if engine not in SANDBOX_ENGINES:
+        raise SandboxError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(SANDBOX_ENGINES)}")
     if not NAME_PATTERN.match(name):
         raise SandboxError(f"sandbox name '{name}' is invalid", hint="use 1-6 lowercase letters or digits")
     if not PREFIX_PATTERN.match(prefix):
@@ -383,13 +391,17 @@ def _without_block(text: str, begin: str, end: str) -> str:
 
 def inventory_document(sandbox: Sandbox) -> dict:
     return {
-        "stack": {"engine": "tansu", "image": sandbox.images.get("tansu", ""), "probe_image": sandbox.images.get("probe", "")},
+        "stack": {
+            "engine": sandbox.engine,
+            "image": sandbox.images.get(sandbox.engine, ""),
+            "probe_image": sandbox.images.get("probe", ""),
+        },
         "hosts": [
             {
                 "name": h.name,
                 "endpoint": h.endpoint,
                 "address": h.address,
-                "role": "manager" if h.index == 1 else "worker",
+                "role": "manager" if h.index <= sandbox.managers else "worker",
             }
             for h in sandbox.hosts
         ],
@@ -409,8 +421,9 @@ def _write_inventory(sandbox: Sandbox) -> None:
 def publish_images(sandbox: Sandbox) -> Sandbox:
     """Build on the first host and push to the sandbox registry; the others pull as servers would."""
     builder = sandbox.hosts[0].endpoint
+    broker_recipe = image.kafka_recipe() if sandbox.engine == "apache" else image.tansu_recipe()
     images = {
-        "tansu": image.publish(builder, image.tansu_recipe(), sandbox.registry),
+        sandbox.engine: image.publish(builder, broker_recipe, sandbox.registry),
         "probe": image.publish(builder, image.probe_recipe(), sandbox.registry),
     }
     updated = replace(sandbox, images=images)
@@ -419,10 +432,26 @@ def publish_images(sandbox: Sandbox) -> Sandbox:
     return updated
 
 
-def up(nodes: int, name: str, prefix: str, subnet: str, inventory_path: str) -> Sandbox:
+def up(
+    nodes: int,
+    name: str,
+    prefix: str,
+    subnet: str,
+    inventory_path: str,
+    engine: str = "apache",
+    managers: int = DEFAULT_MANAGERS,
+) -> Sandbox:
+    """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each)."""
     check_prerequisites()
-    _check_new_sandbox(name, nodes, prefix, subnet)
-    sandbox = Sandbox(name=name, subnet=subnet, prefix=prefix, inventory_path=str(Path(inventory_path).resolve()))
+    _check_new_sandbox(name, nodes, prefix, subnet, engine)
+    sandbox = Sandbox(
+        name=name,
+        subnet=subnet,
+        prefix=prefix,
+        inventory_path=str(Path(inventory_path).resolve()),
+        engine=engine,
+        managers=max(1, min(managers, nodes)),
+    )
     _save(sandbox)
     try:
         _create_bridge(sandbox)

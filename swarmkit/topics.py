@@ -21,6 +21,8 @@ LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 LEGAL_CONFIG_KEY = re.compile(r"^[a-zA-Z0-9._-]+$")
 CLEANUP_POLICIES = ("delete", "compact", "compact,delete")
 MAX_REPLICAS = 32767  # Kafka stores the replication factor as a 16-bit signed integer
+MIN_ISR = "min.insync.replicas"
+DEFAULT_MIN_ISR = 2  # for 3+ replicas: an acks=all write survives one broker lost, and waits for two copies
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,25 @@ def _configs(spec: str, extras: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(configs)
 
 
+def creation_configs(spec: TopicSpec) -> dict[str, str]:
+    """The topic settings to create with: ``min.insync.replicas`` 2 for 3+ replicas unless the spec sets it."""
+    configs = spec.config_dict
+    if spec.replicas >= 3:
+        configs.setdefault(MIN_ISR, str(DEFAULT_MIN_ISR))
+    return configs
+
+
+def _check_min_isr(spec: TopicSpec, label: str) -> None:
+    value = spec.config_dict.get(MIN_ISR)
+    if value is None:
+        return
+    if not value.isdigit() or not 1 <= int(value) <= spec.replicas:
+        raise SpecError(
+            f"{label}: {MIN_ISR}={value} cannot be met with {spec.replicas} replica(s)",
+            hint=f"use a whole number from 1 to {spec.replicas} (acks=all writes would be refused forever)",
+        )
+
+
 def parse_topic_specs(text: str) -> list[TopicSpec]:
     """Parse ``name:partitions:replicas[:key=value...]`` specs separated by commas (syntax only).
 
@@ -157,6 +178,7 @@ def validate_topic_specs(specs: Iterable[TopicSpec], broker_count: int | None) -
                 f"{label}: {spec.replicas} replicas but only {broker_count} broker(s) to hold them",
                 hint=f"use at most {broker_count} replicas for '{spec.name}', or add servers to the inventory",
             )
+        _check_min_isr(spec, label)
         policy = spec.config_dict.get("cleanup.policy")
         if policy is not None and policy.replace(" ", "") not in CLEANUP_POLICIES:
             raise SpecError(

@@ -13,10 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from swarmkit import diagnose, dockerapi, kafka, sparkjob
+from swarmkit import diagnose, dockerapi, health, kafka, sparkjob
 from swarmkit.dockerapi import EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.engines import engine_module
 from swarmkit.errors import SwarmkitError, VerifyError
+from swarmkit.health import ClusterHealth
+from swarmkit.identity import ID_LABEL
 from swarmkit.inventory import Host, Inventory
 from swarmkit.stack import expected_advertised_host
 from swarmkit.topics import TopicSpec, parse_topic_specs
@@ -71,6 +73,8 @@ class VerifyReport:
     changes: tuple[str, ...]
     spark: sparkjob.SparkReport | None = None
     spark_error: str = ""
+    cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
+    cluster_error: str = ""
 
     @property
     def ok(self) -> bool:
@@ -78,12 +82,16 @@ class VerifyReport:
             all(b.ok for b in self.brokers)
             and all(t.ok for t in self.topics)
             and not self.spark_error
+            and not self.cluster_error
+            and (self.cluster is None or self.cluster.ok)
         )
 
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,
             "brokers": [b.to_dict() for b in self.brokers],
+            "cluster": self.cluster.to_dict() if self.cluster else None,
+            "cluster_error": self.cluster_error or None,
             "topics": [asdict(t) for t in self.topics],
             "spark": self.spark.to_dict() if self.spark else None,
             "spark_error": self.spark_error or None,
@@ -154,6 +162,14 @@ FIX_BY_MODE = {
 }
 
 
+def _own_entry(answered: tuple[tuple[int, str], ...], node: SwarmNode) -> tuple[int, str] | None:
+    """The metadata entry of this node's broker: by its id where swarmkit gave one, else the only one."""
+    broker_id = node.labels.get(ID_LABEL, "")
+    if broker_id.isdigit() and len(answered) > 1:
+        return next((entry for entry in answered if entry[0] == int(broker_id)), None)
+    return answered[0] if answered else (0, "")
+
+
 def _judge_node(
     host: Host,
     engine: EngineInfo | SwarmkitError,
@@ -193,7 +209,15 @@ def _judge_node(
             else f"see `docker service ps {options.stack_name}_broker` for {host.name}'s broker"
         )
         return failed(detail, fix, task_state, expected=expected)
-    (node_id, advertised), *_ = bootstrap.answered_brokers or ((0, ""),)
+    own = _own_entry(bootstrap.answered_brokers, node)
+    if own is None:
+        return BrokerVerdict(
+            host.name, expected, "", False, True, False, task_state,
+            f"{diagnose.endpoint(host.address, port)} answers, but broker {node.labels.get(ID_LABEL)} of {host.name} "
+            "is not in its metadata (not registered with the controllers yet, or fenced)",
+            f"see `docker service logs {options.stack_name}_broker` for {host.name}'s broker",
+        )
+    node_id, advertised = own
     if expected and advertised != expected:
         return BrokerVerdict(
             host.name, expected, advertised, False, True, True, task_state,
@@ -283,19 +307,54 @@ def verify(inventory: Inventory, options: VerifyOptions) -> VerifyReport:
             f"stack '{options.stack_name}' is not deployed (no service {service_name})",
             hint="deploy it with: swarmkit up -i INVENTORY",
         )
-    brokers = _judge_all(inventory, engines, nodes, service, options)
-    specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
     shared = engine_module(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        quorum = pool.submit(_quorum, inventory, service, options) if shared else None
+        brokers = _judge_all(inventory, engines, nodes, service, options)
+        cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum.result(), options) if quorum else (None, "")
+    specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
     topics = _check_topics(brokers, specs, shared, options.timeout)
     path = state_path(inventory, options.stack_name)
     changes = compare(_load_previous(path), brokers)
-    report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes))
+    report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error)
     if options.spark:
         report = _with_spark(report, shared, options)
     if report.ok:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
     return report
+
+
+def _quorum(inventory: Inventory, service: ServiceState, options: VerifyOptions) -> health.Quorum:
+    """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
+    voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
+    port = voters.split(",")[0].rsplit(":", 1)[-1]
+    if not port.isdigit():
+        return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
+    return health.read_quorum(inventory, options.stack_name, int(port))
+
+
+def _cluster(
+    inventory: Inventory,
+    nodes: list[SwarmNode],
+    brokers: list[BrokerVerdict],
+    quorum: health.Quorum,
+    options: VerifyOptions,
+) -> tuple[ClusterHealth | None, str]:
+    """The cluster-wide view, asked of the first broker that passed its own checks."""
+    healthy = [b.advertised for b in brokers if b.ok]
+    if not healthy:
+        return None, "no broker passed its checks, so the cluster's state cannot be read"
+    names = {h.name for h in inventory.hosts}
+    expected = {}
+    for node in nodes:
+        host_name, broker_id = node.labels.get("swarmkit.host", ""), node.labels.get(ID_LABEL, "")
+        if host_name in names and broker_id.isdigit():
+            expected[host_name] = int(broker_id)
+    try:
+        return health.cluster_health_from(quorum, healthy[0], expected, options.timeout), ""
+    except VerifyError as error:
+        return None, error.message
 
 
 def _judge_all(

@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from swarmkit.errors import SpecError
+from swarmkit.inventory import Inventory
 from swarmkit.stack import (
     BROKER_SERVICE,
     TASK_NAME,
@@ -31,7 +32,8 @@ from swarmkit.stack import (
 )
 
 NAME = "apache"
-DEFAULT_IMAGE = "apache/kafka:4.1.0"
+KAFKA_VERSION = "4.4.0"
+DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 KRAFT = True
 NEEDS_IDENTITY = True  # the broker id comes from the identity volume
 SHARED_CLUSTER = True
@@ -42,6 +44,10 @@ CONTROLLER_DATA_VOLUME = "controller-data"
 STOP_GRACE = "60s"  # time for a controlled shutdown (partition leadership moves away first)
 ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")
 CLUSTER_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+# Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
+# servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
+BROKER_HEAP = "-Xmx512m -Xms512m"
+CONTROLLER_HEAP = "-Xmx256m -Xms256m"
 
 
 def generate_cluster_id() -> str:
@@ -57,9 +63,14 @@ def topic_broker_limit(broker_count: int) -> int:
 
 def controller_names(request: StackRequest) -> list[tuple[str, int, str]]:
     """(service name, node id, manager host name) of each controller, in inventory order."""
+    return controllers_of(request.inventory)
+
+
+def controllers_of(inventory: Inventory) -> list[tuple[str, int, str]]:
+    """The controllers an inventory gets: one per manager, in inventory order."""
     return [
         (f"controller-{index}", MAX_BROKER_ID + index, host.name)
-        for index, host in enumerate(request.inventory.managers, start=1)
+        for index, host in enumerate(inventory.managers, start=1)
     ]
 
 
@@ -123,7 +134,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     return {
         "image": request.image or DEFAULT_IMAGE,
         "entrypoint": ["/bin/sh", "-c", inline_script(*ENTRYPOINT_SCRIPTS)],
-        "environment": with_extra_env(request, env),
+        "environment": {"KAFKA_HEAP_OPTS": BROKER_HEAP} | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
         "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR)],
@@ -133,7 +144,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
 
 
 def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str, Any]:
-    env = {"KAFKA_NODE_ID": str(node_id), **_common_env(request, "controller")}
+    env = {"KAFKA_NODE_ID": str(node_id), "KAFKA_HEAP_OPTS": CONTROLLER_HEAP, **_common_env(request, "controller")}
     env.update(kafka_env(request.listeners.controller_settings()))
     return {
         "image": request.image or DEFAULT_IMAGE,

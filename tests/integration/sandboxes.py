@@ -13,20 +13,25 @@ from swarmkit import sandbox
 
 
 @contextlib.contextmanager
-def fresh_sandbox(name: str, nodes: int, subnet: str, prefix: str, directory: Path) -> Iterator[sandbox.Sandbox]:
+def fresh_sandbox(
+    name: str, nodes: int, subnet: str, prefix: str, directory: Path, engine: str = "tansu", managers: int = 1
+) -> Iterator[sandbox.Sandbox]:
     sandbox.down(name)
     try:
-        yield sandbox.up(nodes, name, prefix, subnet, str(directory / f"{name}-inventory.yaml"))
+        yield sandbox.up(nodes, name, prefix, subnet, str(directory / f"{name}-inventory.yaml"), engine, managers)
     finally:
         sandbox.down(name)
 
 
-def module_sandbox(name: str, nodes: int, subnet: str):
-    """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module."""
+def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1):
+    """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module.
+
+    tansu with one manager unless a module needs replication (apache, three managers)."""
 
     @pytest.fixture(scope="module")
     def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sandbox.Sandbox]:
-        with fresh_sandbox(name, nodes, subnet, name, tmp_path_factory.mktemp(name)) as created:
+        directory = tmp_path_factory.mktemp(name)
+        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers) as created:
             yield created
 
     return fixture

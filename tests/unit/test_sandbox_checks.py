@@ -16,15 +16,16 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
-    "name, prefix, nodes, subnet, message",
+    "name, prefix, nodes, subnet, engine, message",
     [
-        ("Bad!", "node", 3, "10.230.0.0/24", "sandbox name"),
-        ("ok", "Node_", 3, "10.230.0.0/24", "host prefix"),
-        ("ok", "node", 0, "10.230.0.0/24", "out of range"),
-        ("ok", "node", 3, "8.8.8.0/24", "private network"),
-        ("ok", "node", 3, "10.230.0.0/28", "/26 or larger"),
+        ("Bad!", "node", 3, "10.230.0.0/24", "apache", "sandbox name"),
+        ("ok", "Node_", 3, "10.230.0.0/24", "apache", "host prefix"),
+        ("ok", "node", 0, "10.230.0.0/24", "apache", "out of range"),
+        ("ok", "node", 3, "8.8.8.0/24", "apache", "private network"),
+        ("ok", "node", 3, "10.230.0.0/28", "apache", "/26 or larger"),
+        ("ok", "node", 3, "10.230.0.0/24", "kafka", "unknown engine"),
     ],
 )
-def test_bad_options_are_refused(name: str, prefix: str, nodes: int, subnet: str, message: str) -> None:
+def test_bad_options_are_refused(name: str, prefix: str, nodes: int, subnet: str, engine: str, message: str) -> None:
     with pytest.raises(SandboxError, match=message):
-        sandbox._check_new_sandbox(name, nodes, prefix, subnet)
+        sandbox._check_new_sandbox(name, nodes, prefix, subnet, engine)
