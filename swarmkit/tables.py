@@ -7,6 +7,7 @@ from rich.table import Table
 
 from swarmkit.deploy import DeployResult
 from swarmkit.diagnose import DiagnoseReport
+from swarmkit.health import ClusterHealth
 from swarmkit.preflight import GIB, Check, Failure, PortSpec, PreflightReport
 from swarmkit.sandbox import SandboxStatus
 from swarmkit.swarm import MEMBER, SwarmResult
@@ -70,6 +71,10 @@ def print_verify(report: VerifyReport, console: Console) -> None:
             detail,
         )
     console.print(table)
+    if report.cluster:
+        _print_cluster(report.cluster, console)
+    if report.cluster_error:
+        console.print(f"[red]cluster: {report.cluster_error}[/]")
     if report.topics:
         topics = _table("topics", ("broker", "topic", "ok", "detail"))
         for topic in report.topics:
@@ -117,6 +122,30 @@ def print_verify(report: VerifyReport, console: Console) -> None:
     console.print(
         "[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]"
     )
+
+
+def _print_cluster(cluster: ClusterHealth, console: Console) -> None:
+    quorum = cluster.quorum
+    voters = {v.node_id: v for v in quorum.voters}
+    table = _table("the cluster, as its controllers see it", ("broker", "node", "registered", "replicas", "leads"))
+    for share in cluster.brokers:
+        table.add_row(str(share.broker_id), share.node or "-", _mark(share.registered), str(share.replicas), str(share.leaders))
+    console.print(table)
+    lagging = {v.node_id for v in quorum.lagging}
+    members = ", ".join(f"{node_id}{' (lagging)' if node_id in lagging else ''}" for node_id in sorted(voters))
+    leader = quorum.leader if quorum.leader >= 0 else "[red]none[/]"
+    if quorum.error:
+        console.print(f"[red]controller quorum: {quorum.error}[/]")
+    else:
+        console.print(f"controller quorum: leader {leader}, voters {members}")
+    console.print(
+        f"partitions: {len(cluster.offline)} offline, {len(cluster.under_replicated)} under-replicated, "
+        f"{len(cluster.under_min_isr)} under min ISR"
+    )
+    for problem in cluster.problems:
+        console.print(f"[red]cluster: {problem}[/]")
+    for note in cluster.notes:
+        console.print(f"[yellow]note:[/] {note}")
 
 
 def print_deploy(result: DeployResult, console: Console) -> None:

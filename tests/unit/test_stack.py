@@ -340,3 +340,21 @@ def test_docker_stack_config_accepts_rendered_files(path: Path):
     for name, service in original["services"].items():
         for key, value in service["environment"].items():
             assert config["services"][name]["environment"][key] == value.replace("$$", "$"), (name, key)
+
+
+def test_sandbox_and_real_servers_differ_in_the_image_only():
+    """The sandbox's own Kafka image honours the official image's contract, so nothing else changes."""
+    servers = StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID, topics=parse_topic_specs("orders:6:3"))
+    sandbox = replace(servers, image="10.231.0.1:5000/swarmkit/kafka:4.4.0")
+    official = render_stack(servers)
+    ours = render_stack(sandbox)
+    changed = [(a, b) for a, b in zip(official.splitlines(), ours.splitlines()) if a != b]
+    assert len(official.splitlines()) == len(ours.splitlines())
+    assert changed and all("apache/kafka:4.4.0" in a and "swarmkit/kafka:4.4.0" in b for a, b in changed)
+
+
+def test_heap_defaults_can_be_raised_for_real_servers():
+    request = StackRequest(inventory(3), cluster_id=CLUSTER_ID, extra_env={"KAFKA_HEAP_OPTS": "-Xmx4g -Xms4g"})
+    broker = build_stack(request)["services"]["broker"]["environment"]
+    assert broker["KAFKA_HEAP_OPTS"] == "-Xmx4g -Xms4g"
+    assert build_stack(replace(request, extra_env=()))["services"]["broker"]["environment"]["KAFKA_HEAP_OPTS"] == "-Xmx512m -Xms512m"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from swarmkit.errors import SpecError
-from swarmkit.topics import TopicSpec, format_topic_specs, parse_topic_specs, validate_topic_specs
+from swarmkit.topics import TopicSpec, creation_configs, format_topic_specs, parse_topic_specs, validate_topic_specs
 
 
 def test_seed_example_parses():
@@ -105,3 +105,25 @@ def test_valid_specs_pass_and_max_name_length_is_allowed():
 
 def test_unknown_broker_count_skips_replica_check():
     assert validate_topic_specs([TopicSpec("a", 1, 9)], None) == [TopicSpec("a", 1, 9)]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("orders:6:3", {"min.insync.replicas": "2"}),
+        ("orders:6:5:retention.ms=1000", {"retention.ms": "1000", "min.insync.replicas": "2"}),
+        ("orders:6:3:min.insync.replicas=3", {"min.insync.replicas": "3"}),
+        ("orders:6:2", {}),
+        ("orders:6:1:compact", {"cleanup.policy": "compact"}),
+    ],
+)
+def test_topics_with_three_replicas_default_to_two_in_sync(text: str, expected: dict[str, str]) -> None:
+    (spec,) = parse_topic_specs(text)
+    assert creation_configs(spec) == expected
+
+
+@pytest.mark.parametrize("setting", ["min.insync.replicas=4", "min.insync.replicas=0", "min.insync.replicas=two"])
+def test_an_impossible_min_insync_replicas_is_refused(setting: str) -> None:
+    with pytest.raises(SpecError, match="cannot be met") as raised:
+        validate_topic_specs(parse_topic_specs(f"orders:6:3:{setting}"), broker_count=3)
+    assert "1 to 3" in raised.value.hint
