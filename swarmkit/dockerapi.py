@@ -397,3 +397,8 @@ def exec_in_service(endpoint: str, service: str, command: list[str]) -> str:
     if not running:
         raise EngineError(f"no running container of {service} on {endpoint}")
     return _call(endpoint, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command))
+
+
+def remove_stack(manager_endpoint: str, name: str) -> None:
+    """``docker stack rm``: services, networks and configs go; volumes (data, identities) stay."""
+    _raw(manager_endpoint, f"docker stack rm {name}", "stack", "rm", name)

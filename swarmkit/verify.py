@@ -233,26 +233,32 @@ def _judge_node(
     )
 
 
+def _topics_on(bootstrap: str, specs: list[TopicSpec], timeout: float) -> list[TopicVerdict]:
+    try:
+        topics = {t.name: t for t in kafka.broker_metadata(bootstrap, timeout).topics}
+    except VerifyError as error:
+        return [TopicVerdict(bootstrap, "*", False, error.message)]
+    verdicts = []
+    for spec in specs:
+        found = topics.get(spec.name)
+        if found is None:
+            verdicts.append(TopicVerdict(bootstrap, spec.name, False, "missing: run swarmkit deploy to create it"))
+            continue
+        actual = (found.partition_count, found.replication_factor)
+        ok = actual == (spec.partitions, spec.replicas)
+        detail = f"{actual[0]} partitions, replication {actual[1]}" + ("" if ok else f"; expected {spec.to_spec_string()}")
+        verdicts.append(TopicVerdict(bootstrap, spec.name, ok, detail))
+    return verdicts
+
+
 def _check_topics(brokers: list[BrokerVerdict], specs: list[TopicSpec], shared: bool, timeout: float) -> list[TopicVerdict]:
+    """One broker speaks for a shared cluster; otherwise every broker is asked, all at once."""
     healthy = [b.advertised for b in brokers if b.ok]
     targets = healthy[:1] if shared else healthy
-    verdicts = []
-    for bootstrap in targets:
-        try:
-            topics = {t.name: t for t in kafka.broker_metadata(bootstrap, timeout).topics}
-        except VerifyError as error:
-            verdicts.append(TopicVerdict(bootstrap, "*", False, error.message))
-            continue
-        for spec in specs:
-            found = topics.get(spec.name)
-            if found is None:
-                verdicts.append(TopicVerdict(bootstrap, spec.name, False, "missing: run swarmkit deploy to create it"))
-                continue
-            actual = (found.partition_count, found.replication_factor)
-            ok = actual == (spec.partitions, spec.replicas)
-            detail = f"{actual[0]} partitions, replication {actual[1]}" + ("" if ok else f"; expected {spec.to_spec_string()}")
-            verdicts.append(TopicVerdict(bootstrap, spec.name, ok, detail))
-    return verdicts
+    if not targets:
+        return []
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        return [verdict for found in pool.map(lambda b: _topics_on(b, specs, timeout), targets) for verdict in found]
 
 
 # --- changes since the last passing run -----------------------------------------------------

@@ -1,0 +1,105 @@
+"""Counted Kafka traffic for the tests: a producer that remembers every acknowledged record, and a
+reader that takes everything back, so a test can say exactly what was lost or duplicated."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+
+
+def producer_config(bootstrap: str, **overrides: object) -> dict[str, object]:
+    return {
+        "bootstrap.servers": bootstrap,
+        "acks": "all",
+        "enable.idempotence": True,
+        "linger.ms": 5,
+        "message.timeout.ms": 120_000,
+        **overrides,
+    }
+
+
+@dataclass
+class CountingProducer:
+    """Writes numbered records to a topic from a thread until stopped (or ``limit`` records)."""
+
+    bootstrap: str
+    topic: str
+    limit: int = 200_000
+    rate_per_s: float = 2_000.0
+    acknowledged: set[int] = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
+    sent: int = 0
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"producer-{self.topic}", daemon=True)
+
+    def start(self) -> CountingProducer:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 150.0) -> CountingProducer:
+        self._stop.set()
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the producer did not finish flushing"
+        return self
+
+    def acked_after(self, count: int, timeout: float) -> None:
+        """Wait until ``count`` more records than now are acknowledged."""
+        target = len(self.acknowledged) + count
+        deadline = time.monotonic() + timeout
+        while len(self.acknowledged) < target:
+            assert time.monotonic() < deadline, f"only {len(self.acknowledged)} of {target} acknowledged: {self.errors[:3]}"
+            time.sleep(0.05)
+
+    def _delivered(self, error: KafkaError | None, message) -> None:
+        if error is None:
+            self.acknowledged.add(int(message.value()))
+        else:
+            self.errors.append(error.str())
+
+    def _run(self) -> None:
+        producer = Producer(producer_config(self.bootstrap))
+        started = time.monotonic()
+        while not self._stop.is_set() and self.sent < self.limit:
+            try:
+                producer.produce(self.topic, str(self.sent).encode(), on_delivery=self._delivered)
+                self.sent += 1
+            except BufferError:
+                producer.poll(0.1)
+            producer.poll(0)
+            ahead = self.sent / self.rate_per_s - (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(min(ahead, 0.05))
+        producer.flush(140)
+
+
+def read_everything(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> Counter[int]:
+    """Every record of every partition, from the first offset to the end offsets seen at the start."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}-{time.time()}", "enable.auto.commit": False})
+    try:
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        found: Counter[int] = Counter()
+        positions = dict.fromkeys(ends, 0)
+        deadline = time.monotonic() + timeout
+        while any(positions[p] < ends[p] for p in ends):
+            assert time.monotonic() < deadline, f"read stalled at {positions} of {ends}"
+            for message in consumer.consume(10_000, timeout=1):
+                if message.error():
+                    continue
+                found[int(message.value())] += 1
+                positions[message.partition()] = message.offset() + 1
+        return found
+    finally:
+        consumer.close()
+
+
+def lost_and_duplicated(acknowledged: set[int], found: Counter[int]) -> tuple[list[int], list[int]]:
+    lost = sorted(acknowledged - set(found))
+    duplicated = sorted(value for value, count in found.items() if count > 1)
+    return lost, duplicated

@@ -1,0 +1,175 @@
+"""A replicated Apache Kafka cluster on a real 3-host sandbox (three managers, one KRaft controller each).
+
+The tests run in order on one cluster: the cluster itself, a client that follows advertised
+addresses to every leader, the seeds' failure on a second stack that advertises names nobody
+resolves, a node lost and brought back under acks=all traffic, and last a scale-out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Producer
+
+from swarmkit import diagnose, dockerapi, sandbox
+from swarmkit.deploy import DeployOptions, deploy, up
+from swarmkit.inventory import Inventory, load_inventory
+from swarmkit.kafka import broker_metadata, ensure_topics, partition_states
+from swarmkit.listeners import ListenerPlan
+from swarmkit.topics import TopicSpec
+from swarmkit.verify import VerifyOptions, VerifyReport, verify
+from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
+from tests.integration.sandboxes import module_sandbox
+
+pytestmark = pytest.mark.integration
+
+NAME = "rk"
+TOPICS = "orders:6:3"
+rk = module_sandbox(NAME, 3, "10.238.0.0/24", engine="apache", managers=3)
+
+
+def wait_until(condition: Callable[[], object], timeout: float, what: str) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
+        time.sleep(1)
+
+
+@pytest.fixture(scope="module")
+def cluster(rk: sandbox.Sandbox) -> Inventory:
+    inventory = load_inventory(rk.inventory_path)
+    result = up(inventory, DeployOptions(topics=TOPICS))
+    assert result.ok, result.deploy.problems
+    return inventory
+
+
+def verified(inventory: Inventory, **options: object) -> VerifyReport:
+    return verify(inventory, VerifyOptions(**options))
+
+
+def broker_containers(inventory: Inventory) -> dict[str, str]:
+    state = dockerapi.service_state(inventory.first_manager.endpoint, "kafka_broker")
+    assert state is not None
+    return {t.node_id: t.container_id for t in state.tasks if t.state == "running"}
+
+
+def test_one_kraft_cluster_with_every_broker_advertising_its_own_node(cluster: Inventory) -> None:
+    metadata = broker_metadata("rk1:9094")
+    assert {(b.node_id, b.endpoint) for b in metadata.brokers} == {(1, "rk1:9094"), (2, "rk2:9094"), (3, "rk3:9094")}
+    report = verified(cluster)
+    assert report.ok, report.to_dict()
+    health = report.cluster
+    assert health is not None
+    assert health.quorum.leader in (9001, 9002, 9003)
+    assert sorted(v.node_id for v in health.quorum.voters) == [9001, 9002, 9003]
+    assert not health.under_replicated and not health.offline
+    _, partitions = partition_states("rk2:9094")
+    orders = [p for p in partitions if p.topic == "orders"]
+    assert len(orders) == 6 and all(len(p.replicas) == 3 and p.min_isr == 2 for p in orders)
+    assert {b.broker_id for b in health.brokers if b.leaders} == {1, 2, 3}
+
+
+def test_a_client_given_one_broker_follows_the_metadata_to_every_leader(cluster: Inventory) -> None:
+    assert ensure_topics("rk1:9094", [TopicSpec("reach", 6, 3)])[0].ok
+    leaders = {p.partition: p.leader for p in partition_states("rk1:9094")[1] if p.topic == "reach"}
+    assert set(leaders.values()) == {1, 2, 3}, "the test needs leaders on every broker"
+    delivered: list[int] = []
+    producer = Producer(producer_config("rk1:9094"))
+    for number in range(600):
+        producer.produce(
+            "reach", str(number).encode(), partition=number % 6, on_delivery=lambda e, m: e or delivered.append(m.partition())
+        )
+    assert producer.flush(30) == 0
+    assert sorted(set(delivered)) == list(range(6)) and len(delivered) == 600
+    found = read_everything("rk1:9094", "reach", 6)
+    assert sorted(found) == list(range(600)) and set(found.values()) == {1}
+
+
+def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inventory) -> None:
+    options = DeployOptions(
+        advertise="command",
+        hostname_command="echo $SWARMKIT_NODE_HOSTNAME.invalid",
+        stack_name="bad",
+        listeners=ListenerPlan.build(external_port=9194),
+    )
+    try:
+        assert deploy(cluster, options).ok
+        metadata = broker_metadata("rk1:9194")  # bootstrap works...
+        assert sorted(b.endpoint for b in metadata.brokers) == ["rk1.invalid:9194", "rk2.invalid:9194", "rk3.invalid:9194"]
+        failures: list[str] = []
+        producer = Producer(producer_config("rk1:9194", **{"message.timeout.ms": 6000}))
+        producer.produce("bad-topic", b"x", on_delivery=lambda error, _: failures.append(str(error)))
+        producer.flush(15)
+        assert failures and failures[0] != "None"  # ...and producing fails
+        report = verified(cluster, stack_name="bad", external_port=9194)
+        assert not report.ok
+        for broker in report.brokers:
+            assert broker.advertised == f"{broker.node}.invalid:9194" and not broker.resolves
+            assert "HOSTNAME_COMMAND" in broker.fix
+        diagnosis = diagnose.diagnose("rk1:9194")
+        assert not diagnosis.ok
+        assert sorted(b.advertised for b in diagnosis.brokers if not b.resolves and b.fix) == [
+            "rk1.invalid:9194",
+            "rk2.invalid:9194",
+            "rk3.invalid:9194",
+        ]
+    finally:
+        dockerapi.remove_stack(cluster.first_manager.endpoint, "bad")
+
+
+def meta_properties(inventory: Inventory, host: str) -> dict[str, str]:
+    text = dockerapi.exec_in_service(
+        inventory.host(host).endpoint, "kafka_broker", ["cat", "/var/lib/kafka/data/meta.properties"]
+    )
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+
+
+def test_losing_a_node_loses_no_acknowledged_record(cluster: Inventory) -> None:
+    assert ensure_topics("rk1:9094", [TopicSpec("acks", 6, 3)])[0].ok
+    identity_before = meta_properties(cluster, "rk2")
+    producer = CountingProducer("rk1:9094,rk3:9094", "acks").start()
+    try:
+        producer.acked_after(2000, timeout=60)
+        sandbox.stop_engine(NAME, "rk2")
+        producer.acked_after(2000, timeout=90)  # writes go on with two brokers in sync
+        report = verified(cluster)
+        assert not report.ok
+        assert [b.node for b in report.brokers if not b.ok] == ["rk2"]
+        assert report.cluster is not None
+        assert any(p.startswith("broker 2 (rk2) is not registered") for p in report.cluster.problems)
+        assert any(name.startswith("acks-") for name in report.cluster.under_replicated)
+        sandbox.start_engine(NAME, "rk2")
+        wait_until(lambda: verified(cluster).ok, 240, "rk2's broker to rejoin and every partition to be in sync")
+        producer.acked_after(1000, timeout=60)
+    finally:
+        producer.stop()
+    found = read_everything("rk1:9094", "acks", 6)
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, found)
+    assert len(producer.acknowledged) >= 5000
+    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
+    identity_after = meta_properties(cluster, "rk2")
+    assert identity_after["node.id"] == "2"
+    assert identity_after["directory.id"] == identity_before["directory.id"], "broker 2 came back without its data"
+
+
+def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+    before = broker_containers(cluster)
+    sandbox.add_node(NAME)
+    grown = load_inventory(rk.inventory_path)
+    result = up(grown, DeployOptions(topics=TOPICS))
+    assert result.ok, result.deploy.problems
+    after = broker_containers(grown)
+    assert {node: container for node, container in after.items() if node in before} == before
+    assert len(after) == 4
+    new = next(n for n in result.deploy.nodes if n.host == "rk4")
+    assert new.broker_id == 4
+    report = wait_until(lambda: (r := verified(grown)).ok and r, 60, "the new broker to be verified")
+    assert isinstance(report, VerifyReport) and report.cluster is not None
+    share = next(b for b in report.cluster.brokers if b.broker_id == 4)
+    assert share.registered and share.node == "rk4" and share.replicas == 0
+    assert any(note.startswith("broker 4 (rk4) holds no partitions yet") for note in report.cluster.notes)
