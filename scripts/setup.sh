@@ -11,6 +11,9 @@ packages=(docker.io iproute2 iptables busybox-static docker-registry socat procp
 log() { printf 'setup: %s\n' "$*"; }
 
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
+# The swarmkit/kafka image: jlink makes its Java runtime, Maven fetches Kafka's jars.
+command -v jlink >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || packages+=(maven)
 missing=()
 for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

@@ -1,29 +1,66 @@
-"""Offline images: the tansu broker image and the preflight probe image, built from local files."""
+"""Offline images built from local files: the Apache Kafka broker, the tansu broker and the preflight probe.
+
+No base image can be pulled, so every image starts FROM scratch.  The Kafka image's jars come from
+Maven Central and its Java runtime from this machine's JDK (jlink); both are made once into a cache
+outside git (``$SWARMKIT_CACHE``, default /var/cache/swarmkit) and reused by every later build.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import os
+import platform
+import re
+import shlex
 import shutil
 import subprocess
 import tempfile
+import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from swarmkit import dockerapi
-from swarmkit.assets import STACKS_DIR, tansu_binary
+from swarmkit.assets import PROJECT_ROOT, STACKS_DIR, tansu_binary
 from swarmkit.errors import SwarmkitError
 
 BUSYBOX = Path("/bin/busybox")
 SOCAT = Path("/usr/bin/socat")
 TANSU_TAG = "swarmkit/tansu:0.6.0"
 PROBE_TAG = "swarmkit/probe:1"
+KAFKA_VERSION = "4.4.0"
+KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
+KAFKA_DIR = STACKS_DIR / "kafka"
+DEFAULT_CACHE = Path("/var/cache/swarmkit")
+MAVEN_TIMEOUT = 1800.0  # a cold ~/.m2 downloads ~80 MB of jars
+# The modules Kafka's server and tools use (jdeps over the resolved jars agrees), plus
+# jdk.security.auth for SASL/GSSAPI (Krb5LoginModule is named in configuration, jdeps cannot see it).
+JRE_MODULES = (
+    "java.base", "java.management", "java.naming", "java.security.jgss", "java.security.sasl",
+    "java.logging", "java.xml", "java.desktop", "java.sql", "jdk.unsupported", "jdk.management",
+    "jdk.management.agent", "jdk.crypto.ec", "jdk.security.auth",
+)  # fmt: skip
+JLINK_OPTIONS = ("--strip-debug", "--no-header-files", "--no-man-pages")
+# java.desktop's native GUI, font and sound libraries: a headless server never loads them, and they
+# would pull X11, freetype and ALSA into the image.
+GUI_LIBRARIES = (
+    "libawt_xawt.so", "libjawt.so", "libsplashscreen.so", "libjsound.so", "libfontmanager.so",
+    "libjavajpeg.so", "liblcms.so",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class ImageRecipe:
+    """What a build context holds: files by name, host files at their own path under rootfs/,
+    and whole directories (jars, a Java runtime) by name."""
+
     tag: str
     dockerfile: Path
     files: tuple[tuple[Path, str], ...]
     rootfs: tuple[Path, ...] = ()
+    directories: tuple[tuple[Path, str], ...] = ()
 
 
 def _require(path: Path, package: str) -> Path:
@@ -32,12 +69,17 @@ def _require(path: Path, package: str) -> Path:
     return path
 
 
-def _shared_libraries(binary: Path) -> list[Path]:
-    """The libraries a dynamic binary loads, as ldd resolves them on this machine."""
+def _shared_libraries(binary: Path, provided: frozenset[str] = frozenset()) -> list[Path]:
+    """The libraries a dynamic binary loads, as ldd resolves them on this machine.
+
+    A library ldd cannot find is an error unless it is one of ``provided`` (found at run time
+    next to the binary, as a JRE's libjvm.so is)."""
     output = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
     libraries = []
     for line in output.splitlines():
         parts = line.split()
+        if "not found" in line and parts[0] not in provided:
+            raise SwarmkitError(f"{binary} needs {parts[0]}, which this machine lacks (ldd: {line.strip()})")
         candidate = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
         if candidate.startswith("/"):
             libraries.append(Path(candidate))
@@ -67,6 +109,198 @@ def probe_recipe() -> ImageRecipe:
     )
 
 
+def _link_or_copy(source: str, target: str) -> None:
+    """Hard-link when the cache and the build context share a file system: 150 MB of jars and JRE
+    are then assembled in milliseconds instead of copied."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def cache_dir() -> Path:
+    """Where resolved jars and Java runtimes are kept between builds (never inside the git tree)."""
+    return Path(os.environ.get("SWARMKIT_CACHE") or DEFAULT_CACHE)
+
+
+@contextlib.contextmanager
+def _cache_lock(cache: Path) -> Iterator[None]:
+    """One process fills the cache at a time: a second build waits, then finds it complete."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        handle = open(cache / ".lock", "w")  # noqa: SIM115 - held for the with block
+    except OSError as error:
+        raise SwarmkitError(
+            f"cannot use the build cache {cache}: {error.strerror}",
+            hint="run as root, or point SWARMKIT_CACHE at a writable directory",
+        ) from error
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _digest(*parts: str | bytes) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part.encode() if isinstance(part, str) else part)
+        hasher.update(b"\0")
+    return hasher.hexdigest()
+
+
+def _tool(name: str, package: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise SwarmkitError(f"{name} is not installed", hint=f"apt-get install {package} (scripts/setup.sh does)")
+    return path
+
+
+def _maven_error(output: str) -> str:
+    """The line of Maven's output that says what failed (colour codes removed)."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in output.splitlines()]
+    errors = [line.removeprefix("[ERROR]").strip() for line in lines if line.startswith("[ERROR]")]
+    errors = [line for line in errors if line and not line.startswith(("To see", "Re-run", "For more", "[Help"))]
+    return errors[0] if errors else (next((line for line in reversed(lines) if line), "no output"))
+
+
+def _resolved(pom: Path, target: Path) -> Path:
+    """The jars a pom depends on, copied by Maven into ``target`` once per content of the pom.
+
+    A stamp beside the directory holds the pom's hash: when it matches, Maven is not run at all.
+    Maven fills a staging directory that is renamed into place, so an interrupted run leaves no
+    half-filled cache behind."""
+    stamp = target.with_name(f"{target.name}.sha256")
+    digest = _digest(pom.read_bytes())
+    if target.is_dir() and stamp.is_file() and stamp.read_text().strip() == digest:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    command = [_tool("mvn", "maven"), "-q", "-B", "-Dstyle.color=never", "-f", str(pom)]
+    command += ["dependency:copy-dependencies", f"-DoutputDirectory={staging}"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=MAVEN_TIMEOUT)
+        failure = _maven_error(result.stdout + result.stderr) if result.returncode else ""
+    except subprocess.TimeoutExpired:
+        failure = f"no result after {MAVEN_TIMEOUT:.0f} s"
+    if not failure and not any(staging.glob("*.jar")):
+        failure = "it copied no jar"
+    if failure:
+        shutil.rmtree(staging, ignore_errors=True)
+        rerun = shlex.join([*command[:1], "-B", *command[4:-1], f"-DoutputDirectory={target}"])
+        raise SwarmkitError(
+            f"Maven could not resolve the jars of {pom.relative_to(PROJECT_ROOT)}: {failure}",
+            hint=f"Maven Central must be reachable (or ~/.m2 hold the jars); to see the whole log run: {rerun}",
+        )
+    staging.chmod(0o755)  # mkdtemp makes it private; the image's appuser reads these jars
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    stamp.write_text(digest + "\n")
+    return target
+
+
+def _jdk_home() -> Path:
+    """The JDK whose jlink and jmods make the image's runtime (the one on PATH)."""
+    home = Path(_tool("jlink", "openjdk-17-jdk-headless")).resolve().parent.parent
+    if not (home / "jmods" / "java.base.jmod").is_file():
+        raise SwarmkitError(f"{home} has no jmods/ for jlink", hint="apt-get install openjdk-17-jdk-headless")
+    return home
+
+
+def _runtime(cache: Path) -> Path:
+    """A Java runtime with only the modules Kafka needs, made by jlink once per JDK build and module
+    list (the cache key), without the GUI libraries; renamed into place when complete."""
+    home = _jdk_home()
+    release = (home / "release").read_text()
+    found = re.search(r'JAVA_RUNTIME_VERSION="([^"]+)"', release) or re.search(r'JAVA_VERSION="([^"]+)"', release)
+    key = _digest(release, *JRE_MODULES, *JLINK_OPTIONS, *GUI_LIBRARIES)[:12]
+    target = cache / f"jre-{found.group(1) if found else 'unknown'}-{key}"
+    if target.is_dir():
+        return target
+    staging = Path(tempfile.mkdtemp(prefix=".jre-", dir=cache))
+    command = [str(home / "bin" / "jlink"), "--add-modules", ",".join(JRE_MODULES), *JLINK_OPTIONS]
+    result = subprocess.run([*command, "--output", str(staging / "jre")], capture_output=True, text=True)
+    if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        last = (result.stderr or result.stdout).strip().splitlines()
+        raise SwarmkitError(
+            f"jlink could not make the Kafka image's Java runtime: {last[-1] if last else 'no output'}",
+            hint=f"run it to see why: {shlex.join([*command, '--output', '/tmp/jre'])}",
+        )
+    for library in GUI_LIBRARIES:
+        (staging / "jre" / "lib" / library).unlink(missing_ok=True)
+    (staging / "jre").rename(target)
+    staging.rmdir()
+    return target
+
+
+def _jni_libraries(jar_dirs: tuple[Path, ...], scratch: Path) -> list[Path]:
+    """This machine's native libraries inside the jars (zstd-jni, snappy-java, lz4-java), extracted
+    to ``scratch``: they are unpacked into /tmp and loaded only when a batch is first compressed."""
+    names = {"x86_64": ("amd64", "x86_64"), "aarch64": ("aarch64", "arm64")}.get(platform.machine(), ())
+    wanted = re.compile(rf"(^|/)linux/({'|'.join(names) or '-'})/[^/]+\.so$", re.IGNORECASE)
+    extracted = []
+    for jar in sorted(path for directory in jar_dirs for path in directory.glob("*.jar")):
+        with zipfile.ZipFile(jar) as archive:
+            for entry in (name for name in archive.namelist() if wanted.search(name)):
+                target = scratch / jar.stem / entry
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.read(entry))
+                extracted.append(target)
+    return extracted
+
+
+def _runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> list[Path]:
+    """The machine's libraries that the runtime's java and .so files and the jars' JNI libraries
+    load (ld-linux, libc, libm, libz, libstdc++, libgcc_s, libpthread, ...): with no base image
+    they must be copied in.  A missing one shows only at run time, e.g. zstd-jni needs
+    libpthread.so.0, which nothing in the JRE links."""
+    own = sorted(runtime.glob("lib/**/*.so"))
+    provided = frozenset(library.name for library in own)
+    found: dict[Path, None] = {}
+    with tempfile.TemporaryDirectory(prefix="swarmkit-jni-") as scratch:
+        for binary in (runtime / "bin" / "java", *own, *_jni_libraries(jar_dirs, Path(scratch))):
+            for library in _shared_libraries(binary, provided):
+                if not library.is_relative_to(runtime):
+                    found.setdefault(library)
+    return list(found)
+
+
+def _cached_runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> tuple[Path, ...]:
+    """_runtime_libraries, remembered beside the jars: reading every jar's index takes seconds,
+    and the answer changes only with the jars (their stamps) or the runtime."""
+    stamps = [directory.with_name(f"{directory.name}.sha256").read_text() for directory in jar_dirs]
+    memo = jar_dirs[0].parent / f"host-libraries-{_digest(runtime.name, *stamps)[:12]}"
+    if memo.is_file():
+        return tuple(Path(line) for line in memo.read_text().splitlines() if line)
+    libraries = _runtime_libraries(runtime, jar_dirs)
+    memo.write_text("".join(f"{library}\n" for library in libraries))
+    return tuple(libraries)
+
+
+def kafka_recipe() -> ImageRecipe:
+    """The Apache Kafka broker image: Maven's jars and a jlink runtime (both cached) on busybox.
+
+    Resolving is the slow part of a first build (Maven, jlink); every later call only checks stamps."""
+    cache = cache_dir()
+    with _cache_lock(cache):
+        libs = _resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
+        tools = _resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
+        runtime = _runtime(cache)
+        libraries = _cached_runtime_libraries(runtime, (libs, tools))
+    scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties")
+    return ImageRecipe(
+        tag=KAFKA_TAG,
+        dockerfile=KAFKA_DIR / "Dockerfile",
+        files=(
+            (_require(BUSYBOX, "busybox-static"), "busybox"),
+            (STACKS_DIR / "node-identity.sh", "node-identity.sh"),
+            (STACKS_DIR / "apache" / "entrypoint.sh", "entrypoint.sh"),
+            *((KAFKA_DIR / name, name) for name in scripts),
+        ),
+        rootfs=libraries,
+        directories=((runtime, "jre"), (libs, "libs"), (tools, "tools-libs"), (KAFKA_DIR / "bin", "bin")),
+    )
+
+
 def build(endpoint: str, recipe: ImageRecipe, tag: str) -> None:
     """Assemble the build context in a temporary directory and build it on one engine."""
     with tempfile.TemporaryDirectory(prefix="swarmkit-image-") as scratch:
@@ -74,6 +308,8 @@ def build(endpoint: str, recipe: ImageRecipe, tag: str) -> None:
         shutil.copy(recipe.dockerfile, context / "Dockerfile")
         for source, name in recipe.files:
             shutil.copy(source, context / name)
+        for source, name in recipe.directories:
+            shutil.copytree(source, context / name, copy_function=_link_or_copy)
         rootfs = context / "rootfs"
         rootfs.mkdir()
         for source in recipe.rootfs:
