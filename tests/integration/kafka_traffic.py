@@ -28,8 +28,8 @@ class CountingProducer:
 
     bootstrap: str
     topic: str
-    limit: int = 200_000
-    rate_per_s: float = 2_000.0
+    limit: int = 1_000_000
+    rate_per_s: float = 1_000.0
     acknowledged: set[int] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
     sent: int = 0

@@ -143,8 +143,13 @@ def test_losing_a_node_loses_no_acknowledged_record(cluster: Inventory) -> None:
         assert report.cluster is not None
         assert any(p.startswith("broker 2 (rk2) is not registered") for p in report.cluster.problems)
         assert any(name.startswith("acks-") for name in report.cluster.under_replicated)
+        started = time.monotonic()
         sandbox.start_engine(NAME, "rk2")
-        wait_until(lambda: verified(cluster).ok, 240, "rk2's broker to rejoin and every partition to be in sync")
+        print(f"rk2's engine back after {time.monotonic() - started:.1f} s")
+        wait_until(lambda: 2 in partition_states("rk1:9094")[0], 180, "broker 2 to register again")
+        print(f"broker 2 registered after {time.monotonic() - started:.1f} s")
+        wait_until(lambda: verified(cluster).ok, 180, "every partition to be in sync again")
+        print(f"verified after {time.monotonic() - started:.1f} s")
         producer.acked_after(1000, timeout=60)
     finally:
         producer.stop()
