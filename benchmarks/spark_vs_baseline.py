@@ -1,21 +1,29 @@
-"""Benchmark (one run, not a test): the Spark verify job against plain confluent-kafka processes.
+"""Benchmark (not a test): the Spark verify job against plain confluent-kafka processes doing the same work.
 
-    .venv/bin/python benchmarks/spark_vs_baseline.py --brokers b1:9094,b2:9094,b3:9094
+    .venv/bin/python benchmarks/spark_vs_baseline.py --brokers node1:9094,node2:9094,node3:9094 --records 1000000 [--json]
 
-Both sides do exactly the same work on the same brokers in the same run: the baseline runs the
-job's own per-(broker, partition) task function in a pool of plain processes (one per core, as
-`local[*]` has), so the ratio is what Spark's scheduling costs, and Spark's start-up is shown apart.
+Same brokers, same run, same work on both sides: K records per leader broker of 100 bytes, spread
+over the partitions each broker leads with the job's own mapping, written with ``acks=all`` and
+idempotence, then exactly the written offset range read back and checked (count, distinct
+sequences, crc32 sum, latency sample). The baseline is one plain process per core, each owning a
+share of the partitions; Spark is the job under spark-submit (``local[*]`` unless --master), its
+start-up reported apart. Exit 1 if either side loses, duplicates or corrupts a record.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import sys
 import time
+import zlib
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any
 
+from confluent_kafka import Consumer, Producer, TopicPartition
 from rich.console import Console
 from rich.table import Table
 
@@ -23,85 +31,281 @@ from swarmkit.assets import SPARK_DIR
 from swarmkit.sparkjob import SparkJobError, SparkReport, run_verify_job
 
 sys.path.insert(0, str(SPARK_DIR))
-import verify_job  # noqa: E402  (the job file is a script, not a package module)
+import verify_job as job  # noqa: E402  (the job file is a script, not a package module)
 
 
-def baseline(brokers: list[str], topic: str, records: int) -> tuple[list[dict], float]:
-    """The job's traffic without Spark: (per-broker entries, seconds of traffic)."""
-    targets = verify_job.probe_all(brokers, topic, verify_job.DEFAULT_PARTITIONS, verify_job.PROBE_TIMEOUT)
-    slices = verify_job.plan_slices(
-        [t for t in targets if not t.error], topic, records, verify_job.DEFAULT_PAYLOAD, verify_job.DEFAULT_TIMEOUT
+@dataclass(frozen=True)
+class Share:
+    """One baseline process's work: some partitions of one cluster's plan."""
+
+    plan: job.Plan
+    partitions: tuple[int, ...]
+    tuning: job.Tuning
+
+
+def sequences(plan: job.Plan, partition: int) -> range:
+    """The sequence numbers the job's generator sends to ``partition`` (the inverse of ``partition_of``)."""
+    brokers = len(plan.owners)
+    for slot, (_, parts) in enumerate(plan.owners):
+        if partition in parts:
+            step = brokers * len(parts)
+            return range(slot + brokers * parts.index(partition), plan.total, step)
+    return range(0)
+
+
+def _producer(share: Share) -> Producer:
+    t = share.tuning
+    return Producer(
+        {
+            "bootstrap.servers": share.plan.bootstrap, "acks": "all", "enable.idempotence": True,
+            "linger.ms": t.linger_ms, "batch.size": t.batch_size, "compression.type": t.compression,
+            "queue.buffering.max.messages": 1_000_000, "message.timeout.ms": int(t.timeout * 1000), "log_level": 3,
+        }
+    )
+
+
+def produce(share: Share) -> dict[int, int]:
+    """Send the share's records; partition -> crc32 sum of what was acknowledged."""
+    plan, producer = share.plan, _producer(share)
+    tail = ":" + "x" * (plan.payload_bytes - len(plan.run) - job.SEQ_DIGITS - 2)
+    acked: dict[int, int] = dict.fromkeys(share.partitions, 0)
+
+    def delivered(err: Any, msg: Any) -> None:
+        if err is None:
+            acked[msg.partition()] += zlib.crc32(msg.value())
+
+    for partition in share.partitions:
+        for seq in sequences(plan, partition):
+            value = f"{plan.run}:{seq:0{job.SEQ_DIGITS}d}{tail}".encode()
+            while True:
+                try:
+                    producer.produce(plan.topic, value, partition=partition, on_delivery=delivered)
+                    break
+                except BufferError:
+                    producer.poll(0.005)
+    producer.flush(share.tuning.timeout)
+    return acked
+
+
+def consume(share: Share, end: dict[int, int]) -> dict[int, dict[str, Any]]:
+    """Read exactly [start, end) of the share's partitions; the job's per-partition aggregates."""
+    plan = share.plan
+    consumer = Consumer(
+        {"bootstrap.servers": plan.bootstrap, "group.id": f"bench-{plan.run}", "enable.auto.commit": False,
+         "fetch.max.bytes": 64 << 20, "max.partition.fetch.bytes": 8 << 20, "log_level": 3}
+    )
+    consumer.assign([TopicPartition(plan.topic, p, plan.start[p]) for p in share.partitions])
+    rows = {p: {"count": 0, "valid": 0, "seen": set(), "crc": 0, "lat": [], "ts": []} for p in share.partitions}
+    pending, deadline, prefix = set(share.partitions), time.monotonic() + share.tuning.timeout, plan.run.encode()
+    while pending and time.monotonic() < deadline:
+        for msg in consumer.consume(10_000, timeout=0.5):
+            partition, value = msg.partition(), msg.value()
+            if msg.error() or partition not in pending or msg.offset() >= end[partition]:
+                continue
+            row, ts = rows[partition], msg.timestamp()[1]
+            row["count"] += 1
+            row["crc"] += zlib.crc32(value)
+            row["ts"].append(ts)
+            seq = int(value[len(prefix) + 1 : len(prefix) + 1 + job.SEQ_DIGITS]) if value.startswith(prefix) else -1
+            if seq >= 0 and seq in sequences(plan, partition):
+                row["valid"] += 1
+                row["seen"].add(seq)
+                if msg.offset() % job.LATENCY_SAMPLE == 0:
+                    row["lat"].append(time.time() * 1000 - ts)
+            if msg.offset() + 1 >= end[partition]:
+                pending.discard(partition)
+    consumer.close()
+    return {p: _row(r) for p, r in rows.items()}
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    return {"count": r["count"], "valid": r["valid"], "distinct": len(r["seen"]), "crc": r["crc"], "lat": r["lat"],
+            "first_ts": min(r["ts"], default=None), "last_ts": max(r["ts"], default=None)}
+
+
+@dataclass
+class ShareResult:
+    acked: dict[int, int]
+    listed_end: dict[int, int]
+    end: dict[int, int]
+    rows: dict[int, dict[str, Any]]
+    write_s: float
+    read_s: float
+
+
+def work(share: Share) -> ShareResult:
+    """One process: produce its partitions, take the end offsets, read them back (like the job)."""
+    plan, began = share.plan, time.monotonic()
+    acked = produce(share)
+    produced = time.monotonic()
+    listed = job.latest_offsets(plan.bootstrap, plan.topic, list(share.partitions), share.tuning.timeout)
+    end = {p: max(o, plan.start[p] + plan.expected(p)) for p, o in listed.items()}
+    rows = consume(share, end)
+    return ShareResult(acked, listed, end, rows, produced - began, time.monotonic() - produced)
+
+
+def baseline(args: argparse.Namespace, tuning: job.Tuning) -> tuple[list[dict[str, Any]], float]:
+    """The job's work without Spark: (per-broker entries, seconds of traffic)."""
+    probes, plans, errors = job.prepare(
+        args.brokers, args.topic, args.records, job.DEFAULT_PAYLOAD, args.partitions, job.PROBE_TIMEOUT
     )
     workers = os.cpu_count() or 1
+    shares = [
+        Share(plan, tuple(plan.partitions[i::workers]), tuning)
+        for plan in plans
+        for i in range(min(workers, len(plan.partitions)))
+    ]
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        list(pool.map(abs, range(workers)))  # start the processes before the clock runs
-        started = time.monotonic()
-        results = list(pool.map(verify_job.run_slice, slices))
-        elapsed = time.monotonic() - started
-    return verify_job.summarize(targets, results, records), elapsed
+        list(pool.map(abs, range(workers)))  # the processes exist before the clock runs
+        began = time.monotonic()
+        results = list(pool.map(work, shares))
+        elapsed = time.monotonic() - began
+    runs = []
+    for plan in plans:
+        run = job.ClusterRun(plan)
+        for share, result in zip(shares, results):
+            if share.plan is plan:
+                run.rows.update(result.rows)
+                run.expected_crc.update(result.acked)
+                run.listed_end.update(result.listed_end)
+                run.end.update(result.end)
+                run.write_s, run.read_s = max(run.write_s, result.write_s), max(run.read_s, result.read_s)
+        runs.append(run)
+    return job.summarize(probes, runs, errors, args.records), elapsed
 
 
-def _rate(count: int, seconds: float) -> str:
-    return f"{count / seconds:,.0f}" if seconds > 0 else "-"
-
-
-def render(console: Console, spark: SparkReport, base: list[dict], base_s: float) -> None:
-    total_spark = sum(b.consumed for b in spark.brokers)
-    total_base = sum(b["consumed"] for b in base)
-    spark_rate = total_spark / spark.traffic_s if spark.traffic_s else 0.0
-    base_rate = total_base / base_s if base_s else 0.0
-    table = Table(title=f"{len(spark.brokers)} brokers, {spark.records_per_broker:,} records each, end to end")
-    for column in ("run", "records back", "traffic s", "records/s", "vs baseline"):
-        table.add_column(column, justify="right" if column != "run" else "left")
-    ratio = f"{spark_rate / base_rate:.2f}x" if base_rate else "-"
-    spark_row = (f"{total_spark:,}", f"{spark.traffic_s:.2f}", _rate(total_spark, spark.traffic_s), ratio)
-    table.add_row(f"Spark {spark.master}", *spark_row)
-    base_row = (f"{total_base:,}", f"{base_s:.2f}", _rate(total_base, base_s), "1.00x")
-    table.add_row(f"plain, {os.cpu_count()} procs", *base_row)
-    table.add_row(
-        "Spark + start-up", f"{total_spark:,}", f"{spark.wall_s:.2f}", _rate(total_spark, spark.wall_s),
-        f"{(total_spark / spark.wall_s) / base_rate:.2f}x" if base_rate and spark.wall_s else "-",
-    )
-    console.print(table)
-    startup = Table(title="Spark start-up (not in the traffic rows above)")
-    startup.add_column("SparkSession ready s", justify="right")
-    startup.add_column("spark-submit wall minus traffic s", justify="right")
-    startup.add_row(f"{spark.spark_startup_s:.2f}", f"{spark.wall_s - spark.traffic_s:.2f}")
-    console.print(startup)
-    brokers = Table(title="per broker: latency produce->consume (ms) and checks")
-    brokers.add_column("broker", no_wrap=True)
-    for column in ("spark p50", "spark p99", "plain p50", "plain p99", "checks"):
-        brokers.add_column(column)
-    for s, b in zip(spark.brokers, base):
-        checks = "ok" if s.ok and b["ok"] else f"spark: {s.problem() or 'ok'}; baseline: {b['error'] or b['ok']}"
-        brokers.add_row(
-            s.broker, str(s.latency_p50_ms), str(s.latency_p99_ms),
-            str(b["latency_ms"]["p50"]), str(b["latency_ms"]["p99"]), checks,
+def spark(args: argparse.Namespace, tuning: job.Tuning) -> SparkReport:
+    """The job itself, through spark-submit, with the same tuning."""
+    extra = [
+        "--partitions", str(args.partitions), "--linger-ms", str(tuning.linger_ms),
+        "--batch-size", str(tuning.batch_size), "--compression", tuning.compression,
+        "--write-tasks", str(tuning.write_tasks), "--min-partitions", str(tuning.min_partitions),
+    ]
+    try:
+        return run_verify_job(
+            args.brokers, args.topic, args.records, master=args.master, timeout=1800, extra_args=extra
         )
-    console.print(brokers)
+    except SparkJobError as exc:
+        if exc.report is None:
+            raise
+        return exc.report
+
+
+def summary(report: SparkReport, base: list[dict[str, Any]], base_s: float, tuning: job.Tuning) -> dict[str, Any]:
+    """The one JSON object: rates end to end (start-up apart), ratio, and both sides' checks."""
+    spark_back = sum(b.consumed for b in report.brokers)
+    base_back = sum(b["consumed"] for b in base)
+    spark_rate = spark_back / report.traffic_s if report.traffic_s else 0.0
+    base_rate = base_back / base_s if base_s else 0.0
+    return {
+        "ok": report.ok and all(b["ok"] for b in base),
+        "records_per_broker": report.records_per_broker,
+        "brokers": [b.broker for b in report.brokers],
+        "master": report.master,
+        "spark_records_per_s": round(spark_rate, 1),
+        "baseline_records_per_s": round(base_rate, 1),
+        "ratio": round(spark_rate / base_rate, 3) if base_rate else 0.0,
+        "spark_startup_s": report.spark_startup_s,
+        "spark_traffic_s": report.traffic_s,
+        "spark_write_s": report.write_s,
+        "spark_read_s": report.read_s,
+        "spark_check_s": report.check_s,
+        "spark_wall_s": report.wall_s,
+        "baseline_traffic_s": round(base_s, 3),
+        "baseline_processes": os.cpu_count() or 1,
+        "tuning": asdict(tuning),
+        "spark_problems": report.failures,
+        "baseline_problems": [f"{b['broker']}: {b['error'] or 'records missing, duplicated or corrupted'}"
+                              for b in base if not b["ok"]],
+        "latency_ms": {
+            b.broker: {"spark": [b.latency_p50_ms, b.latency_p99_ms], "baseline": [o["latency_ms"]["p50"], o["latency_ms"]["p99"]]}
+            for b, o in zip(report.brokers, base)
+        },
+    }
+
+
+def render(console: Console, result: dict[str, Any]) -> None:
+    table = Table(title=f"{len(result['brokers'])} brokers, {result['records_per_broker']:,} records each, end to end")
+    for column in ("run", "traffic s", "records/s", "vs baseline"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    table.add_row(f"Spark {result['master']}", f"{result['spark_traffic_s']:.2f}",
+                  f"{result['spark_records_per_s']:,.0f}", f"{result['ratio']:.2f}x")
+    table.add_row(f"plain confluent-kafka, {result['baseline_processes']} procs", f"{result['baseline_traffic_s']:.2f}",
+                  f"{result['baseline_records_per_s']:,.0f}", "1.00x")
+    console.print(table)
+    if len(result["rounds"]) > 1:
+        ratios = ", ".join(f"{r['ratio']:.2f}x" for r in result["rounds"])
+        console.print(f"rounds: {ratios} (median shown above; best {result['best_ratio']:.2f}x)")
+    console.print(
+        f"Spark: start-up {result['spark_startup_s']:.2f} s apart (spark-submit wall {result['spark_wall_s']:.2f} s); "
+        f"traffic = write {result['spark_write_s']:.2f} s + read and checks {result['spark_read_s']:.2f} s "
+        f"+ checksum {result['spark_check_s']:.2f} s; tuning {result['tuning']}"
+    )
+    latency = Table(title="produce -> read-back latency p50 / p99 (ms), per broker")
+    for column in ("broker", "Spark", "baseline"):
+        latency.add_column(column)
+    for broker, sides in result["latency_ms"].items():
+        latency.add_row(broker, " / ".join(map(str, sides["spark"])), " / ".join(map(str, sides["baseline"])))
+    console.print(latency)
+    for problem in result["spark_problems"] + result["baseline_problems"]:
+        console.print(f"[red]{problem}[/]")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--brokers", required=True, help="comma-separated advertised HOST:PORT of every broker")
+    parser.add_argument("--records", type=int, default=1_000_000, help="records per broker")
+    parser.add_argument("--topic", default="swarmkit-bench", help="used by both sides (their offset ranges differ)")
+    parser.add_argument("--partitions", type=int, default=6, help="if the topic must be created")
+    parser.add_argument("--master", default=None, help="Spark master (default local[*])")
+    parser.add_argument("--linger-ms", type=int, default=job.Tuning.linger_ms)
+    parser.add_argument("--batch-size", type=int, default=job.Tuning.batch_size)
+    parser.add_argument("--compression", default=job.Tuning.compression)
+    parser.add_argument("--write-tasks", type=int, default=0)
+    parser.add_argument("--min-partitions", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=1, help="baseline+Spark rounds; the median ratio is shown")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    args = parser.parse_args()
+    args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
+    return args
+
+
+def rounds(args: argparse.Namespace, tuning: job.Tuning, err: Console) -> dict[str, Any]:
+    """Baseline then Spark, ``--rounds`` times (the machine is shared: one round proves little); the
+    round with the median ratio, plus every round's rates and the best ratio."""
+    results = []
+    for number in range(1, args.rounds + 1):
+        with err.status(f"round {number}: baseline, plain confluent-kafka processes"):
+            base, base_s = baseline(args, tuning)
+        with err.status(f"round {number}: Spark job"):
+            report = spark(args, tuning)
+        results.append(summary(report, base, base_s, tuning))
+        err.print(f"round {number}: ratio {results[-1]['ratio']:.2f}")
+    ranked = sorted(results, key=lambda r: r["ratio"])
+    result = dict(ranked[(len(ranked) - 1) // 2])
+    result["ok"] = all(r["ok"] for r in results)
+    result["best_ratio"] = ranked[-1]["ratio"]
+    result["rounds"] = [
+        {key: r[key] for key in ("spark_records_per_s", "baseline_records_per_s", "ratio", "spark_startup_s")}
+        for r in results
+    ]
+    return result
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--brokers", required=True, help="comma-separated advertised HOST:PORT of every broker")
-    parser.add_argument("--records", type=int, default=verify_job.DEFAULT_RECORDS, help="records per broker")
-    parser.add_argument("--topic", default="swarmkit-bench")
-    parser.add_argument("--master", default=None, help="Spark master (default local[*])")
-    args = parser.parse_args()
-    brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
-    console = Console()
-    with console.status("baseline: plain confluent-kafka processes"):
-        base, base_s = baseline(brokers, f"{args.topic}-baseline", args.records)
-    with console.status("Spark job"):
-        try:
-            spark = run_verify_job(brokers, f"{args.topic}-spark", args.records, master=args.master)
-        except SparkJobError as exc:
-            if exc.report is None:
-                console.print(f"[red]{exc}[/red]\n{exc.hint}")
-                return 1
-            spark = exc.report
-    render(console, spark, base, base_s)
-    return 0 if spark.ok and all(b["ok"] for b in base) else 1
+    args = parse_args()
+    tuning = job.Tuning(args.linger_ms, args.batch_size, args.compression, args.write_tasks, args.min_partitions)
+    err = Console(stderr=True)
+    try:
+        result = rounds(args, tuning, err)
+    except SparkJobError as exc:
+        err.print(f"[red]{exc}[/]\n{exc.hint}")
+        return 1
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        render(Console(), result)
+    return 0 if result["ok"] else 1
 
 
 if __name__ == "__main__":

@@ -49,3 +49,6 @@ if ! docker version >/dev/null 2>&1; then
     docker version >/dev/null 2>&1 || { log "dockerd did not answer within 30 s; see $state/dockerd.log"; exit 1; }
 fi
 log "ready: $(docker version --format 'Docker Engine {{.Server.Version}}'), $("$venv/bin/swarmkit" --version 2>/dev/null || echo swarmkit)"
+
+# Spark's Kafka connector jars (Maven Central) into a cache outside git; a stamp makes reruns free.
+bash "$root/spark/fetch-jars.sh"

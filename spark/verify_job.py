@@ -1,412 +1,545 @@
-"""PySpark job: real traffic through every broker, read back and checked per broker.
+"""PySpark job: real traffic through every broker with Spark's own Kafka connector, read back and checked.
 
-    spark-submit spark/verify_job.py --brokers b1:9094,b2:9094 --topic T --records K --report out.json
+    spark-submit --jars "$(ls /var/cache/swarmkit/spark-kafka-4.2.0/jars/*.jar | paste -sd,)" \\
+        spark/verify_job.py --bootstrap node1:9094,node2:9094,node3:9094 --topic T --records K --report out.json
 
-For each broker (used alone as bootstrap) the driver finds the partitions of T that broker leads
-(with tansu's memory engine every broker is its own cluster and leads all partitions of its own
-copy of T; the topic is created there if missing). Each Spark task owns one (broker, partition):
-it produces its share of the broker's K records there while reading the partition back with
-``assign()`` (never a consumer group: group coordination is slow on tansu and irrelevant here),
-then reads on to the end offset. Records carry run id, broker index, sequence and send time, so
-the driver can count missing, duplicated and foreign records, compare an order-independent
-checksum (sum of crc32 of every value, mod 2**64) of what was acknowledged with what was read,
-and report produce->consume latency and throughput per broker. Exit status 0 only when every
+The driver asks every broker alone for metadata (confluent-kafka, in the driver only): is it
+reachable, does it advertise itself as given, which cluster is it in, which partitions of T does
+it lead. Brokers that see each other form one cluster (Apache Kafka); tansu's memory engine makes
+every broker its own cluster, and the same code then runs once per cluster. Per cluster:
+
+1. where the run starts in every partition is taken (one acknowledged marker record each);
+2. ``spark.range`` generates K records per leader broker in the JVM (no Python rows): value
+   ``<run>:<seq>:xxxx…``, an explicit ``partition`` column spreading each broker's K records over
+   the partitions it leads; written with the DataFrame Kafka sink, ``acks=all``, idempotence on;
+3. the latest offsets are taken, and the batch Kafka source reads exactly that range
+   (``assign`` + ``startingOffsets``/``endingOffsets``; tansu under-reports the latest offset,
+   so the range ends at the later of it and start + records sent: records that are not there
+   count as missing, never as a crash), aggregated in the JVM per partition:
+   count, exact distinct sequences (bitmaps), records in the wrong partition or not ours, records
+   whose bytes differ from what their sequence implies, crc32 sum, record-timestamp span, and a
+   sample of read-time minus record timestamp (produce->read-back latency);
+4. the crc32 sum of what was written is recomputed from the same generator and compared.
+
+The JSON report has one entry per partition and per given broker; exit status 0 only when every
 broker was reachable and every record came back exactly once and intact.
-
-The job is self-contained (pyspark + confluent-kafka only) because it must also run on Spark
-workers that do not have swarmkit installed. The connector jar (spark-sql-kafka) is not used: it
-comes from Maven Central, which these machines cannot reach.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
-import struct
 import sys
 import time
 import uuid
-import zlib
-from array import array
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 DEFAULT_RECORDS = 50_000
 DEFAULT_PAYLOAD = 100
-DEFAULT_PARTITIONS = 2
-DEFAULT_TIMEOUT = 60.0
+DEFAULT_PARTITIONS = 3
+DEFAULT_TIMEOUT = 120.0
 PROBE_TIMEOUT = 10.0
-HEADER = ">16sHQQ"  # run id, broker index, sequence, send time (ns since epoch); a str, as Struct cannot pickle
-HEADER_SIZE = struct.calcsize(HEADER)
-CHECKSUM_MOD = 2**64
-
-
-
-def _quiet() -> logging.Logger:
-    """librdkafka's log lines go here (nowhere); built where used, since Spark workers get a fresh process."""
-    logger = logging.getLogger("swarmkit.verify_job.librdkafka")
-    if not logger.handlers:
-        logger.addHandler(logging.NullHandler())
-        logger.propagate = False
-    return logger
+LATENCY_SAMPLE = 16  # one record in 16 carries a latency sample: enough for p99, cheap to collect
+SEQ_DIGITS = 12
+RUN_CHARS = 8
+POLL_TIMEOUT_MS = 10_000  # how long a read task waits for a record that is not there
+CONNECTOR = "spark-sql-kafka-0-10"
 
 
 @dataclass(frozen=True)
-class Target:
-    """One broker as the driver found it: which partitions it leads, or why it cannot be used."""
+class Tuning:
+    """What Spark users tune on the Kafka sink and source (see README, Benchmarks)."""
+
+    linger_ms: int = 20
+    batch_size: int = 524_288
+    compression: str = "lz4"
+    write_tasks: int = 0  # 0: one per core
+    min_partitions: int = 0  # 0: one read task per Kafka partition
+    timeout: float = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One given broker as it answered alone: its node id and cluster, or why it cannot be used."""
 
     index: int
     broker: str
     node_id: int = -1
-    partitions: tuple[int, ...] = ()
+    cluster: tuple[str, ...] = ()
     error: str = ""
 
 
 @dataclass(frozen=True)
-class Slice:
-    """One task's work: the records of one broker that go to one partition it leads."""
+class Plan:
+    """One cluster's share of the run: who leads what, and where each partition stood before the write."""
 
-    run_id: bytes
-    broker_index: int
-    broker: str
+    bootstrap: str
     topic: str
-    partition: int
-    first_seq: int
-    step: int
+    run: str
     records: int
     payload_bytes: int
-    timeout: float
+    owners: tuple[tuple[int, tuple[int, ...]], ...]  # (given broker index, partitions it leads)
+    start: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return self.records * len(self.owners)
+
+    @property
+    def partitions(self) -> list[int]:
+        return sorted(p for _, parts in self.owners for p in parts)
+
+    def expected(self, partition: int) -> int:
+        """How many records the generator sends to ``partition`` (see ``partition_of``)."""
+        for _, parts in self.owners:
+            if partition in parts:
+                return len(range(parts.index(partition), self.records, len(parts)))
+        return 0
 
 
-def _client_conf(broker: str, timeout: float, errors: list[str]) -> dict[str, Any]:
+def _admin(bootstrap: str, timeout: float, errors: list[str]) -> AdminClient:
     ms = int(max(timeout, 1.0) * 1000)
-    return {
-        "bootstrap.servers": broker,
-        "socket.connection.setup.timeout.ms": min(ms, 10_000),
-        "reconnect.backoff.max.ms": 1000,
-        "logger": _quiet(),
-        "error_cb": lambda err: errors.append(err.str()),
-    }
+    return AdminClient(
+        {
+            "bootstrap.servers": bootstrap,
+            "socket.connection.setup.timeout.ms": min(ms, 10_000),
+            "reconnect.backoff.max.ms": 1000,
+            "log_level": 3,  # errors only: librdkafka's notices would drown the job's own lines
+            "error_cb": lambda err: errors.append(err.str()),
+        }
+    )
 
 
-def _leaders(admin: AdminClient, broker: str, topic: str, timeout: float) -> tuple[int, dict[int, int] | None]:
-    """(node id of ``broker``, partition -> leader of ``topic`` or None if missing); RuntimeError if misadvertised."""
-    md = admin.list_topics(timeout=timeout)
+def probe(index: int, broker: str, timeout: float = PROBE_TIMEOUT) -> Probe:
+    """Metadata from ``broker`` alone, bounded by ``timeout``: unreachable and misadvertised brokers are named."""
+    errors: list[str] = []
+    try:
+        md = _admin(broker, timeout, errors).list_topics(timeout=timeout)
+    except KafkaException as exc:
+        return Probe(index, broker, error=f"{broker} unreachable: {errors[-1] if errors else exc.args[0].str()}")
+    advertised = sorted(f"{b.host}:{b.port}" for b in md.brokers.values())
     me = next((b for b in md.brokers.values() if f"{b.host}:{b.port}" == broker), None)
     if me is None:
-        advertised = ", ".join(f"{b.id}={b.host}:{b.port}" for b in md.brokers.values())
-        raise RuntimeError(f"{broker} answers but advertises {advertised or 'no broker'}, not {broker}")
-    info = md.topics.get(topic)
-    if info is None or info.error is not None:
-        return me.id, None
-    return me.id, {p.id: p.leader for p in info.partitions.values()}
+        return Probe(index, broker, error=f"{broker} answers but advertises {', '.join(advertised) or 'no broker'}")
+    return Probe(index, broker, me.id, tuple(advertised))
 
 
-def probe_broker(index: int, broker: str, topic: str, partitions: int, timeout: float = PROBE_TIMEOUT) -> Target:
-    """Bounded: metadata from ``broker`` alone, the topic created there if missing, the partitions it leads."""
-    errors: list[str] = []
-    admin = AdminClient(_client_conf(broker, timeout, errors))
+def _leaders(admin: AdminClient, topic: str, partitions: int, replicas: int, timeout: float) -> dict[int, str]:
+    """partition -> advertised address of its leader; the topic is created first if missing."""
     deadline = time.monotonic() + timeout
-    try:
-        node_id, leaders = _leaders(admin, broker, topic, timeout)
-        if leaders is None:
-            created = admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=timeout)
+    created = False
+    while True:
+        md = admin.list_topics(timeout=timeout)  # naming the topic could auto-create it
+        where = {b.id: f"{b.host}:{b.port}" for b in md.brokers.values()}
+        info = md.topics.get(topic)
+        missing = info is None or (info.error is not None and info.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART)
+        if missing and not created:
+            future = admin.create_topics([NewTopic(topic, partitions, replicas)], operation_timeout=timeout)[topic]
             try:
-                created[topic].result(timeout=timeout)
+                future.result(timeout=timeout)
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                     raise
-        while (leaders is None or min(leaders.values(), default=-1) < 0) and time.monotonic() < deadline:
-            time.sleep(0.1)  # a new topic's leaders appear in metadata a moment after creation
-            node_id, leaders = _leaders(admin, broker, topic, max(deadline - time.monotonic(), 0.1))
-    except KafkaException as exc:
-        admin.poll(0)
-        return Target(index, broker, error=f"{broker} unreachable: {errors[-1] if errors else exc.args[0].str()}")
-    except RuntimeError as exc:
-        return Target(index, broker, error=str(exc))
-    led = tuple(sorted(p for p, leader in (leaders or {}).items() if leader == node_id))
-    if not led:
-        return Target(index, broker, node_id, error=f"{broker} (node {node_id}) leads no partition of {topic}")
-    return Target(index, broker, node_id, led)
+            created = True
+        elif not missing and info.partitions and all(p.leader >= 0 for p in info.partitions.values()):
+            return {p.id: where.get(p.leader, "") for p in info.partitions.values()}
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {topic} has no leader for every partition after {timeout:g}s")
+        time.sleep(0.1)  # a new topic's leaders appear in metadata a moment after creation
 
 
-def plan_slices(targets: list[Target], topic: str, records: int, payload_bytes: int, timeout: float) -> list[Slice]:
-    """Split each usable broker's ``records`` sequences over the partitions it leads (seq mod n)."""
-    run_id = uuid.uuid4().bytes
-    slices = []
-    for target in targets:
-        step = len(target.partitions)
-        for position, partition in enumerate(target.partitions):
-            count = len(range(position, records, step))
-            slices.append(
-                Slice(
-                    run_id, target.index, target.broker, topic, partition, position, step, count, payload_bytes, timeout
-                )
-            )
-    return slices
-
-
-class _Reader:
-    """Reads one partition back, checking each record of this run against the slice it belongs to."""
-
-    def __init__(self, s: Slice) -> None:
-        self.s = s
-        self.seen = bytearray(s.records)
-        self.consumed = self.duplicates = self.unexpected = self.foreign = 0
-        self.checksum = 0
-        self.latencies = array("f")
-        self.next_offset = 0
-
-    def take(self, messages: list[Any]) -> None:
-        now = time.time_ns()
-        for msg in messages:
-            if msg.error():
-                continue
-            self.next_offset = msg.offset() + 1
-            value = msg.value() or b""
-            if len(value) < HEADER_SIZE:
-                self.foreign += 1
-                continue
-            run_id, broker_index, seq, sent = struct.unpack_from(HEADER, value)
-            if run_id != self.s.run_id:
-                self.foreign += 1
-                continue
-            self.consumed += 1
-            slot, rest = divmod(seq - self.s.first_seq, self.s.step)
-            if broker_index != self.s.broker_index or rest or not 0 <= slot < self.s.records:
-                self.unexpected += 1
-                continue
-            if self.seen[slot]:
-                self.duplicates += 1
-                continue
-            self.seen[slot] = 1
-            self.checksum = (self.checksum + zlib.crc32(value)) % CHECKSUM_MOD
-            self.latencies.append((now - sent) / 1e6)
-
-
-def run_slice(s: Slice) -> dict[str, Any]:
-    """Produce the slice's records while reading the partition back; every wait bounded by ``s.timeout``."""
-    started = time.time()
-    deadline = time.monotonic() + s.timeout
+def latest_offsets(bootstrap: str, topic: str, partitions: list[int], timeout: float) -> dict[int, int]:
+    """The high watermark of every partition: the first offset the next record gets."""
     errors: list[str] = []
-    acked = {"count": 0, "failed": 0, "checksum": 0, "error": "", "first": -1, "last": -1}
+    admin = _admin(bootstrap, timeout, errors)
+    futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions}, request_timeout=timeout)
+    return {tp.partition: future.result().offset for tp, future in futures.items()}
+
+
+def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, timeout: float) -> dict[int, int]:
+    """Where this run's records will start in each partition: one acknowledged marker record each, plus one.
+
+    Exact on every engine (tansu's ListOffsets answers the last batch's base offset, not the end),
+    and a first proof that each leader accepts writes with ``acks=all``."""
+    errors: list[str] = []
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+         "message.timeout.ms": int(timeout * 1000), "log_level": 3, "error_cb": lambda err: errors.append(err.str())}
+    )
+    offsets: dict[int, int] = {}
 
     def delivered(err: KafkaError | None, msg: Any) -> None:
-        if err is not None:
-            acked["failed"] += 1
-            acked["error"] = acked["error"] or err.str()
+        if err is None:
+            offsets[msg.partition()] = msg.offset() + 1
         else:
-            acked["count"] += 1
-            acked["checksum"] = (acked["checksum"] + zlib.crc32(msg.value())) % CHECKSUM_MOD
-            acked["first"] = msg.offset() if acked["first"] < 0 else min(acked["first"], msg.offset())
-            acked["last"] = max(acked["last"], msg.offset())
+            errors.append(f"partition {msg.partition()}: {err.str()}")
 
-    conf = _client_conf(s.broker, s.timeout, errors)
-    producer = Producer({**conf, "linger.ms": 5, "message.timeout.ms": int(s.timeout * 1000)})
-    consumer = Consumer(
-        {
-            **conf,
-            "group.id": f"swarmkit-verify-{s.run_id.hex()}",
-            "enable.auto.commit": False,
-            "fetch.wait.max.ms": 5,
-        }
+    for partition in partitions:
+        producer.produce(topic, f"swarmkit-verify-start:{run}".encode(), partition=partition, on_delivery=delivered)
+    producer.flush(timeout)
+    if len(offsets) < len(partitions):
+        raise TimeoutError(f"start markers not acknowledged within {timeout:g}s: {errors[-1] if errors else 'no answer'}")
+    return offsets
+
+
+def plan_cluster(
+    probes: list[Probe], topic: str, records: int, payload_bytes: int, run: str, partitions: int, timeout: float
+) -> tuple[Plan | None, dict[int, str]]:
+    """(the cluster's plan, or None; errors by broker index): every given broker must lead a partition."""
+    bootstrap = ",".join(p.broker for p in probes)
+    errors: list[str] = []
+    replicas = min(3, len(probes[0].cluster))
+    leaders = _leaders(_admin(bootstrap, timeout, errors), topic, partitions, replicas, timeout)
+    owners, failed = [], {}
+    for p in probes:
+        led = tuple(sorted(part for part, leader in leaders.items() if leader == p.broker))
+        if led:
+            owners.append((p.index, led))
+        else:
+            failed[p.index] = f"{p.broker} (node {p.node_id}) leads no partition of {topic}"
+    if not owners:
+        return None, failed
+    plan = Plan(bootstrap, topic, run, records, payload_bytes, tuple(owners))
+    start = start_offsets(bootstrap, topic, plan.partitions, run, timeout)
+    return Plan(bootstrap, topic, run, records, payload_bytes, tuple(owners), start), failed
+
+
+def prepare(
+    brokers: list[str], topic: str, records: int, payload_bytes: int, partitions: int, timeout: float
+) -> tuple[list[Probe], list[Plan], dict[int, str]]:
+    """Probe every broker in parallel (a dead one costs one timeout), then plan each cluster they form."""
+    with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
+        probes = list(pool.map(lambda ib: probe(ib[0], ib[1], timeout), enumerate(brokers)))
+    errors = {p.index: p.error for p in probes if p.error}
+    clusters: dict[tuple[str, ...], list[Probe]] = {}
+    for p in probes:
+        if not p.error:
+            clusters.setdefault(p.cluster, []).append(p)
+    run = uuid.uuid4().hex[:RUN_CHARS]
+    plans = []
+    for members in clusters.values():
+        try:
+            plan, failed = plan_cluster(members, topic, records, payload_bytes, run, partitions, timeout)
+        except (KafkaException, TimeoutError) as exc:
+            detail = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc)
+            plan, failed = None, {p.index: f"{p.broker}: {detail}" for p in members}
+        errors.update(failed)
+        plans += [plan] if plan else []
+    return probes, plans, errors
+
+
+def partition_of(seq: Column, plan: Plan) -> Column:
+    """The partition a sequence number goes to: broker ``seq % n``, then round robin over its partitions."""
+    brokers = len(plan.owners)
+    table = F.array(*[F.array(*[F.lit(p) for p in parts]) for _, parts in plan.owners])
+    mine = F.try_element_at(table, (seq % brokers + 1).cast("int"))
+    turn = ((seq - seq % brokers) / brokers).cast("long")
+    return F.try_element_at(mine, (turn % F.size(mine) + 1).cast("int"))
+
+
+def value_of(seq: Column, plan: Plan) -> Column:
+    """The record a sequence number stands for: ``<run>:<seq>:`` padded with x to the payload size."""
+    tail = ":" + "x" * (plan.payload_bytes - len(plan.run) - SEQ_DIGITS - 2)
+    return F.concat(F.lit(plan.run + ":"), F.lpad(seq.cast("string"), SEQ_DIGITS, "0"), F.lit(tail)).cast("binary")
+
+
+def _generated(spark: SparkSession, plan: Plan, tasks: int) -> DataFrame:
+    seq = F.col("id")
+    return spark.range(0, plan.total, 1, tasks).select(
+        partition_of(seq, plan).alias("partition"), value_of(seq, plan).alias("value")
     )
-    reader = _Reader(s)
-    result: dict[str, Any] = {"broker_index": s.broker_index, "partition": s.partition, "started": started}
-    filler = b"x" * max(s.payload_bytes - HEADER_SIZE, 0)
 
-    def send(n: int) -> None:
-        value = struct.pack(HEADER, s.run_id, s.broker_index, s.first_seq + n * s.step, time.time_ns()) + filler
-        while True:
-            try:
-                producer.produce(s.topic, value, partition=s.partition, on_delivery=delivered)
-                return
-            except BufferError:
-                producer.poll(0.01)
-                reader.take(consumer.consume(1000, timeout=0))
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"producer queue stayed full for {s.timeout:g}s") from None
 
+def write(spark: SparkSession, plan: Plan, tuning: Tuning) -> None:
+    """Every record through the DataFrame Kafka sink; the job fails if any send is not acknowledged."""
+    tasks = tuning.write_tasks or spark.sparkContext.defaultParallelism
+    (
+        _generated(spark, plan, tasks)
+        .write.format("kafka")
+        .option("kafka.bootstrap.servers", plan.bootstrap)
+        .option("topic", plan.topic)
+        .option("kafka.acks", "all")
+        .option("kafka.enable.idempotence", "true")
+        .option("kafka.linger.ms", str(tuning.linger_ms))
+        .option("kafka.batch.size", str(tuning.batch_size))
+        .option("kafka.compression.type", tuning.compression)
+        .option("kafka.delivery.timeout.ms", str(int(tuning.timeout * 1000)))
+        .save()
+    )
+
+
+def expected_checksums(spark: SparkSession, plan: Plan, tuning: Tuning) -> dict[int, int]:
+    """partition -> sum of crc32 of the values written there, recomputed from the generator."""
+    tasks = tuning.write_tasks or spark.sparkContext.defaultParallelism
+    rows = _generated(spark, plan, tasks).groupBy("partition").agg(F.sum(F.crc32("value")).alias("crc")).collect()
+    return {row["partition"]: row["crc"] for row in rows}
+
+
+def _source(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tuning) -> DataFrame:
+    """Exactly the offsets [start, end) of every partition: assign, never a consumer group or "latest"."""
+    parts = plan.partitions
+    reader = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", plan.bootstrap)
+        .option("assign", json.dumps({plan.topic: parts}))
+        .option("startingOffsets", json.dumps({plan.topic: {str(p): plan.start[p] for p in parts}}))
+        .option("endingOffsets", json.dumps({plan.topic: {str(p): end[p] for p in parts}}))
+        .option("failOnDataLoss", "false")  # a record not there is counted as missing by the checks
+        .option("kafkaConsumer.pollTimeoutMs", str(POLL_TIMEOUT_MS))
+    )
+    if tuning.min_partitions:
+        reader = reader.option("minPartitions", str(tuning.min_partitions))
+    return reader.load()
+
+
+def read_checks(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tuning) -> list[dict[str, Any]]:
+    """Per partition, aggregated in the JVM: counts, exact distinct sequences (bitmaps), crc32, latency sample.
+
+    A record is valid when it is this run's and sits in the partition its sequence maps to; its
+    bytes are judged by the crc32 sum against the generator's (a per-record comparison doubled the cost)."""
+    value = F.col("value")
+    text = value.cast("string")
+    seq = F.substring(text, len(plan.run) + 2, SEQ_DIGITS).try_cast("long")
+    ours = text.startswith(plan.run + ":") & seq.between(0, plan.total - 1)
+    valid = ours & (partition_of(seq, plan) == F.col("partition"))
+    now_ms = F.expr("cast(reflect('java.lang.System', 'currentTimeMillis') as bigint)")
+    rows = _source(spark, plan, end, tuning).select(
+        "partition",
+        F.when(valid, seq + 1).alias("n"),  # bitmap positions start at 1
+        F.crc32(value).alias("crc"),
+        F.unix_millis("timestamp").alias("ts"),
+        F.when(valid & (F.col("offset") % LATENCY_SAMPLE == 0), now_ms - F.unix_millis("timestamp")).alias("lat"),
+    )
+    buckets = rows.groupBy("partition", F.bitmap_bucket_number("n").alias("bucket")).agg(
+        F.count("*").alias("count"),
+        F.count("n").alias("valid"),
+        F.bitmap_construct_agg(F.bitmap_bit_position("n")).alias("bitmap"),
+        F.sum("crc").alias("crc"),
+        F.min("ts").alias("first_ts"),
+        F.max("ts").alias("last_ts"),
+        F.collect_list("lat").alias("lat"),
+    )
+    distinct = F.when(F.col("bucket").isNotNull(), F.bitmap_count("bitmap")).otherwise(0)
+    per_partition = buckets.groupBy("partition").agg(
+        *[F.sum(c).alias(c) for c in ("count", "valid", "crc")],
+        F.sum(distinct).alias("distinct"),
+        F.min("first_ts").alias("first_ts"),
+        F.max("last_ts").alias("last_ts"),
+        F.flatten(F.collect_list("lat")).alias("lat"),
+    )
+    return [row.asDict() for row in per_partition.collect()]
+
+
+@dataclass
+class ClusterRun:
+    """What one cluster's write and read gave: per-partition aggregates, or the error that stopped it."""
+
+    plan: Plan
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    listed_end: dict[int, int] = field(default_factory=dict)
+    end: dict[int, int] = field(default_factory=dict)
+    expected_crc: dict[int, int] = field(default_factory=dict)
+    write_s: float = 0.0
+    read_s: float = 0.0
+    check_s: float = 0.0
+    error: str = ""
+
+
+def run_cluster(spark: SparkSession, plan: Plan, tuning: Tuning) -> ClusterRun:
+    """Write, take the end offsets, read exactly the range back, recompute the written checksum."""
+    result = ClusterRun(plan)
     try:
-        # Read from our first record's offset and up to our last acknowledged one: tansu's ListOffsets
-        # (get_watermark_offsets) under-reports the high watermark, so watermarks cannot bound the read.
-        send(0)
-        producer.flush(s.timeout)
-        if acked["first"] < 0:
-            raise TimeoutError(f"first record not acknowledged within {s.timeout:g}s: {acked['error'] or 'no answer'}")
-        consumer.assign([TopicPartition(s.topic, s.partition, acked["first"])])
-        reader.next_offset = acked["first"]
-        for n in range(1, s.records):
-            send(n)
-            if n % 500 == 0:
-                producer.poll(0)
-                reader.take(consumer.consume(1000, timeout=0))
-        unsent = producer.flush(max(deadline - time.monotonic(), 0.1))
-        result["produce_done"] = time.time()
-        while reader.next_offset <= acked["last"] and time.monotonic() < deadline:
-            reader.take(consumer.consume(1000, timeout=0.1))
-        if unsent:
-            result["error"] = f"{unsent} records still unsent after {s.timeout:g}s"
-        elif reader.next_offset <= acked["last"]:
-            end = acked["last"] + 1
-            result["error"] = f"read back only to offset {reader.next_offset} of {end} within {s.timeout:g}s"
-    except (KafkaException, TimeoutError) as exc:
-        detail = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc)
-        result["error"] = f"{s.broker} partition {s.partition}: {errors[-1] if errors else detail}"
-    finally:
-        consumer.close()
-    if acked["failed"] and "error" not in result:
-        result["error"] = f"{acked['failed']} records not acknowledged: {acked['error']}"
-    result.update(
-        consume_done=time.time(),
-        produced=acked["count"],
-        produced_checksum=acked["checksum"],
-        consumed=reader.consumed,
-        unique=sum(reader.seen),
-        duplicates=reader.duplicates,
-        unexpected=reader.unexpected,
-        foreign=reader.foreign,
-        consumed_checksum=reader.checksum,
-        latencies=reader.latencies.tobytes(),
-    )
-    result.setdefault("produce_done", result["consume_done"])
+        began = time.monotonic()
+        write(spark, plan, tuning)
+        result.write_s = time.monotonic() - began
+        result.listed_end = latest_offsets(plan.bootstrap, plan.topic, plan.partitions, tuning.timeout)
+        result.end = {p: max(o, plan.start[p] + plan.expected(p)) for p, o in result.listed_end.items()}
+        began = time.monotonic()
+        result.rows = {row["partition"]: row for row in read_checks(spark, plan, result.end, tuning)}
+        result.read_s = time.monotonic() - began
+        began = time.monotonic()
+        result.expected_crc = expected_checksums(spark, plan, tuning)
+        result.check_s = time.monotonic() - began
+    except Exception as exc:  # a Kafka or Spark failure of this cluster: reported per broker, not a crash
+        result.error = f"{plan.bootstrap}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return result
 
 
-def _percentile(values: list[float], q: float) -> float | None:
+def percentile(values: list[float], q: float) -> float | None:
     if not values:
         return None
     values = sorted(values)
-    return round(values[min(len(values) - 1, int(q * len(values)))], 3)
+    return round(float(values[min(len(values) - 1, int(q * len(values)))]), 3)
 
 
-def _rate(count: int, start: float, end: float) -> float:
-    return round(count / (end - start), 1) if count and end > start else 0.0
+def _rate(count: int, seconds: float) -> float:
+    return round(count / seconds, 1) if count and seconds > 0 else 0.0
 
 
-def summarize(targets: list[Target], results: list[dict[str, Any]], records: int) -> list[dict[str, Any]]:
-    """One report entry per broker from the tasks' results."""
-    brokers = []
-    for target in targets:
-        mine = [r for r in results if r["broker_index"] == target.index]
-        latencies: list[float] = []
-        for r in mine:
-            latencies.extend(array("f", r["latencies"]))
-        produced = sum(r["produced"] for r in mine)
-        consumed = sum(r["consumed"] for r in mine)
-        unique = sum(r["unique"] for r in mine)
-        start = min((r["started"] for r in mine), default=0.0)
-        errors = [target.error] if target.error else [r["error"] for r in mine if r.get("error")]
-        entry = {
-            "broker": target.broker,
-            "node_id": target.node_id,
-            "reachable": not target.error,
-            "partitions": list(target.partitions),
-            "produced": produced,
-            "consumed": consumed,
-            "missing": records - unique,
-            "duplicates": sum(r["duplicates"] for r in mine),
-            "unexpected": sum(r["unexpected"] for r in mine),
-            "checksum_ok": bool(mine)
-            and sum(r["produced_checksum"] for r in mine) % CHECKSUM_MOD
-            == sum(r["consumed_checksum"] for r in mine) % CHECKSUM_MOD,
-            "latency_ms": {"p50": _percentile(latencies, 0.50), "p99": _percentile(latencies, 0.99)},
-            "produce_records_per_s": _rate(produced, start, max((r["produce_done"] for r in mine), default=0.0)),
-            "consume_records_per_s": _rate(consumed, start, max((r["consume_done"] for r in mine), default=0.0)),
-            "error": "; ".join(errors),
-        }
-        entry["ok"] = (
-            entry["reachable"]
-            and not entry["error"]
-            and entry["missing"] == 0
-            and entry["duplicates"] == 0
-            and entry["unexpected"] == 0
-            and entry["checksum_ok"]
-        )
-        brokers.append(entry)
-    return brokers
+def partition_entry(run: ClusterRun, partition: int) -> dict[str, Any]:
+    """One partition's verdict; ``_lat`` (latency samples) is dropped before the report is written."""
+    row = run.rows.get(partition) or {}
+    expected = run.plan.expected(partition)
+    count, valid, distinct = row.get("count") or 0, row.get("valid") or 0, row.get("distinct") or 0
+    span_s = ((row.get("last_ts") or 0) - (row.get("first_ts") or 0)) / 1000
+    entry = {
+        "partition": partition,
+        "expected": expected,
+        "listed_appended": run.listed_end.get(partition, 0) - run.plan.start.get(partition, 0) if run.end else 0,
+        "consumed": count,
+        "missing": expected - distinct,
+        "duplicates": valid - distinct,
+        "unexpected": count - valid,
+        "checksum_ok": bool(run.expected_crc) and row.get("crc") == run.expected_crc.get(partition),
+        "produce_records_per_s": _rate(valid, span_s),
+        "_lat": list(row.get("lat") or []),
+        "_span": (row.get("first_ts"), row.get("last_ts")),
+    }
+    entry["latency_ms"] = {"p50": percentile(entry["_lat"], 0.5), "p99": percentile(entry["_lat"], 0.99)}
+    entry["ok"] = _clean(entry)
+    return entry
 
 
-def probe_all(brokers: list[str], topic: str, partitions: int, timeout: float) -> list[Target]:
-    """Probe every broker in parallel so that dead ones cost one timeout, not one each."""
-    with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
-        return list(pool.map(lambda ib: probe_broker(ib[0], ib[1], topic, partitions, timeout), enumerate(brokers)))
+def _clean(entry: dict[str, Any]) -> bool:
+    counts = ("missing", "duplicates", "unexpected")
+    return entry["checksum_ok"] and not any(entry[c] for c in counts) and not entry.get("error")
 
 
-def _spark_session(master: str) -> Any:
-    from pyspark.sql import SparkSession
+def broker_entry(probe_: Probe, records: int, run: ClusterRun | None, error: str) -> dict[str, Any]:
+    """One given broker's verdict over the partitions it leads (all of ``records`` missing if it got none)."""
+    parts = dict((run.plan.owners if run else ())).get(probe_.index, ())
+    entries = [partition_entry(run, p) for p in parts] if run else []
+    latencies = [x for e in entries for x in e.pop("_lat")]
+    spans = [e.pop("_span") for e in entries]
+    first = min((s[0] for s in spans if s[0] is not None), default=0)
+    last = max((s[1] for s in spans if s[1] is not None), default=0)
+    consumed = sum(e["consumed"] for e in entries)
+    valid = consumed - sum(e["unexpected"] for e in entries)
+    error = error or (run.error if run else "")
+    entry = {
+        "broker": probe_.broker,
+        "node_id": probe_.node_id,
+        "reachable": not probe_.error,
+        "partitions": entries,
+        "produced": records if run and run.end and not run.error else 0,
+        "consumed": consumed,
+        "missing": sum(e["missing"] for e in entries) if entries else records,
+        "duplicates": sum(e["duplicates"] for e in entries),
+        "unexpected": sum(e["unexpected"] for e in entries),
+        "checksum_ok": bool(entries) and all(e["checksum_ok"] for e in entries),
+        "latency_ms": {"p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99)},
+        "produce_records_per_s": _rate(valid, (last - first) / 1000),
+        "consume_records_per_s": _rate(consumed, run.read_s if run else 0.0),
+        "error": error,
+    }
+    entry["ok"] = entry["reachable"] and bool(entries) and _clean(entry)
+    return entry
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+def summarize(probes: list[Probe], runs: list[ClusterRun], errors: dict[int, str], records: int) -> list[dict]:
+    """One report entry per given broker, in the order given."""
+    by_index = {index: run for run in runs for index, _ in run.plan.owners}
+    return [broker_entry(p, records, by_index.get(p.index), errors.get(p.index, "")) for p in probes]
+
+
+def spark_session(master: str | None) -> SparkSession:
+    """A session with what shortens start-up: no UI, no console progress, a tiny shuffle (the checks aggregate)."""
     builder = (
-        SparkSession.builder.master(master)
-        .appName("swarmkit-verify")
+        SparkSession.builder.appName("swarmkit-verify")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.adaptive.enabled", "false")
     )
-    if master.startswith("local"):
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    if master:
+        builder = builder.master(master)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
 
 
-def _run_on_spark(session: Any, slices: list[Slice]) -> list[dict[str, Any]]:
-    """One Spark task per slice. Workers import this file as a module (shipped with addPyFile), so
-    tasks reference its functions instead of cloudpickling them, and confluent_kafka is imported there."""
-    if not slices:
-        return []
-    session.sparkContext.addPyFile(__file__)
-    module = __import__(Path(__file__).stem)
-    return session.sparkContext.parallelize(slices, len(slices)).map(module.run_slice).collect()
+def require_connector(session: SparkSession) -> None:
+    """Fail with the fix, not with Spark's "Failed to find data source: kafka"."""
+    jars = session.sparkContext.getConf().get("spark.jars", "")
+    if CONNECTOR not in jars:
+        raise RuntimeError(
+            f"Spark's Kafka connector ({CONNECTOR}) is not among spark.jars: pass it with spark-submit --jars "
+            "(bash spark/fetch-jars.sh fetches the jars into /var/cache/swarmkit/spark-kafka-VERSION/jars)"
+        )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--brokers", required=True, help="comma-separated advertised HOST:PORT of every broker")
+    parser.add_argument("--bootstrap", "--brokers", dest="brokers", required=True, help="every broker, HOST:PORT,...")
     parser.add_argument("--topic", required=True)
     parser.add_argument("--records", type=int, default=DEFAULT_RECORDS, help="records per broker")
     parser.add_argument("--report", required=True, type=Path, help="where to write the JSON report")
-    parser.add_argument("--master", default="local[*]")
+    parser.add_argument("--master", default=None, help="default: spark-submit's (local[*])")
     parser.add_argument("--partitions", type=int, default=DEFAULT_PARTITIONS, help="if the topic must be created")
     parser.add_argument("--payload-bytes", type=int, default=DEFAULT_PAYLOAD)
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per task")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Kafka delivery and poll timeout, s")
     parser.add_argument("--probe-timeout", type=float, default=PROBE_TIMEOUT, help="seconds per broker probe")
+    parser.add_argument("--linger-ms", type=int, default=Tuning.linger_ms)
+    parser.add_argument("--batch-size", type=int, default=Tuning.batch_size)
+    parser.add_argument("--compression", default=Tuning.compression, choices=["none", "gzip", "snappy", "lz4", "zstd"])
+    parser.add_argument("--write-tasks", type=int, default=0, help="Spark tasks writing (0: one per core)")
+    parser.add_argument("--min-partitions", type=int, default=0, help="Spark tasks reading (0: one per partition)")
     args = parser.parse_args(argv)
     args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
     if not args.brokers or args.records < 1 or args.partitions < 1:
         parser.error("need at least one broker, --records >= 1 and --partitions >= 1")
+    if args.payload_bytes < RUN_CHARS + SEQ_DIGITS + 2:
+        parser.error(f"--payload-bytes must hold the record header ({RUN_CHARS + SEQ_DIGITS + 2} bytes)")
+    args.tuning = Tuning(
+        args.linger_ms, args.batch_size, args.compression, args.write_tasks, args.min_partitions, args.timeout
+    )
     return args
+
+
+def run(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """Fill ``report``: metadata is gathered while Spark starts, then each cluster in turn."""
+    with ThreadPoolExecutor(max_workers=1) as background:
+        preparing = background.submit(
+            prepare, args.brokers, args.topic, args.records, args.payload_bytes, args.partitions, args.probe_timeout
+        )
+        began = time.monotonic()
+        session = spark_session(args.master)
+        report["spark_startup_s"] = round(time.monotonic() - began, 3)
+        report["master"] = session.sparkContext.master
+        probes, plans, errors = preparing.result()
+    require_connector(session)
+    began = time.monotonic()
+    runs = [run_cluster(session, plan, args.tuning) for plan in plans]
+    report["traffic_s"] = round(time.monotonic() - began, 3)
+    report["clusters"] = [
+        {"bootstrap": r.plan.bootstrap, "write_s": round(r.write_s, 3), "read_s": round(r.read_s, 3),
+         "check_s": round(r.check_s, 3), "error": r.error}
+        for r in runs
+    ]
+    report["brokers"] = summarize(probes, runs, errors, args.records)
+    consumed = sum(b["consumed"] for b in report["brokers"])
+    report["records_per_s"] = _rate(consumed, report["traffic_s"])
+    report["ok"] = all(b["ok"] for b in report["brokers"])
+    session.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     args = parse_args(argv)
-    report: dict[str, Any] = {"ok": False, "records_per_broker": args.records, "topic": args.topic, "brokers": []}
+    report: dict[str, Any] = {
+        "ok": False, "records_per_broker": args.records, "topic": args.topic, "brokers": [],
+        "tuning": asdict(args.tuning),
+    }
     try:
-        with ThreadPoolExecutor(max_workers=1) as background:  # probe brokers while Spark starts
-            probing = background.submit(probe_all, args.brokers, args.topic, args.partitions, args.probe_timeout)
-            session_start = time.monotonic()
-            session = _spark_session(args.master)
-            report["spark_startup_s"] = round(time.monotonic() - session_start, 3)
-            report["master"] = session.sparkContext.master
-            targets = probing.result()
-        usable = [t for t in targets if not t.error]
-        slices = plan_slices(usable, args.topic, args.records, args.payload_bytes, args.timeout)
-        traffic_start = time.monotonic()
-        results = _run_on_spark(session, slices)
-        report["traffic_s"] = round(time.monotonic() - traffic_start, 3)
-        report["brokers"] = summarize(targets, results, args.records)
-        consumed = sum(b["consumed"] for b in report["brokers"])
-        report["records_per_s"] = round(consumed / report["traffic_s"], 1) if report["traffic_s"] else 0.0
-        report["ok"] = all(b["ok"] for b in report["brokers"])
-        session.stop()
+        run(args, report)
     except Exception as exc:  # the report must say why the job died, whatever it was
         report["error"] = f"{type(exc).__name__}: {exc}"
     report["elapsed_s"] = round(time.monotonic() - began, 3)

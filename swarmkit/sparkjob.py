@@ -1,12 +1,15 @@
 """Runs the PySpark verify job (spark/verify_job.py) for `swarmkit verify --spark` and reads its report.
 
-The job is submitted with the spark-submit of the installed pyspark package, with Spark's Python
-workers pinned to this interpreter (PYSPARK_PYTHON), so they find confluent-kafka. The whole
-process group is killed if it outlives the timeout: a JVM that hangs must not hang swarmkit.
+The job is submitted with the spark-submit of the installed pyspark package and Spark's Kafka
+connector jars from the cache `scripts/setup.sh` fills from Maven Central (``--jars``: local files,
+no Ivy resolution at run time). The driver runs this interpreter (it has confluent-kafka for
+metadata); Spark tasks run only JVM code. The whole process group is killed if it outlives the
+timeout: a JVM that hangs must not hang swarmkit.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -24,6 +27,8 @@ from swarmkit.assets import SPARK_DIR
 from swarmkit.errors import VerifyError
 
 JOB = SPARK_DIR / "verify_job.py"
+FETCH_JARS = "bash scripts/setup.sh  (or: bash spark/fetch-jars.sh)"
+SCALA = "2.13"
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 5.0
 STDERR_TAIL = 15
@@ -35,6 +40,36 @@ class SparkJobError(VerifyError):
     def __init__(self, message: str, hint: str = "", report: SparkReport | None = None) -> None:
         super().__init__(message, hint)
         self.report = report
+
+
+@dataclass(frozen=True)
+class PartitionTraffic:
+    """One partition's line of the job's report: what its leader got and gave back."""
+
+    partition: int
+    expected: int
+    consumed: int
+    missing: int
+    duplicates: int
+    unexpected: int
+    checksum_ok: bool
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+    produce_records_per_s: float
+    ok: bool
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PartitionTraffic:
+        latency = data.get("latency_ms") or {}
+        counts = ("partition", "expected", "consumed", "missing", "duplicates", "unexpected")
+        return cls(
+            **{name: int(data[name]) for name in counts},
+            checksum_ok=bool(data["checksum_ok"]),
+            latency_p50_ms=latency.get("p50"),
+            latency_p99_ms=latency.get("p99"),
+            produce_records_per_s=float(data["produce_records_per_s"]),
+            ok=bool(data["ok"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -56,6 +91,7 @@ class BrokerTraffic:
     produce_records_per_s: float
     consume_records_per_s: float
     error: str
+    partitions: tuple[PartitionTraffic, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BrokerTraffic:
@@ -76,6 +112,7 @@ class BrokerTraffic:
             produce_records_per_s=float(data["produce_records_per_s"]),
             consume_records_per_s=float(data["consume_records_per_s"]),
             error=data.get("error") or "",
+            partitions=tuple(PartitionTraffic.from_dict(p) for p in data.get("partitions", [])),
         )
 
     def problem(self) -> str:
@@ -107,6 +144,9 @@ class SparkReport:
     wall_s: float
     report_path: str
     error: str = ""
+    write_s: float = 0.0
+    read_s: float = 0.0
+    check_s: float = 0.0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], wall_s: float, report_path: str) -> SparkReport:
@@ -123,6 +163,10 @@ class SparkReport:
             wall_s=round(wall_s, 3),
             report_path=report_path,
             error=data.get("error") or "",
+            **{
+                phase: round(sum(float(c.get(phase, 0.0)) for c in data.get("clusters", [])), 3)
+                for phase in ("write_s", "read_s", "check_s")
+            },
         )
 
     @property
@@ -148,6 +192,34 @@ def spark_submit() -> Path:
     return script
 
 
+def connector_dir(version: str | None = None) -> Path:
+    """Where setup puts the connector jars for a pyspark version (the installed one by default)."""
+    version = version or importlib.metadata.version("pyspark")
+    return Path(os.environ.get("SWARMKIT_CACHE", "/var/cache/swarmkit")) / f"spark-kafka-{version}" / "jars"
+
+
+def connector_jars(version: str | None = None) -> list[Path]:
+    """Spark's Kafka connector and its runtime dependencies; SparkJobError naming the first jar missing."""
+    version = version or importlib.metadata.version("pyspark")
+    folder = connector_dir(version)
+    wanted = [
+        f"spark-sql-kafka-0-10_{SCALA}-{version}.jar",
+        f"spark-token-provider-kafka-0-10_{SCALA}-{version}.jar",
+        "kafka-clients-*.jar",
+        "commons-pool2-*.jar",
+    ]
+    jars = []
+    for pattern in wanted:
+        found = sorted(folder.glob(pattern))
+        if not found:
+            raise SparkJobError(
+                f"Spark's Kafka connector jar {pattern} is missing from {folder}",
+                hint=f"fetch the jars from Maven Central: {FETCH_JARS}",
+            )
+        jars.append(found[-1])
+    return jars
+
+
 def job_command(
     brokers: Sequence[str],
     topic: str,
@@ -155,10 +227,12 @@ def job_command(
     records: int | None = None,
     master: str | None = None,
     task_timeout: float | None = None,
+    extra_args: Sequence[str] = (),
 ) -> list[str]:
     """The spark-submit command line; also what to run by hand to repeat a verification."""
-    command = [str(spark_submit()), "--conf", "spark.log.level=WARN", str(JOB)]
-    command += ["--brokers", ",".join(brokers), "--topic", topic, "--report", str(report_path)]
+    jars = ",".join(str(jar) for jar in connector_jars())
+    command = [str(spark_submit()), "--jars", jars, "--conf", "spark.log.level=WARN", str(JOB)]
+    command += ["--bootstrap", ",".join(brokers), "--topic", topic, "--report", str(report_path), *extra_args]
     if master:
         command += ["--master", master]
     if records is not None:
@@ -169,7 +243,7 @@ def job_command(
 
 
 def job_env(master: str | None = None) -> dict[str, str]:
-    """Spark's Python driver and workers run this interpreter, which has confluent-kafka."""
+    """Spark's Python driver runs this interpreter, which has confluent-kafka for the job's metadata."""
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     if master is None or master.startswith("local"):
         env["SPARK_LOCAL_IP"] = "127.0.0.1"
@@ -203,6 +277,7 @@ def run_verify_job(
     report_path: Path | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     task_timeout: float | None = None,
+    extra_args: Sequence[str] = (),
 ) -> SparkReport:
     """Submit the job and return its report; SparkJobError (with the report, if any) unless every broker passed."""
     if not brokers:
@@ -210,7 +285,7 @@ def run_verify_job(
     if report_path is None:
         report_path = Path(tempfile.mkdtemp(prefix="swarmkit-spark-")) / "report.json"
     report_path.unlink(missing_ok=True)
-    command = job_command(brokers, topic, report_path, records, master, task_timeout)
+    command = job_command(brokers, topic, report_path, records, master, task_timeout, extra_args)
     started = time.monotonic()
     process = subprocess.Popen(
         command, env=job_env(master), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True

@@ -134,6 +134,8 @@ def test_spark_job_through_every_broker(local_brokers: list[LocalBroker], tmp_pa
         assert broker.missing == broker.duplicates == broker.unexpected == 0 and broker.checksum_ok
         assert broker.latency_p50_ms is not None and broker.latency_p99_ms >= broker.latency_p50_ms
         assert broker.produce_records_per_s > 0 and broker.consume_records_per_s > 0
+        assert len(broker.partitions) >= 2 and sum(p.expected for p in broker.partitions) == 3000
+        assert all(p.ok and p.consumed == p.expected and p.latency_p50_ms is not None for p in broker.partitions)
     assert report.spark_startup_s > 0 and report.traffic_s > 0 and report.wall_s >= report.elapsed_s
     assert (tmp_path / "report.json").is_file()
 

@@ -1,120 +1,157 @@
-"""The Spark job's checking logic and its report, without Spark or brokers."""
+"""The Spark job's verdicts and report, the connector jars and their pin, without Spark or brokers."""
 
 from __future__ import annotations
 
-import struct
+import hashlib
+import os
+import re
+import subprocess
 import sys
-from array import array
-from dataclasses import replace
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from swarmkit.assets import SPARK_DIR
-from swarmkit.sparkjob import SparkReport, job_command, job_env
+from swarmkit.assets import PROJECT_ROOT, SPARK_DIR
+from swarmkit.sparkjob import SparkJobError, SparkReport, connector_jars, job_command, job_env
 
 sys.path.insert(0, str(SPARK_DIR))
 import verify_job  # noqa: E402
 
-
-class FakeMessage:
-    def __init__(self, offset: int, value: bytes) -> None:
-        self._offset, self._value = offset, value
-
-    def error(self) -> None:
-        return None
-
-    def offset(self) -> int:
-        return self._offset
-
-    def value(self) -> bytes:
-        return self._value
+PLAN = verify_job.Plan("b1:9094,b2:9094", "t", "run12345", 10, 100, ((0, (0, 1, 2)), (1, (4,))), {0: 5, 1: 0, 2: 0, 4: 7})
+JARS = [
+    "spark-sql-kafka-0-10_2.13-9.9.9.jar",
+    "spark-token-provider-kafka-0-10_2.13-9.9.9.jar",
+    "kafka-clients-3.9.2.jar",
+    "commons-pool2-2.13.1.jar",
+]
 
 
-RUN = b"r" * 16
+def row(count: int, valid: int | None = None, distinct: int | None = None, crc: int = 7) -> dict:
+    valid = count if valid is None else valid
+    return {"count": count, "valid": valid, "distinct": valid if distinct is None else distinct, "crc": crc,
+            "first_ts": 1000, "last_ts": 2000, "lat": [1.0, 2.0, 3.0]}
 
 
-def record(seq: int, broker_index: int = 0, run: bytes = RUN) -> bytes:
-    return struct.pack(verify_job.HEADER, run, broker_index, seq, 0) + b"x" * 20
+def run_of(rows: dict[int, dict], error: str = "") -> verify_job.ClusterRun:
+    end = {p: PLAN.start[p] + PLAN.expected(p) for p in PLAN.partitions}
+    crc = dict.fromkeys(PLAN.partitions, 7)
+    return verify_job.ClusterRun(PLAN, rows, end, end, crc, 1.0, 2.0, 0.5, error)
 
 
-def test_plan_splits_each_brokers_records_over_its_partitions() -> None:
-    targets = [
-        verify_job.Target(0, "b1:9094", 111, (0, 1, 2)),
-        verify_job.Target(1, "b2:9094", 111, (4,)),
+def test_plan_gives_every_broker_its_records_spread_over_the_partitions_it_leads() -> None:
+    assert [PLAN.expected(p) for p in (0, 1, 2, 4, 3)] == [4, 3, 3, 10, 0]
+    assert PLAN.total == 20 and PLAN.partitions == [0, 1, 2, 4]
+
+
+def test_summarize_judges_each_partition_and_broker() -> None:
+    probes = [verify_job.Probe(0, "b1:9094", 1, ("b1:9094", "b2:9094")), verify_job.Probe(1, "b2:9094", 2)]
+    good = verify_job.summarize(probes, [run_of({0: row(4), 1: row(3), 2: row(3), 4: row(10)})], {}, 10)
+    assert [b["ok"] for b in good] == [True, True]
+    assert good[0]["consumed"] == 10 and [p["partition"] for p in good[0]["partitions"]] == [0, 1, 2]
+    assert good[0]["latency_ms"] == {"p50": 2.0, "p99": 3.0} and good[1]["consume_records_per_s"] == 5.0
+    assert good[1]["produce_records_per_s"] == 10.0  # 10 records over 1 s of record timestamps
+    assert "_lat" not in good[0]["partitions"][0]
+    bad = verify_job.summarize(probes, [run_of({0: row(5, distinct=3), 1: row(3, valid=2), 2: row(3, crc=8)})], {}, 10)
+    parts = {p["partition"]: p for p in bad[0]["partitions"]}
+    assert (parts[0]["duplicates"], parts[0]["missing"], parts[0]["ok"]) == (2, 1, False)
+    assert (parts[1]["unexpected"], parts[1]["missing"]) == (1, 1)
+    assert not parts[2]["checksum_ok"] and parts[2]["missing"] == 0
+    assert not bad[0]["ok"] and bad[0]["duplicates"] == 2 and bad[0]["unexpected"] == 1
+    assert not bad[1]["ok"] and bad[1]["missing"] == 10 and bad[1]["consumed"] == 0
+
+
+def test_unreachable_broken_and_idle_brokers_are_named() -> None:
+    probes = [
+        verify_job.Probe(0, "b1:9094", 1),
+        verify_job.Probe(1, "b2:9094", 2),
+        verify_job.Probe(2, "b3:9094", error="b3:9094 unreachable: refused"),
     ]
-    slices = verify_job.plan_slices(targets, "t", 10, 100, 30.0)
-    assert [(s.broker, s.partition, s.records) for s in slices] == [
-        ("b1:9094", 0, 4), ("b1:9094", 1, 3), ("b1:9094", 2, 3), ("b2:9094", 4, 10),
-    ]
-    assert len({s.run_id for s in slices}) == 1
-
-
-def test_reader_counts_duplicates_foreign_and_misrouted_records() -> None:
-    target = verify_job.Target(0, "b1:9094", 111, (0, 1))
-    first, _ = verify_job.plan_slices([target], "t", 6, 100, 30.0)  # seqs 0, 2, 4
-    first = replace(first, run_id=RUN)
-    reader = verify_job._Reader(first)
-    values = [record(0), record(2), record(2), record(1), record(4, broker_index=1), record(4, run=b"o" * 16), b"junk"]
-    reader.take([FakeMessage(i, v) for i, v in enumerate(values)])
-    assert (reader.consumed, sum(reader.seen), reader.duplicates) == (5, 2, 1)
-    assert reader.unexpected == 2  # seq 1 belongs to partition 1; broker index 1 is another broker
-    assert reader.foreign == 2 and reader.next_offset == 7
-
-
-def result(index: int, produced: int, unique: int, duplicates: int = 0, same_checksum: bool = True) -> dict:
-    return {
-        "broker_index": index, "partition": 0, "started": 100.0, "produce_done": 101.0, "consume_done": 102.0,
-        "produced": produced, "produced_checksum": 7, "consumed": unique + duplicates, "unique": unique,
-        "duplicates": duplicates, "unexpected": 0, "foreign": 0, "consumed_checksum": 7 if same_checksum else 8,
-        "latencies": array("f", [1.0, 2.0, 3.0]).tobytes(),
-    }
-
-
-def test_summarize_judges_each_broker() -> None:
-    targets = [
-        verify_job.Target(0, "b1:9094", 111, (0,)),
-        verify_job.Target(1, "b2:9094", 111, (0,)),
-        verify_job.Target(2, "b3:9094", 111, (0,)),
-        verify_job.Target(3, "b4:9094", error="b4:9094 unreachable: refused"),
-    ]
-    results = [result(0, 10, 10), result(1, 10, 9, duplicates=1), result(2, 10, 10, same_checksum=False)]
-    good, dup, corrupt, dead = verify_job.summarize(targets, results, 10)
-    assert good["ok"] and good["latency_ms"] == {"p50": 2.0, "p99": 3.0}
-    assert good["produce_records_per_s"] == 10.0 and good["consume_records_per_s"] == 5.0
-    assert not dup["ok"] and dup["missing"] == 1 and dup["duplicates"] == 1
-    assert not corrupt["ok"] and not corrupt["checksum_ok"] and corrupt["missing"] == 0
+    errors = {1: "b2:9094 (node 2) leads no partition of t", 2: probes[2].error}
+    failed = run_of({}, error="b1:9094: KafkaException: timed out")
+    one, idle, dead = verify_job.summarize(probes, [failed], errors, 10)
+    assert not one["ok"] and "timed out" in one["error"] and one["produced"] == 0 and one["missing"] == 10
+    assert not idle["ok"] and idle["reachable"] and "leads no partition" in idle["error"]
     assert not dead["ok"] and not dead["reachable"] and dead["missing"] == 10 and "refused" in dead["error"]
 
 
-def test_report_parses_and_names_failures() -> None:
-    targets = [verify_job.Target(0, "b1:9094", 111, (0,)), verify_job.Target(1, "b2:9094", error="b2:9094 unreachable")]
-    brokers = verify_job.summarize(targets, [result(0, 10, 9)], 10)
+def test_report_parses_partitions_phases_and_names_failures() -> None:
+    probes = [verify_job.Probe(0, "b1:9094", 1), verify_job.Probe(1, "b2:9094", error="b2:9094 unreachable")]
+    brokers = verify_job.summarize(probes, [run_of({0: row(4), 1: row(3), 2: row(2)})], {1: probes[1].error}, 10)
     data = {"ok": False, "records_per_broker": 10, "topic": "t", "brokers": brokers, "spark_startup_s": 3.0,
-            "traffic_s": 1.0, "records_per_s": 9.0, "elapsed_s": 5.0, "master": "local[*]"}
+            "traffic_s": 4.0, "records_per_s": 9.0, "elapsed_s": 5.0, "master": "local[*]",
+            "clusters": [{"write_s": 1.0, "read_s": 2.0, "check_s": 0.5}, {"write_s": 1.5}]}
     report = SparkReport.from_dict(data, wall_s=7.5, report_path="/tmp/r.json")
-    assert not report.ok and report.wall_s == 7.5
+    assert not report.ok and (report.write_s, report.read_s, report.check_s) == (2.5, 2.0, 0.5)
     assert report.failures == ["b1:9094: 1 missing", "b2:9094: b2:9094 unreachable"]
-    assert report.to_dict()["brokers"][0]["latency_p50_ms"] == 2.0
+    assert [p.partition for p in report.brokers[0].partitions] == [0, 1, 2]
+    assert report.brokers[0].partitions[2].missing == 1 and not report.brokers[0].partitions[2].ok
+    assert report.to_dict()["brokers"][0]["partitions"][0]["latency_p50_ms"] == 2.0
 
 
-def test_job_command_and_env(tmp_path: Path) -> None:
-    command = job_command(["b1:9094", "b2:9094"], "t", tmp_path / "r.json", records=5, master="spark://m:7077")
+def test_missing_connector_jar_is_named_with_the_command_that_fetches_it(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    folder = tmp_path / "spark-kafka-9.9.9" / "jars"
+    folder.mkdir(parents=True)
+    for name in JARS[:2] + JARS[3:]:
+        (folder / name).touch()
+    with pytest.raises(SparkJobError) as caught:
+        connector_jars("9.9.9")
+    assert "kafka-clients" in caught.value.message and str(folder) in caught.value.message
+    assert "scripts/setup.sh" in caught.value.hint and "spark/fetch-jars.sh" in caught.value.hint
+    (folder / JARS[2]).touch()
+    assert [jar.name for jar in connector_jars("9.9.9")] == JARS
+
+
+def test_job_command_passes_the_jars_and_env(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "9.9.9")
+    folder = tmp_path / "spark-kafka-9.9.9" / "jars"
+    folder.mkdir(parents=True)
+    for name in JARS:
+        (folder / name).touch()
+    command = job_command(["b1:9094", "b2:9094"], "t", tmp_path / "r.json", 5, "spark://m:7077", None, ["--linger-ms", "5"])
     assert Path(command[0]).name == "spark-submit" and Path(command[0]).is_file()
-    assert str(SPARK_DIR / "verify_job.py") in command
-    assert command[command.index("--brokers") + 1] == "b1:9094,b2:9094"
+    assert command[command.index("--jars") + 1] == ",".join(str(folder / name) for name in JARS)
+    assert command.index("--jars") < command.index(str(SPARK_DIR / "verify_job.py"))
+    assert command[command.index("--bootstrap") + 1] == "b1:9094,b2:9094"
     assert command[command.index("--master") + 1] == "spark://m:7077"
-    assert command[command.index("--records") + 1] == "5"
+    assert command[command.index("--linger-ms") + 1] == "5"
     env = job_env()
     assert env["PYSPARK_PYTHON"] == sys.executable and env["SPARK_LOCAL_IP"] == "127.0.0.1"
-    assert job_env("spark://m:7077")["PYSPARK_DRIVER_PYTHON"] == sys.executable
+
+
+def test_pyspark_pin_matches_the_connector_pom() -> None:
+    pom = (SPARK_DIR / "pom.xml").read_text()
+    spark_version = re.search(r"<spark.version>(.+?)</spark.version>", pom).group(1)
+    deps = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"pyspark=={spark_version}" in deps
+
+
+def test_fetch_jars_does_nothing_once_stamped(tmp_path) -> None:
+    pom = (SPARK_DIR / "pom.xml").read_bytes()
+    version = re.search(rb"<spark.version>(.+?)</spark.version>", pom).group(1).decode()
+    dest = tmp_path / f"spark-kafka-{version}"
+    dest.mkdir()
+    (dest / f".complete-{hashlib.sha256(pom).hexdigest()[:16]}").touch()
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "mvn").write_text("#!/bin/sh\necho mvn ran >&2\nexit 3\n")
+    (fake / "mvn").chmod(0o755)
+    env = {**os.environ, "SWARMKIT_CACHE": str(tmp_path), "PATH": f"{fake}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(SPARK_DIR / "fetch-jars.sh")], env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == done.stderr == ""
+    (dest / f".complete-{hashlib.sha256(pom).hexdigest()[:16]}").unlink()
+    again = subprocess.run(["bash", str(SPARK_DIR / "fetch-jars.sh")], env=env, capture_output=True, text=True)
+    assert again.returncode == 3 and "mvn ran" in again.stderr  # no stamp: Maven runs (here: the fake)
 
 
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--brokers", "", "--topic", "t", "--report", "r"],
-        ["--brokers", "b:1", "--topic", "t", "--report", "r", "--records", "0"],
+        ["--bootstrap", "", "--topic", "t", "--report", "r"],
+        ["--bootstrap", "b:1", "--topic", "t", "--report", "r", "--records", "0"],
+        ["--bootstrap", "b:1", "--topic", "t", "--report", "r", "--payload-bytes", "10"],
     ],
 )
 def test_job_rejects_bad_arguments(argv: list[str]) -> None:
