@@ -162,6 +162,10 @@ def _maven_error(output: str) -> str:
     return errors[0] if errors else (next((line for line in reversed(lines) if line), "no output"))
 
 
+def _shown(path: Path) -> str:
+    return str(path.relative_to(PROJECT_ROOT)) if path.is_relative_to(PROJECT_ROOT) else str(path)
+
+
 def _resolved(pom: Path, target: Path) -> Path:
     """The jars a pom depends on, copied by Maven into ``target`` once per content of the pom.
 
@@ -187,7 +191,7 @@ def _resolved(pom: Path, target: Path) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         rerun = shlex.join([*command[:1], "-B", *command[4:-1], f"-DoutputDirectory={target}"])
         raise SwarmkitError(
-            f"Maven could not resolve the jars of {pom.relative_to(PROJECT_ROOT)}: {failure}",
+            f"Maven could not resolve the jars of {_shown(pom)}: {failure}",
             hint=f"Maven Central must be reachable (or ~/.m2 hold the jars); to see the whole log run: {rerun}",
         )
     staging.chmod(0o755)  # mkdtemp makes it private; the image's appuser reads these jars
@@ -301,8 +305,9 @@ def kafka_recipe() -> ImageRecipe:
     )
 
 
-def build(endpoint: str, recipe: ImageRecipe, tag: str) -> None:
-    """Assemble the build context in a temporary directory and build it on one engine."""
+@contextlib.contextmanager
+def build_context(recipe: ImageRecipe) -> Iterator[Path]:
+    """The recipe's build context in a temporary directory, removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="swarmkit-image-") as scratch:
         context = Path(scratch)
         shutil.copy(recipe.dockerfile, context / "Dockerfile")
@@ -316,6 +321,12 @@ def build(endpoint: str, recipe: ImageRecipe, tag: str) -> None:
             target = rootfs / source.relative_to("/")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source.resolve(), target)
+        yield context
+
+
+def build(endpoint: str, recipe: ImageRecipe, tag: str) -> None:
+    """Assemble the build context and build it on one engine."""
+    with build_context(recipe) as context:
         dockerapi.build_image(endpoint, context, tag)
 
 
