@@ -35,8 +35,10 @@ KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
 KAFKA_DIR = STACKS_DIR / "kafka"
 DEFAULT_CACHE = Path("/var/cache/swarmkit")
 MAVEN_TIMEOUT = 1800.0  # a cold ~/.m2 downloads ~80 MB of jars
-# The modules Kafka's server and tools use (jdeps over the resolved jars agrees), plus
-# jdk.security.auth for SASL/GSSAPI (Krb5LoginModule is named in configuration, jdeps cannot see it).
+# The modules Kafka's server and tools use.  jdeps over the resolved jars also names java.compiler
+# and java.scripting, for log4j-core's annotation processor and script conditions, which a running
+# Kafka never loads.  Added: jdk.security.auth for SASL/GSSAPI (Krb5LoginModule is named in
+# configuration, so jdeps cannot see it).
 JRE_MODULES = (
     "java.base", "java.management", "java.naming", "java.security.jgss", "java.security.sasl",
     "java.logging", "java.xml", "java.desktop", "java.sql", "jdk.unsupported", "jdk.management",

@@ -37,9 +37,11 @@ kafka_property_name() {
         sed -e 's/___/-/g' -e 's/__/\//g' -e 's/_/./g' -e 's/\//_/g'
 }
 
+# Whether any server setting is given (KAFKA_JMX_PORT, a JVM setting that the contract also maps
+# to a property, does not count).
 kafka_has_properties() {
     for name in $(kafka_env_names); do
-        [ -z "$(kafka_property_name "$name")" ] || return 0
+        [ "$name" = KAFKA_JMX_PORT ] || [ -z "$(kafka_property_name "$name")" ] || return 0
     done
     return 1
 }

@@ -150,8 +150,9 @@ def test_log_dirs_default_to_the_official_path_with_a_warning() -> None:
 
 
 def test_no_configuration_at_all_gives_the_official_single_node_broker() -> None:
-    got = properties({"KAFKA_HEAP_OPTS": "-Xmx256m"})
+    got = properties({"KAFKA_HEAP_OPTS": "-Xmx256m", "KAFKA_JMX_PORT": "9999"})
     assert got["process.roles"] == "broker,controller"
+    assert got["jmx.port"] == "9999"  # mapped like any KAFKA_* variable, as the official image does
     assert got["controller.quorum.voters"] == "1@localhost:29093"
     assert got["advertised.listeners"] == "PLAINTEXT://localhost:29092,PLAINTEXT_HOST://localhost:9092"
 
