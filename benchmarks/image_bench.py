@@ -28,8 +28,9 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit import dockerapi, image
+from swarmkit.dockerapi import Engine
 
-ENDPOINT = "unix:///var/run/docker.sock"
+LOCAL = Engine.connect("unix:///var/run/docker.sock")
 M2_MARKER = Path.home() / ".m2/repository/org/apache/kafka/kafka_2.13" / image.KAFKA_VERSION
 
 
@@ -45,8 +46,7 @@ def build_once(tag: str, layer_cache: bool) -> tuple[float, float]:
     recipe = image.kafka_recipe()
     resolved = time.monotonic() - started
     with image.build_context(recipe) as context:
-        client = dockerapi.client(ENDPOINT)
-        built = timed(lambda: client.legacy_build(context, tags=tag, pull=False, cache=layer_cache))
+        built = timed(lambda: LOCAL.client.legacy_build(context, tags=tag, pull=False, cache=layer_cache))
     return resolved, built
 
 
@@ -66,15 +66,15 @@ def measure(runs: int) -> dict[str, object]:
             new_engine = build_once(tags[1], layer_cache=False)
             cached = [build_once(tag, layer_cache=True) for tag in tags[2:]]
             parts = {name: directory_size(path) for path, name in image.kafka_recipe().directories}
-            size = dockerapi.client(ENDPOINT).image.inspect(tags[0]).size
+            size = LOCAL.client.image.inspect(tags[0]).size
     finally:
         if previous is None:
             os.environ.pop("SWARMKIT_CACHE", None)
         else:
             os.environ["SWARMKIT_CACHE"] = previous
-        built = [tag for tag in tags if dockerapi.has_image(ENDPOINT, tag)]
+        built = [tag for tag in tags if dockerapi.has_image(LOCAL, tag)]
         if built:
-            dockerapi.client(ENDPOINT).image.remove(built, force=True)
+            LOCAL.client.image.remove(built, force=True)
     median = (statistics.median(r for r, _ in cached), statistics.median(b for _, b in cached))
     return {
         "image": image.KAFKA_TAG,

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from swarmkit import sandbox
 from swarmkit.inventory import load_inventory
+from swarmkit.dockerapi import DockerHosts
 from swarmkit.preflight import plan_probes, run_preflight
 
 NAME = "pfb"
@@ -29,10 +30,11 @@ def measure(nodes: int, runs: int, directory: Path) -> tuple[int, list[float]]:
     try:
         built = sandbox.up(nodes, NAME, NAME, SUBNET, str(directory / f"{NAME}{nodes}.yaml"), engine="tansu", managers=1)
         inventory = load_inventory(built.inventory_path)
+        docker = DockerHosts.from_inventory(inventory)
         times = []
         for _ in range(runs):
             started = time.monotonic()
-            report = run_preflight(inventory)
+            report = run_preflight(inventory, docker=docker)
             times.append(time.monotonic() - started)
             if not report.ok:
                 raise SystemExit(f"preflight failed on a fresh sandbox: {report.failures[0].summary}")

@@ -24,8 +24,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import dockerapi, sandbox
+from swarmkit import sandbox
 from swarmkit.deploy import DeployOptions, up
+from swarmkit.dockerapi import DockerHosts
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.verify import VerifyOptions, verify
 
@@ -62,8 +63,7 @@ def jvm_rss_mib(inventory: Inventory) -> dict[str, list[float]]:
     """Resident memory of every broker and controller JVM, read from /proc by the container's pid."""
     found: dict[str, list[float]] = {"broker": [], "controller": []}
     for host in inventory.hosts:
-        docker = dockerapi.client(host.endpoint)
-        for container in docker.container.list():
+        for container in DockerHosts.from_inventory(inventory)[host].client.container.list():
             service = container.config.labels.get("com.docker.swarm.service.name", "")
             kind = "broker" if service.endswith("_broker") else "controller" if "_controller-" in service else ""
             if kind:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit import deploy, sandbox, swarm, verify
+from swarmkit.dockerapi import DockerHosts
 from swarmkit.inventory import load_inventory
 
 NAME = "vb"
@@ -29,10 +30,11 @@ SUBNET = "10.251.0.0/24"
 def time_verify(inventory_path: str, runs: int) -> list[float]:
     """Wall time of each of ``runs`` verify passes; a failing pass stops the benchmark."""
     inventory = load_inventory(inventory_path)
+    docker = DockerHosts.from_inventory(inventory)
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        report = verify.verify(inventory, verify.VerifyOptions())
+        report = verify.verify(inventory, verify.VerifyOptions(), docker=docker)
         times.append(time.perf_counter() - started)
         if not report.ok:
             failing = [f"{b.node}: {b.detail}" for b in report.brokers if not b.ok] or list(report.problems)
@@ -43,8 +45,9 @@ def time_verify(inventory_path: str, runs: int) -> list[float]:
 def up_and_deploy(inventory_path: str) -> int:
     """Join every host of the inventory and deploy; returns the number of brokers serving."""
     inventory = load_inventory(inventory_path)
-    swarm.swarm_up(inventory)
-    result = deploy.deploy(inventory, deploy.DeployOptions())
+    docker = DockerHosts.from_inventory(inventory)
+    swarm.swarm_up(inventory, docker=docker)
+    result = deploy.deploy(inventory, deploy.DeployOptions(), docker=docker)
     return sum(1 for node in result.nodes if node.task_id)
 
 

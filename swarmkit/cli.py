@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from swarmkit import __version__, deploy, diagnose, dockerapi, preflight, sandbox, swarm, tables, verify
+from swarmkit import __version__, deploy, diagnose, preflight, sandbox, swarm, tables, verify
+from swarmkit.dockerapi import DockerHosts
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.listeners import ListenerPlan
@@ -56,10 +57,10 @@ def _exit_with(error: SwarmkitError) -> None:
     raise typer.Exit(error.exit_code) from None
 
 
-def _inventory(path: str) -> Inventory:
+def _inventory(path: str) -> tuple[Inventory, DockerHosts]:
+    """The inventory and its Docker engines, each client with that host's own TLS settings."""
     inventory = load_inventory(path)
-    dockerapi.use_inventory(inventory)
-    return inventory
+    return inventory, DockerHosts.from_inventory(inventory)
 
 
 def print_json(data: Any) -> None:
@@ -181,19 +182,22 @@ EXTERNAL_PORT_OPTION = typer.Option(9094, "--external-port", help="Client port e
 INTERNAL_PORT_OPTION = typer.Option(9092, "--internal-port", help="Broker-to-broker port on the overlay network.")
 
 
-def _preflight(hosts: Inventory, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:
+def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:
     with err.status("probing engines and ports between every pair of hosts..."):
         return preflight.run_preflight(
             hosts,
+            docker=docker,
             memory_per_broker=int(memory_gib * preflight.GIB),
             client_port=plan.external_listener.port,
             internal_port=plan.internal_listener.port,
         )
 
 
-def _gate_preflight(hosts: Inventory, memory_gib: float, as_json: bool, plan: ListenerPlan = ListenerPlan()) -> dict:
+def _gate_preflight(
+    hosts: Inventory, docker: DockerHosts, memory_gib: float, as_json: bool, plan: ListenerPlan = ListenerPlan()
+) -> dict:
     """Run preflight before a change: show it, and stop (changing nothing) when it fails."""
-    report = _preflight(hosts, memory_gib, plan)
+    report = _preflight(hosts, docker, memory_gib, plan)
     if as_json and not report.ok:
         print_json(report.to_dict())
         raise typer.Exit(1)
@@ -215,7 +219,7 @@ def preflight_command(
 ) -> None:
     """Check engines, the port matrix between every pair of hosts, free ports and memory; change nothing."""
     plan = ListenerPlan.build(internal_port=internal_port, external_port=external_port)
-    report = _preflight(_inventory(inventory), memory, plan)
+    report = _preflight(*_inventory(inventory), memory, plan)
     if as_json:
         print_json(report.to_dict())
     else:
@@ -239,9 +243,9 @@ def swarm_up(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Initialize the swarm on the first manager and join every other host (idempotent)."""
-    hosts = _inventory(inventory)
-    checked = None if skip_preflight else _gate_preflight(hosts, memory, as_json)
-    result = swarm.swarm_up(hosts)
+    hosts, docker = _inventory(inventory)
+    checked = None if skip_preflight else _gate_preflight(hosts, docker, memory, as_json)
+    result = swarm.swarm_up(hosts, docker=docker)
     if as_json:
         print_json({"preflight": checked, **result.to_dict()})
     else:
@@ -252,7 +256,8 @@ def swarm_up(
 @expected_failures
 def swarm_down(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION) -> None:
     """Leave the swarm on every host (workers first)."""
-    actions = swarm.swarm_down(_inventory(inventory))
+    hosts, docker = _inventory(inventory)
+    actions = swarm.swarm_down(hosts, docker=docker)
     if as_json:
         print_json([asdict(a) for a in actions])
     else:
@@ -270,7 +275,8 @@ def join(
     """Print the exact command to run on a server swarmkit cannot reach (token hidden unless asked)."""
     if role not in ("worker", "manager"):
         raise SwarmkitError(f"unknown role '{role}'", hint="use worker or manager")
-    out.print(swarm.join_command(_inventory(inventory), role, show_token), highlight=False, soft_wrap=True)
+    hosts, docker = _inventory(inventory)
+    out.print(swarm.join_command(hosts, role, show_token, docker=docker), highlight=False, soft_wrap=True)
 
 
 # --- verify and diagnose ---------------------------------------------------------------------
@@ -301,7 +307,8 @@ def verify_command(
         spark_report=report,
     )
     with err.status("verifying every broker from this machine..." + (" then the Spark job" if spark else "")):
-        result = verify.verify(_inventory(inventory), options)
+        hosts, docker = _inventory(inventory)
+        result = verify.verify(hosts, options, docker=docker)
     if as_json:
         print_json(result.to_dict())
     else:
@@ -424,7 +431,8 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
 @stack_options
 def render(inventory: str = INVENTORY_OPTION, options: deploy.DeployOptions = None) -> None:
     """Print the stack YAML: stable, readable, deployable by hand with `docker stack deploy -c`."""
-    typer.echo(deploy.render_for(_inventory(inventory), options), nl=False)
+    hosts, docker = _inventory(inventory)
+    typer.echo(deploy.render_for(hosts, options, docker=docker), nl=False)
 
 
 @app.command("deploy")
@@ -434,8 +442,8 @@ def deploy_command(
     inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, options: deploy.DeployOptions = None
 ) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
-    hosts = _inventory(inventory)
-    _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p)), as_json)
+    hosts, docker = _inventory(inventory)
+    _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p, docker=docker)), as_json)
 
 
 @app.command("up")
@@ -449,11 +457,11 @@ def up_command(
     options: deploy.DeployOptions = None,
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
-    hosts = _inventory(inventory)
+    hosts, docker = _inventory(inventory)
     options = options.resolved(hosts)
     deploy.validate(hosts, options)
-    checked = None if skip_preflight else _gate_preflight(hosts, memory, as_json, options.listeners)
-    result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p))
+    checked = None if skip_preflight else _gate_preflight(hosts, docker, memory, as_json, options.listeners)
+    result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p, docker=docker))
     if not as_json:
         tables.print_swarm(result.swarm, out)
     _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict()})

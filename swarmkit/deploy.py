@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from swarmkit import dockerapi, identity, swarm
-from swarmkit.dockerapi import ServiceState, SwarmNode, TaskState
+from swarmkit.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.engines import engine_module
 from swarmkit.errors import DeployError, SpecError, VerifyError
 from swarmkit.inventory import Host, Inventory
@@ -168,15 +168,15 @@ def validate(inventory: Inventory, options: DeployOptions) -> ModuleType:
     return engine
 
 
-def _manager_nodes(inventory: Inventory) -> list[SwarmNode] | None:
+def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
     """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
     first = inventory.first_manager
-    if dockerapi.engine_info(first.endpoint).swarm_state != "active":
+    if dockerapi.engine_info(docker[first]).swarm_state != "active":
         return None
-    return dockerapi.swarm_nodes(first.endpoint)
+    return dockerapi.swarm_nodes(docker[first])
 
 
-def render_for(inventory: Inventory, options: DeployOptions) -> str:
+def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHosts | None = None) -> str:
     """The stack ``deploy`` would deploy, as YAML text.
 
     Pure, except for the apache engine without ``cluster_id``: the id kept in the swarm is read
@@ -185,7 +185,7 @@ def render_for(inventory: Inventory, options: DeployOptions) -> str:
     engine = validate(inventory, options)
     cluster_id = options.cluster_id
     if engine.KRAFT and not cluster_id:
-        nodes = _manager_nodes(inventory)
+        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker))
         cluster_id = identity.kept_cluster_id(nodes or (), options.stack_name)
         if not cluster_id:
             raise SpecError(
@@ -208,19 +208,19 @@ class _Member:
         return self.node.state == "ready" and self.node.availability == "active"
 
 
-def _members(inventory: Inventory) -> tuple[list[_Member], list[SwarmNode]]:
+def _members(inventory: Inventory, docker: DockerHosts) -> tuple[list[_Member], list[SwarmNode]]:
     """Each inventory host's swarm node (inventory order) and the swarm's node list.
 
     Every host must be in this swarm, and no other node may be eligible for a broker: the global
     service would start one there with no identity."""
-    ids = swarm.node_ids(inventory)
+    ids = swarm.node_ids(inventory, docker=docker)
     missing = [host.name for host in inventory.hosts if host.name not in ids]
     if missing:
         raise DeployError(
             f"not in a swarm: {', '.join(missing)}",
             hint="run `swarmkit up` (or `swarmkit swarm up`) first; deploy changes no swarm membership",
         )
-    nodes = _manager_nodes(inventory) or []
+    nodes = _manager_nodes(inventory, docker) or []
     by_id = {node.id: node for node in nodes}
     foreign = [name for name, node_id in ids.items() if node_id not in by_id]
     if foreign:
@@ -333,7 +333,7 @@ def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[
 
 
 def _converge(
-    manager: str, service: str, targets: list[_Target], check_kafka: bool, timeout: float, progress: Progress
+    docker: DockerHosts, manager: Engine, service: str, targets: list[_Target], check_kafka: bool, timeout: float, progress: Progress
 ) -> None:
     """Wait until every target runs a task of the present spec that answers as expected."""
     deadline = time.monotonic() + timeout
@@ -374,7 +374,7 @@ def _converge(
         if time.monotonic() > deadline:
             lines = "; ".join(
                 f"{t.name}: "
-                + _why_not_running(state, t, lambda task, t=t: dockerapi.container_output(t.member.host.endpoint, task.container_id))
+                + _why_not_running(state, t, lambda task, t=t: dockerapi.container_output(docker[t.member.host], task.container_id))
                 for t in waiting
             )
             raise DeployError(
@@ -401,14 +401,17 @@ def _ensure_topics(engine: ModuleType, specs: Sequence[TopicSpec], targets: Sequ
 # --- deploy and up -------------------------------------------------------------------------------
 
 
-def deploy(inventory: Inventory, options: DeployOptions, on_progress: Progress | None = None) -> DeployResult:
+def deploy(
+    inventory: Inventory, options: DeployOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
+) -> DeployResult:
     """Deploy the stack on an existing swarm, wait until every broker serves, ensure the topics."""
     started = time.monotonic()
     progress = on_progress or _no_progress
     options = options.resolved(inventory)
     engine = validate(inventory, options)
-    manager = inventory.first_manager.endpoint
-    members, nodes = _members(inventory)
+    docker = dockerapi.hosts_of(inventory, docker)
+    manager = docker[inventory.first_manager]
+    members, nodes = _members(inventory, docker)
     cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
     request = _request(inventory, options, cluster_id)
     text = render_stack(request)
@@ -422,7 +425,7 @@ def deploy(inventory: Inventory, options: DeployOptions, on_progress: Progress |
     progress(0, total, "writing node identities")
     image = image_of(request, engine)
     writes = identity.write_identities(
-        [(m.host.endpoint, identity.node_env(allocation.ids[m.node.id], m.host.address)) for m in members],
+        [(docker[m.host], identity.node_env(allocation.ids[m.node.id], m.host.address)) for m in members],
         image,
         request.identity_volume,
         options.stack_name,
@@ -444,7 +447,7 @@ def deploy(inventory: Inventory, options: DeployOptions, on_progress: Progress |
         for member in eligible
     ]
     timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
-    _converge(manager, request.broker_service, targets, options.check_kafka, timeout, progress)
+    _converge(docker, manager, request.broker_service, targets, options.check_kafka, timeout, progress)
     converged = time.monotonic()
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
@@ -499,22 +502,29 @@ class UpResult:
 
 
 def up(
-    inventory: Inventory, options: DeployOptions, skip_preflight: bool = False, on_progress: Progress | None = None
+    inventory: Inventory,
+    options: DeployOptions,
+    skip_preflight: bool = False,
+    on_progress: Progress | None = None,
+    *,
+    docker: DockerHosts | None = None,
 ) -> UpResult:
     """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted."""
     progress = on_progress or _no_progress
     options = options.resolved(inventory)
     validate(inventory, options)
+    docker = dockerapi.hosts_of(inventory, docker)
     report = None
     if not skip_preflight:
         progress(0, len(inventory.hosts), "preflight")
         report = run_preflight(
             inventory,
+            docker=docker,
             client_port=options.listeners.external_listener.port,
             internal_port=options.listeners.internal_listener.port,
         )
         if not report.ok:
             raise report.error()
     progress(0, len(inventory.hosts), "swarm")
-    swarm_result = swarm.swarm_up(inventory)
-    return UpResult(report, swarm_result, deploy(inventory, options, on_progress))
+    swarm_result = swarm.swarm_up(inventory, docker=docker)
+    return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,27 +13,52 @@ from python_on_whales.exceptions import DockerException
 from python_on_whales.utils import run
 
 from swarmkit.errors import EngineError
-from swarmkit.inventory import Inventory, TlsFiles
+from swarmkit.inventory import Host, Inventory, TlsFiles
 
 
-_TLS: dict[str, TlsFiles] = {}
+@dataclass(frozen=True)
+class Engine:
+    """One Docker engine: its endpoint and the client that carries that endpoint's TLS settings."""
+
+    endpoint: str
+    client: DockerClient = field(repr=False, compare=False)
+
+    @classmethod
+    def connect(cls, endpoint: str, tls: TlsFiles | None = None) -> Engine:
+        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
+        if tls is None:
+            return cls(endpoint, DockerClient(host=endpoint))
+        docker = DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
+        return cls(endpoint, docker)
 
 
-def use_inventory(inventory: Inventory) -> None:
-    """Remember the TLS material of the inventory's tcp:// engines before any client is made."""
-    for host in inventory.hosts:
-        if host.tls is not None:
-            _TLS[host.endpoint] = host.tls
-    client.cache_clear()
+@dataclass(frozen=True)
+class DockerHosts:
+    """The engines of one inventory, built once and passed to whatever talks to Docker.
+
+    Each host's client holds its own endpoint and TLS files, so what a call uses never depends on
+    what ran before."""
+
+    engines: Mapping[str, Engine]  # by inventory host name
+
+    @classmethod
+    def from_inventory(cls, inventory: Inventory) -> DockerHosts:
+        return cls({host.name: Engine.connect(host.endpoint, host.tls) for host in inventory.hosts})
+
+    def __getitem__(self, host: Host) -> Engine:
+        """The engine of an inventory host; one from another inventory is a clear error."""
+        engine = self.engines.get(host.name)
+        if engine is None or engine.endpoint != host.endpoint:
+            raise EngineError(
+                f"no Docker client for host {host.name} ({host.endpoint})",
+                hint="build DockerHosts from the same inventory the command uses",
+            )
+        return engine
 
 
-@functools.lru_cache(maxsize=None)
-def client(endpoint: str) -> DockerClient:
-    """One client per engine endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
-    tls = _TLS.get(endpoint)
-    if tls is None:
-        return DockerClient(host=endpoint)
-    return DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
+def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
+    """The caller's DockerHosts, else the inventory's own: a library caller gets each host's TLS as the CLI does."""
+    return docker if docker is not None else DockerHosts.from_inventory(inventory)
 
 
 def _short(error: DockerException) -> str:
@@ -52,18 +77,33 @@ class EngineInfo:
     memory_bytes: int
 
 
-def engine_info(endpoint: str) -> EngineInfo:
+def _unanswered_hint(engine: Engine, detail: str) -> str:
+    """A refused TLS handshake needs other files, not another network path."""
+    if engine.client.client_config.tlsverify and any(word in detail for word in ("x509", "tls", "certificate")):
+        return (
+            "check this host's tls: files in the inventory: ca must be the CA that signed the engine's certificate"
+            " (for its address or name), cert and key a client pair the engine's CA signed"
+        )
+    return "check that dockerd runs there and that this machine may reach it"
+
+
+def engine_info(engine: Engine) -> EngineInfo:
     try:
-        info = client(endpoint).system.info()
+        info = engine.client.system.info()
+        if not info.server_version:
+            # `docker info` exits 0 on some server errors (plain HTTP to a TLS port); `docker version` fails with the reason
+            run([*engine.client.docker_cmd, "version", "--format", "{{.Server.Version}}"])
     except DockerException as error:
+        detail = _short(error)
         raise EngineError(
-            f"the Docker engine at {endpoint} does not answer: {_short(error)}",
-            hint="check that dockerd runs there and that this machine may reach it",
+            f"the Docker engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
         ) from error
+    if not info.server_version:
+        raise EngineError(f"the Docker engine at {engine.endpoint} does not answer: no server version", hint=_unanswered_hint(engine, ""))
     swarm = info.swarm
     cluster = getattr(swarm, "cluster", None)
     return EngineInfo(
-        endpoint=endpoint,
+        endpoint=engine.endpoint,
         version=info.server_version or "",
         hostname=info.name or "",
         swarm_state=(swarm.local_node_state or "inactive") if swarm else "inactive",
@@ -73,42 +113,42 @@ def engine_info(endpoint: str) -> EngineInfo:
     )
 
 
-def wait_until_ready(endpoint: str, timeout: float) -> EngineInfo:
+def wait_until_ready(engine: Engine, timeout: float) -> EngineInfo:
     """Poll an engine that was just started until it answers."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return engine_info(endpoint)
+            return engine_info(engine)
         except EngineError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
 
 
-def build_image(endpoint: str, context_dir: Path, tag: str) -> None:
+def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
     """Build with the classic builder: it needs no BuildKit and no network for FROM scratch images."""
     try:
-        client(endpoint).legacy_build(context_dir, tags=tag, pull=False)
+        engine.client.legacy_build(context_dir, tags=tag, pull=False)
     except DockerException as error:
-        raise EngineError(f"building {tag} on {endpoint} failed: {_short(error)}") from error
+        raise EngineError(f"building {tag} on {engine.endpoint} failed: {_short(error)}") from error
 
 
-def push_image(endpoint: str, tag: str) -> None:
+def push_image(engine: Engine, tag: str) -> None:
     try:
-        client(endpoint).image.push(tag, quiet=True)
+        engine.client.image.push(tag, quiet=True)
     except DockerException as error:
         raise EngineError(
-            f"pushing {tag} from {endpoint} failed: {_short(error)}",
+            f"pushing {tag} from {engine.endpoint} failed: {_short(error)}",
             hint="is the registry running and is it listed as --insecure-registry for that engine?",
         ) from error
 
 
-def has_image(endpoint: str, tag: str) -> bool:
-    return client(endpoint).image.exists(tag)
+def has_image(engine: Engine, tag: str) -> bool:
+    return engine.client.image.exists(tag)
 
 
 def run_detached(
-    endpoint: str,
+    engine: Engine,
     image: str,
     name: str,
     *,
@@ -118,7 +158,7 @@ def run_detached(
 ) -> str:
     """Start a plain container (not a service); returns its id."""
     try:
-        container = client(endpoint).run(
+        container = engine.client.run(
             image,
             name=name,
             detach=True,
@@ -127,14 +167,14 @@ def run_detached(
             labels=labels or {},
         )
     except DockerException as error:
-        raise EngineError(f"starting {image} on {endpoint} failed: {_short(error)}") from error
+        raise EngineError(f"starting {image} on {engine.endpoint} failed: {_short(error)}") from error
     return container.id
 
 
-def remove_containers(endpoint: str, names: list[str]) -> None:
-    existing = [c for c in names if client(endpoint).container.exists(c)]
+def remove_containers(engine: Engine, names: list[str]) -> None:
+    existing = [c for c in names if engine.client.container.exists(c)]
     if existing:
-        client(endpoint).container.remove(existing, force=True)
+        engine.client.container.remove(existing, force=True)
 
 
 # --- swarm -----------------------------------------------------------------------------------
@@ -151,36 +191,36 @@ class SwarmNode:
     labels: dict[str, str]
 
 
-def _call(endpoint: str, what: str, action):
+def _call(engine: Engine, what: str, action):
     try:
-        return action(client(endpoint))
+        return action(engine.client)
     except DockerException as error:
-        raise EngineError(f"{what} on {endpoint} failed: {_short(error)}") from error
+        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
 
 
-def swarm_init(endpoint: str, advertise_address: str) -> None:
-    _call(endpoint, "docker swarm init", lambda c: c.swarm.init(advertise_address=advertise_address))
+def swarm_init(engine: Engine, advertise_address: str) -> None:
+    _call(engine, "docker swarm init", lambda c: c.swarm.init(advertise_address=advertise_address))
 
 
-def join_token(endpoint: str, role: str) -> str:
+def join_token(engine: Engine, role: str) -> str:
     """Read from the manager's API into memory only: never printed, logged or stored."""
-    return _call(endpoint, f"reading the {role} join token", lambda c: c.swarm.join_token(role))
+    return _call(engine, f"reading the {role} join token", lambda c: c.swarm.join_token(role))
 
 
-def swarm_join(endpoint: str, manager_address: str, token: str, advertise_address: str) -> None:
+def swarm_join(engine: Engine, manager_address: str, token: str, advertise_address: str) -> None:
     try:
-        client(endpoint).swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
+        engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
     except DockerException as error:
         detail = _short(error).replace(token, "<token>")
-        raise EngineError(f"joining the swarm from {endpoint} failed: {detail}") from None
+        raise EngineError(f"joining the swarm from {engine.endpoint} failed: {detail}") from None
 
 
-def swarm_leave(endpoint: str, force: bool) -> None:
-    _call(endpoint, "docker swarm leave", lambda c: c.swarm.leave(force=force))
+def swarm_leave(engine: Engine, force: bool) -> None:
+    _call(engine, "docker swarm leave", lambda c: c.swarm.leave(force=force))
 
 
-def swarm_nodes(manager_endpoint: str) -> list[SwarmNode]:
-    nodes = _call(manager_endpoint, "docker node ls", lambda c: c.node.list())
+def swarm_nodes(engine: Engine) -> list[SwarmNode]:
+    nodes = _call(engine, "docker node ls", lambda c: c.node.list())
     return [
         SwarmNode(
             id=node.id,
@@ -195,12 +235,12 @@ def swarm_nodes(manager_endpoint: str) -> list[SwarmNode]:
     ]
 
 
-def update_node_labels(manager_endpoint: str, node_id: str, labels: dict[str, str]) -> None:
-    _call(manager_endpoint, f"labelling node {node_id}", lambda c: c.node.update(node_id, labels_add=labels))
+def update_node_labels(engine: Engine, node_id: str, labels: dict[str, str]) -> None:
+    _call(engine, f"labelling node {node_id}", lambda c: c.node.update(node_id, labels_add=labels))
 
 
-def remove_node(manager_endpoint: str, node_id: str) -> None:
-    _call(manager_endpoint, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
+def remove_node(engine: Engine, node_id: str) -> None:
+    _call(engine, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
 
 
 # --- preflight probes ---
@@ -208,51 +248,51 @@ def remove_node(manager_endpoint: str, node_id: str) -> None:
 # ports; everything preflight needs from an engine beyond engine_info.
 
 
-def ensure_image(endpoint: str, image: str) -> None:
+def ensure_image(engine: Engine, image: str) -> None:
     """Pull only when missing, so a host without registry access but with the image loaded works."""
     try:
-        if not client(endpoint).image.exists(image):
-            client(endpoint).image.pull(image, quiet=True)
+        if not engine.client.image.exists(image):
+            engine.client.image.pull(image, quiet=True)
     except DockerException as error:
         raise EngineError(
-            f"the image {image} cannot be pulled on {endpoint}: {_short(error)}",
+            f"the image {image} cannot be pulled on {engine.endpoint}: {_short(error)}",
             hint="push it to a registry that host can reach, or `docker load` it there",
         ) from error
 
 
-def start_host_network_script(endpoint: str, image: str, script: str, labels: dict[str, str]) -> str:
+def start_host_network_script(engine: Engine, image: str, script: str, labels: dict[str, str]) -> str:
     """Run a shell script detached on the host's network; the container removes itself when it ends."""
     return _call(
-        endpoint,
+        engine,
         "starting a probe container",
         lambda c: c.run(image, [script], detach=True, remove=True, networks=["host"], labels=labels, pull="never"),
     ).id
 
 
-def exec_script(endpoint: str, container_id: str, script: str) -> str:
+def exec_script(engine: Engine, container_id: str, script: str) -> str:
     """Run a shell script in a running container (cheaper than starting another) and return its output."""
-    return _call(endpoint, "a probe script", lambda c: c.container.execute(container_id, ["/bin/sh", "-c", script]))
+    return _call(engine, "a probe script", lambda c: c.container.execute(container_id, ["/bin/sh", "-c", script]))
 
 
-def container_output(endpoint: str, container_id: str) -> str:
+def container_output(engine: Engine, container_id: str) -> str:
     """What a container printed so far; empty once it is gone."""
     try:
-        return client(endpoint).container.logs(container_id)
+        return engine.client.container.logs(container_id)
     except DockerException:
         return ""
 
 
-def remove_labelled_containers(endpoint: str, label: str) -> int:
+def remove_labelled_containers(engine: Engine, label: str) -> int:
     """Force-remove every container carrying a label (running or not); returns how many."""
-    found = _call(endpoint, "listing probe containers", lambda c: c.container.list(all=True, filters=[("label", label)]))
+    found = _call(engine, "listing probe containers", lambda c: c.container.list(all=True, filters=[("label", label)]))
     if found:
-        _call(endpoint, "removing probe containers", lambda c: c.container.remove(found, force=True))
+        _call(engine, "removing probe containers", lambda c: c.container.remove(found, force=True))
     return len(found)
 
 
-def port_publishers(endpoint: str, port: int, protocol: str) -> list[tuple[str, str]]:
+def port_publishers(engine: Engine, port: int, protocol: str) -> list[tuple[str, str]]:
     """(container name, swarm service name or "") for each container publishing a host port."""
-    found = _call(endpoint, "listing containers", lambda c: c.container.list(filters=[("publish", f"{port}/{protocol}")]))
+    found = _call(engine, "listing containers", lambda c: c.container.list(filters=[("publish", f"{port}/{protocol}")]))
     return [(c.name, c.config.labels.get("com.docker.swarm.service.name", "")) for c in found]
 
 
@@ -262,26 +302,25 @@ def port_publishers(endpoint: str, port: int, protocol: str) -> list[tuple[str, 
 # that convergence needs.
 
 
-def _raw(endpoint: str, what: str, *args: str, stdin: str | None = None) -> str:
+def _raw(engine: Engine, what: str, *args: str, stdin: str | None = None) -> str:
     """Run one docker CLI command against an engine and return its stdout (nothing printed)."""
     try:
-        return run([*client(endpoint).docker_cmd, *args], input=stdin.encode() if stdin is not None else None)
+        return run([*engine.client.docker_cmd, *args], input=stdin.encode() if stdin is not None else None)
     except DockerException as error:
-        raise EngineError(f"{what} on {endpoint} failed: {_short(error)}") from error
+        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
 
 
-def ensure_volume(endpoint: str, name: str, labels: dict[str, str]) -> None:
+def ensure_volume(engine: Engine, name: str, labels: dict[str, str]) -> None:
     """Create a local volume unless it exists; an existing one is used as it is."""
-    docker = client(endpoint)
-    if not docker.volume.exists(name):
-        _call(endpoint, f"creating volume {name}", lambda c: c.volume.create(name, driver="local", labels=labels))
+    if not engine.client.volume.exists(name):
+        _call(engine, f"creating volume {name}", lambda c: c.volume.create(name, driver="local", labels=labels))
 
 
-def run_with_volume(endpoint: str, image: str, volume: str, target: str, script: str, env: dict[str, str]) -> str:
+def run_with_volume(engine: Engine, image: str, volume: str, target: str, script: str, env: dict[str, str]) -> str:
     """Run a shell script as root in a throwaway container with no network and one volume; returns its output."""
-    ensure_image(endpoint, image)
+    ensure_image(engine, image)
     return _call(
-        endpoint,
+        engine,
         f"a helper container of {image}",
         lambda c: c.run(
             image,
@@ -297,23 +336,23 @@ def run_with_volume(endpoint: str, image: str, volume: str, target: str, script:
     )
 
 
-def deploy_stack(manager_endpoint: str, name: str, compose_text: str) -> None:
+def deploy_stack(engine: Engine, name: str, compose_text: str) -> None:
     """``docker stack deploy`` of a compose text given on stdin.
 
     ``--resolve-image never``: no registry query, so the image stays as written (an unchanged stack
     gives an unchanged task spec) and each node pulls it by tag."""
     _raw(
-        manager_endpoint,
+        engine,
         f"docker stack deploy {name}",
         "stack", "deploy", "--compose-file", "-", "--resolve-image", "never", "--quiet", name,
         stdin=compose_text,
     )
 
 
-def stack_services(manager_endpoint: str, stack: str) -> list[str]:
+def stack_services(engine: Engine, stack: str) -> list[str]:
     """Names of the services a stack deployed (none when it is not deployed)."""
     found = _call(
-        manager_endpoint,
+        engine,
         f"listing the services of stack {stack}",
         lambda c: c.service.list(filters=[("label", f"com.docker.stack.namespace={stack}")]),
     )
@@ -353,15 +392,15 @@ def _container_fingerprint(container_spec: dict) -> tuple:
     return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts,)
 
 
-def service_state(manager_endpoint: str, service: str) -> ServiceState | None:
+def service_state(engine: Engine, service: str) -> ServiceState | None:
     """A service's update status, environment and every task it has (history included); None if absent."""
-    if not client(manager_endpoint).service.exists(service):
+    if not engine.client.service.exists(service):
         return None
-    (spec,) = json.loads(_raw(manager_endpoint, f"inspecting service {service}", "service", "inspect", service))
+    (spec,) = json.loads(_raw(engine, f"inspecting service {service}", "service", "inspect", service))
     container = spec["Spec"]["TaskTemplate"].get("ContainerSpec") or {}
     wanted = _container_fingerprint(container)
-    task_ids = _raw(manager_endpoint, f"listing the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service).split()
-    raw_tasks = json.loads(_raw(manager_endpoint, f"inspecting the tasks of {service}", "inspect", *task_ids)) if task_ids else []
+    task_ids = _raw(engine, f"listing the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service).split()
+    raw_tasks = json.loads(_raw(engine, f"inspecting the tasks of {service}", "inspect", *task_ids)) if task_ids else []
     tasks = []
     for task in raw_tasks:
         status = task.get("Status") or {}
@@ -387,18 +426,18 @@ def service_state(manager_endpoint: str, service: str) -> ServiceState | None:
     return ServiceState(service, update.get("State", ""), update.get("Message", ""), env, tuple(tasks), labels)
 
 
-def exec_in_service(endpoint: str, service: str, command: list[str]) -> str:
+def exec_in_service(engine: Engine, service: str, command: list[str]) -> str:
     """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool)."""
     running = _call(
-        endpoint,
+        engine,
         f"listing the containers of {service}",
         lambda c: c.container.list(filters=[("label", f"com.docker.swarm.service.name={service}")]),
     )
     if not running:
-        raise EngineError(f"no running container of {service} on {endpoint}")
-    return _call(endpoint, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command))
+        raise EngineError(f"no running container of {service} on {engine.endpoint}")
+    return _call(engine, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command))
 
 
-def remove_stack(manager_endpoint: str, name: str) -> None:
+def remove_stack(engine: Engine, name: str) -> None:
     """``docker stack rm``: services, networks and configs go; volumes (data, identities) stay."""
-    _raw(manager_endpoint, f"docker stack rm {name}", "stack", "rm", name)
+    _raw(engine, f"docker stack rm {name}", "stack", "rm", name)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from swarmkit import dockerapi, kafka
+from swarmkit.dockerapi import DockerHosts
 from swarmkit.engines.apache import controllers_of
 from swarmkit.errors import SwarmkitError
 from swarmkit.inventory import Inventory
@@ -77,14 +78,13 @@ def parse_quorum_replication(text: str, now_ms: int) -> Quorum:
     return Quorum(leader, voters, observers)
 
 
-def read_quorum(inventory: Inventory, stack_name: str, controller_port: int) -> Quorum:
+def read_quorum(inventory: Inventory, docker: DockerHosts, stack_name: str, controller_port: int) -> Quorum:
     """Ask the controllers in turn (one per manager) until one describes the quorum."""
     command = [QUORUM_TOOL, "--bootstrap-controller", f"localhost:{controller_port}", "describe", "--replication"]
     errors = []
     for service, _, host_name in controllers_of(inventory):
-        endpoint = inventory.host(host_name).endpoint
         try:
-            output = dockerapi.exec_in_service(endpoint, f"{stack_name}_{service}", command)
+            output = dockerapi.exec_in_service(docker[inventory.host(host_name)], f"{stack_name}_{service}", command)
         except SwarmkitError as error:
             errors.append(f"{service} on {host_name}: {error.message}")
             continue

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from swarmkit import dockerapi
-from swarmkit.dockerapi import SwarmNode
+from swarmkit.dockerapi import Engine, SwarmNode
 from swarmkit.engines.apache import MAX_BROKER_ID
 from swarmkit.errors import DeployError
 from swarmkit.stack import IDENTITY_DIR, IDENTITY_FILE
@@ -123,7 +123,7 @@ def kept_cluster_id(nodes: Iterable[SwarmNode], stack: str) -> str | None:
 # --- on the swarm ----------------------------------------------------------------------------------
 
 
-def assign_broker_ids(manager_endpoint: str, nodes: Sequence[SwarmNode], wanted: Sequence[str]) -> IdAllocation:
+def assign_broker_ids(manager: Engine, nodes: Sequence[SwarmNode], wanted: Sequence[str]) -> IdAllocation:
     """Allocate ids for ``wanted`` (swarm node ids, in a stable order) and store them as labels.
 
     The high-water mark goes on every manager first, then each new node gets its label; labels
@@ -133,18 +133,18 @@ def assign_broker_ids(manager_endpoint: str, nodes: Sequence[SwarmNode], wanted:
     mark = str(allocation.next_id)
     for node in nodes:
         if node.role == "manager" and node.labels.get(NEXT_LABEL) != mark:
-            dockerapi.update_node_labels(manager_endpoint, node.id, {NEXT_LABEL: mark})
+            dockerapi.update_node_labels(manager, node.id, {NEXT_LABEL: mark})
     for node_id in allocation.new:
-        dockerapi.update_node_labels(manager_endpoint, node_id, {ID_LABEL: str(allocation.ids[node_id])})
+        dockerapi.update_node_labels(manager, node_id, {ID_LABEL: str(allocation.ids[node_id])})
     return allocation
 
 
-def keep_cluster_id(manager_endpoint: str, nodes: Sequence[SwarmNode], stack: str, cluster_id: str) -> None:
+def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, cluster_id: str) -> None:
     """Store the cluster id on every manager that lacks it (a manager that joined later included)."""
     label = f"{CLUSTER_ID_LABEL}.{stack}"
     for node in nodes:
         if node.role == "manager" and node.labels.get(label) != cluster_id:
-            dockerapi.update_node_labels(manager_endpoint, node.id, {label: cluster_id})
+            dockerapi.update_node_labels(manager, node.id, {label: cluster_id})
 
 
 # Compare-and-write: the file is replaced (atomically) only when its content differs.
@@ -158,25 +158,25 @@ fi
 """
 
 
-def write_identity(endpoint: str, image: str, volume: str, stack: str, content: str) -> str:
+def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
     """Fill ``node.env`` in the node's identity volume; returns ``written`` or ``unchanged``.
 
     The volume is created with the label docker stack deploy gives its own volumes, so the stack
     adopts it (checked on real engines: a stack volume is a local volume named ``<stack>_<name>``,
     and an existing one is mounted as it is)."""
-    dockerapi.ensure_volume(endpoint, volume, {STACK_LABEL: stack})
-    output = dockerapi.run_with_volume(endpoint, image, volume, IDENTITY_DIR, _WRITE_SCRIPT, {"SWARMKIT_NODE_ENV": content})
+    dockerapi.ensure_volume(engine, volume, {STACK_LABEL: stack})
+    output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, _WRITE_SCRIPT, {"SWARMKIT_NODE_ENV": content})
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
     if outcome not in (WRITTEN, UNCHANGED):
         raise DeployError(
-            f"writing {IDENTITY_FILE} into volume {volume} on {endpoint} failed: {output.strip() or 'no output'}",
+            f"writing {IDENTITY_FILE} into volume {volume} on {engine.endpoint} failed: {output.strip() or 'no output'}",
             hint=f"the image {image} must have /bin/sh; check the engine's disk space",
         )
     return outcome
 
 
-def write_identities(targets: Sequence[tuple[str, str]], image: str, volume: str, stack: str) -> list[str]:
-    """``write_identity`` on many engines at once: ``targets`` holds (endpoint, content) pairs."""
+def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[str]:
+    """``write_identity`` on many engines at once: ``targets`` holds (engine, content) pairs."""
     if not targets:
         return []
     with ThreadPoolExecutor(max_workers=len(targets)) as pool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmkit import dockerapi
+from swarmkit.dockerapi import Engine
 from swarmkit.assets import PROJECT_ROOT, STACKS_DIR, tansu_binary
 from swarmkit.errors import SwarmkitError
 
@@ -326,15 +327,15 @@ def build_context(recipe: ImageRecipe) -> Iterator[Path]:
         yield context
 
 
-def build(endpoint: str, recipe: ImageRecipe, tag: str) -> None:
+def build(engine: Engine, recipe: ImageRecipe, tag: str) -> None:
     """Assemble the build context and build it on one engine."""
     with build_context(recipe) as context:
-        dockerapi.build_image(endpoint, context, tag)
+        dockerapi.build_image(engine, context, tag)
 
 
-def publish(endpoint: str, recipe: ImageRecipe, registry: str) -> str:
+def publish(engine: Engine, recipe: ImageRecipe, registry: str) -> str:
     """Build on one engine and push to the registry every host pulls from; returns the full reference."""
     reference = f"{registry}/{recipe.tag}"
-    build(endpoint, recipe, reference)
-    dockerapi.push_image(endpoint, reference)
+    build(engine, recipe, reference)
+    dockerapi.push_image(engine, reference)
     return reference

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TypeVar
 
 from swarmkit import dockerapi
+from swarmkit.dockerapi import DockerHosts, Engine
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.inventory import Host, Inventory
 
@@ -376,21 +377,21 @@ def _message(error: Exception) -> str:
     return error.message if isinstance(error, SwarmkitError) else str(error) or type(error).__name__
 
 
-def _engine_status(host: Host) -> EngineStatus:
-    info = dockerapi.engine_info(host.endpoint)
+def _engine_status(host: Host, docker: Engine) -> EngineStatus:
+    info = dockerapi.engine_info(docker)
     return EngineStatus(
         host.name, host.endpoint, True, info.version, info.hostname, info.swarm_state, info.swarm_cluster_id, info.memory_bytes
     )
 
 
-def _port_free_check(host: Host, engine: EngineStatus, port: PortSpec, bind_error: str) -> Check:
+def _port_free_check(host: Host, docker: Engine, engine: EngineStatus, port: PortSpec, bind_error: str) -> Check:
     """Who holds a busy port decides: this swarm is fine, anything else is in the way."""
     base = Check("port_free", "ok", host.name, port=port.port, protocol=port.protocol)
     if not bind_error:
         return base
     if engine.in_swarm and (port.port, port.protocol) in SWARM_PORTS:
         return replace(base, status="note", detail=IN_USE_BY_SWARM)
-    publishers = dockerapi.port_publishers(host.endpoint, port.port, port.protocol)
+    publishers = dockerapi.port_publishers(docker, port.port, port.protocol)
     services = [service for _, service in publishers if service]
     if services:
         return replace(base, status="note", detail=f"in use by swarm service '{services[0]}'")
@@ -404,20 +405,21 @@ class _Listener:
     """A host's probe container (listening on its ports) and what its binds found."""
 
     host: Host
+    docker: Engine
     container: str
     checks: tuple[Check, ...]
 
 
-def _listen(host: Host, engine: EngineStatus, ports: tuple[PortSpec, ...], image: str, deadline: float) -> _Listener:
+def _listen(host: Host, docker: Engine, engine: EngineStatus, ports: tuple[PortSpec, ...], image: str, deadline: float) -> _Listener:
     """Start the probe container on one host and classify each port as soon as its socat reported."""
-    dockerapi.remove_labelled_containers(host.endpoint, PROBE_LABEL_FILTER)
-    dockerapi.ensure_image(host.endpoint, image)
+    dockerapi.remove_labelled_containers(docker, PROBE_LABEL_FILTER)
+    dockerapi.ensure_image(docker, image)
     script = listener_script(ports, deadline - time.monotonic() + 5)
-    container = dockerapi.start_host_network_script(host.endpoint, image, script, {PROBE_LABEL: "1"})
+    container = dockerapi.start_host_network_script(docker, image, script, {PROBE_LABEL: "1"})
     while True:
-        status = parse_listener(dockerapi.container_output(host.endpoint, container))
+        status = parse_listener(dockerapi.container_output(docker, container))
         if all(p.key in status for p in ports):
-            return _Listener(host, container, tuple(_port_free_check(host, engine, p, status[p.key]) for p in ports))
+            return _Listener(host, docker, container, tuple(_port_free_check(host, docker, engine, p, status[p.key]) for p in ports))
         if time.monotonic() > deadline:
             missing = ", ".join(p.key for p in ports if p.key not in status)
             raise PreflightError(f"the probe listener on {host.name} did not report {missing} in time")
@@ -435,7 +437,7 @@ def _probe_from_here(probe: Probe) -> tuple[bool, str]:
 
 
 def _probe_from_host(listener: _Listener, probes: list[Probe]) -> list[tuple[bool, str]]:
-    output = dockerapi.exec_script(listener.host.endpoint, listener.container, prober_script(probes))
+    output = dockerapi.exec_script(listener.docker, listener.container, prober_script(probes))
     return parse_prober(output, len(probes))
 
 
@@ -489,6 +491,7 @@ def _probeable(probes: list[Probe], port_checks: dict[tuple[str, str], Check], r
 def run_preflight(
     inventory: Inventory,
     *,
+    docker: DockerHosts | None = None,
     memory_per_broker: int = DEFAULT_MEMORY_PER_BROKER,
     client_port: int = 9094,
     internal_port: int = 9092,
@@ -504,10 +507,11 @@ def run_preflight(
             f"{inventory.path or 'the inventory'}: field 'stack.probe_image' is missing",
             hint="name an image with sh and socat every host can pull (the sandbox builds swarmkit/probe:1)",
         )
+    docker = dockerapi.hosts_of(inventory, docker)
     ports = cluster_ports(client_port, internal_port)
     started = time.monotonic()
     deadline = started + timeout
-    outcomes = _parallel([lambda h=h: _engine_status(h) for h in inventory.hosts], deadline)
+    outcomes = _parallel([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)
     engines = [
         o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o))
         for h, o in zip(inventory.hosts, outcomes)
@@ -515,7 +519,7 @@ def run_preflight(
     checks = engine_checks(engines, memory_per_broker)
     answering = [(h, e) for h, e in zip(inventory.hosts, engines) if e.answered]
     try:
-        listened = _parallel([lambda h=h, e=e: _listen(h, e, ports_on(h, ports), image, deadline) for h, e in answering], deadline)
+        listened = _parallel([lambda h=h, e=e: _listen(h, docker[h], e, ports_on(h, ports), image, deadline) for h, e in answering], deadline)
         listeners: dict[str, _Listener] = {}
         for (host, _), outcome in zip(answering, listened):
             if isinstance(outcome, Exception):
@@ -527,5 +531,5 @@ def run_preflight(
         probes, notes = _probeable(plan_probes(inventory.hosts, ports), port_checks, set(listeners))
         checks += notes + _reachability(probes, listeners, deadline)
     finally:
-        _parallel([lambda h=h: dockerapi.remove_labelled_containers(h.endpoint, PROBE_LABEL_FILTER) for h, _ in answering], time.monotonic() + 30)
+        _parallel([lambda h=h: dockerapi.remove_labelled_containers(docker[h], PROBE_LABEL_FILTER) for h, _ in answering], time.monotonic() + 30)
     return build_report(engines, checks, ports, inventory.hosts, time.monotonic() - started)

@@ -22,11 +22,14 @@ from pathlib import Path
 import yaml
 
 from swarmkit import dockerapi, image
+from swarmkit.dockerapi import Engine
 from swarmkit.errors import SandboxError, SwarmkitError
+from swarmkit.inventory import TlsFiles
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
 HOSTS_FILE = Path("/etc/hosts")
 REGISTRY_PORT = 5000
+TLS_PORT = 2376  # where a real server's dockerd listens for TLS-verified clients
 ENGINE_START_TIMEOUT = 60.0
 REQUIRED_COMMANDS = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-registry", "ldd")
 KERNEL_MODULES = ("bridge", "vxlan")
@@ -50,6 +53,11 @@ class SandboxHost:
     @property
     def endpoint(self) -> str:
         return f"unix://{self.directory}/docker.sock"
+
+    @property
+    def docker(self) -> Engine:
+        """A client of this host's own unix socket (a new one each time; the socket needs no TLS)."""
+        return Engine.connect(self.endpoint)
 
 
 @dataclass(frozen=True)
@@ -319,11 +327,13 @@ def _create_host_network(sandbox: Sandbox, host: SandboxHost) -> None:
     _in_netns(host.netns, "ip", "link", "set", "lo", "up")
 
 
-def _start_engine(sandbox: Sandbox, host: SandboxHost) -> int:
+def _start_engine(sandbox: Sandbox, host: SandboxHost, tls: TlsFiles | None = None) -> int:
     """dockerd in the host's network namespace with its own hostname and a private /run.
 
     nsenter + unshare rather than `ip netns exec`: the latter remounts /sys and dockerd then
-    loses the cgroup mounts. The private /run hides this machine's containerd socket.
+    loses the cgroup mounts. The private /run hides this machine's containerd socket. With
+    ``tls`` (the engine's CA for clients, its certificate and key) it also listens on
+    tcp://ADDRESS:2376 and accepts only clients with a certificate from that CA, as a real server.
     """
     directory = Path(host.directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -333,6 +343,11 @@ def _start_engine(sandbox: Sandbox, host: SandboxHost) -> int:
         f" -H unix://{directory}/docker.sock --pidfile {directory}/docker.pid"
         f" --insecure-registry {sandbox.registry}"
     )
+    if tls is not None:
+        script += (
+            f" -H tcp://{host.address}:{TLS_PORT} --tlsverify"
+            f" --tlscacert {tls.ca} --tlscert {tls.cert} --tlskey {tls.key}"
+        )
     with open(directory / "dockerd.log", "ab") as log:
         process = subprocess.Popen(
             [
@@ -361,7 +376,7 @@ def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost]) -> list[SandboxH
 
 def _wait_engine(host: SandboxHost) -> None:
     try:
-        dockerapi.wait_until_ready(host.endpoint, ENGINE_START_TIMEOUT)
+        dockerapi.wait_until_ready(host.docker, ENGINE_START_TIMEOUT)
     except SandboxError:
         raise
     except Exception as error:
@@ -420,7 +435,7 @@ def _write_inventory(sandbox: Sandbox) -> None:
 
 def publish_images(sandbox: Sandbox) -> Sandbox:
     """Build on the first host and push to the sandbox registry; the others pull as servers would."""
-    builder = sandbox.hosts[0].endpoint
+    builder = sandbox.hosts[0].docker
     broker_recipe = image.kafka_recipe() if sandbox.engine == "apache" else image.tansu_recipe()
     images = {
         sandbox.engine: image.publish(builder, broker_recipe, sandbox.registry),
@@ -523,7 +538,8 @@ def stop_engine(name: str, host_name: str) -> None:
     _remove_stale_vxlan_links(host)
 
 
-def start_engine(name: str, host_name: str) -> SandboxHost:
+def start_engine(name: str, host_name: str, tls: TlsFiles | None = None) -> SandboxHost:
+    """Start a stopped host's dockerd again; ``tls`` adds the TLS-verified tcp listener of a real server."""
     sandbox = load(name)
     host = sandbox.host(host_name)
     if _processes_under(host.directory):
@@ -531,7 +547,7 @@ def start_engine(name: str, host_name: str) -> SandboxHost:
     # A killed engine leaves pid files behind; a restarted dockerd would wait on the dead pids.
     for pid_file in ("docker.pid", "exec/containerd/containerd.pid"):
         (Path(host.directory) / pid_file).unlink(missing_ok=True)
-    restarted = replace(host, pid=_start_engine(sandbox, host))
+    restarted = replace(host, pid=_start_engine(sandbox, host, tls))
     _wait_engine(restarted)
     _save(replace(sandbox, hosts=tuple(restarted if h.name == host.name else h for h in sandbox.hosts)))
     return restarted
@@ -657,7 +673,7 @@ def status(name: str) -> SandboxStatus:
 
     def host_status(host: SandboxHost) -> HostStatus:
         try:
-            info = dockerapi.engine_info(host.endpoint)
+            info = dockerapi.engine_info(host.docker)
             version, swarm = info.version, info.swarm_state
         except SwarmkitError:
             version, swarm = "", "unreachable"

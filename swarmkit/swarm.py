@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 from swarmkit import dockerapi
-from swarmkit.dockerapi import EngineInfo, SwarmNode
+from swarmkit.dockerapi import DockerHosts, EngineInfo, SwarmNode
 from swarmkit.errors import SwarmError
 from swarmkit.inventory import Host, Inventory
 
@@ -44,10 +44,10 @@ class SwarmResult:
         }
 
 
-def engine_infos(inventory: Inventory) -> dict[str, EngineInfo]:
+def engine_infos(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo]:
     """Ask every engine in parallel; the first that does not answer is an error."""
     with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
-        infos = list(pool.map(lambda h: dockerapi.engine_info(h.endpoint), inventory.hosts))
+        infos = list(pool.map(lambda h: dockerapi.engine_info(docker[h]), inventory.hosts))
     return {host.name: info for host, info in zip(inventory.hosts, infos)}
 
 
@@ -84,44 +84,46 @@ def _foreign(host: Host, info: EngineInfo) -> SwarmError:
     )
 
 
-def current_members(inventory: Inventory, infos: dict[str, EngineInfo]) -> list[SwarmNode]:
+def current_members(inventory: Inventory, docker: DockerHosts, infos: dict[str, EngineInfo]) -> list[SwarmNode]:
     first = inventory.first_manager
     if infos[first.name].swarm_state != "active":
         return []
-    return dockerapi.swarm_nodes(first.endpoint)
+    return dockerapi.swarm_nodes(docker[first])
 
 
-def swarm_up(inventory: Inventory) -> SwarmResult:
-    infos = engine_infos(inventory)
-    members = current_members(inventory, infos)
+def swarm_up(inventory: Inventory, *, docker: DockerHosts | None = None) -> SwarmResult:
+    docker = dockerapi.hosts_of(inventory, docker)
+    infos = engine_infos(inventory, docker)
+    members = current_members(inventory, docker, infos)
     actions = plan(inventory, infos, {node.id for node in members})
     first = inventory.first_manager
     if actions[0].action == INIT:
-        dockerapi.swarm_init(first.endpoint, first.address)
+        dockerapi.swarm_init(docker[first], first.address)
     joining = [inventory.host(a.host) for a in actions if a.action == JOIN]
     if joining:
-        tokens = {role: dockerapi.join_token(first.endpoint, role) for role in {h.role for h in joining}}
+        tokens = {role: dockerapi.join_token(docker[first], role) for role in {h.role for h in joining}}
         # Managers one at a time (each changes the raft membership), then workers together.
         for host in (h for h in joining if h.is_manager):
-            dockerapi.swarm_join(host.endpoint, first.address, tokens["manager"], host.address)
+            dockerapi.swarm_join(docker[host], first.address, tokens["manager"], host.address)
         workers = [h for h in joining if not h.is_manager]
         with ThreadPoolExecutor(max_workers=max(1, len(workers))) as pool:
-            list(pool.map(lambda h: dockerapi.swarm_join(h.endpoint, first.address, tokens["worker"], h.address), workers))
+            list(pool.map(lambda h: dockerapi.swarm_join(docker[h], first.address, tokens["worker"], h.address), workers))
     changed = [inventory.host(a.host) for a in actions if a.action != MEMBER]
     ids = {name: info.swarm_node_id for name, info in infos.items()}
-    ids.update({host.name: dockerapi.engine_info(host.endpoint).swarm_node_id for host in changed})
-    nodes = _apply_labels(inventory, ids)
+    ids.update({host.name: dockerapi.engine_info(docker[host]).swarm_node_id for host in changed})
+    nodes = _apply_labels(inventory, docker, ids)
     return SwarmResult(actions=tuple(actions), nodes=tuple(nodes))
 
 
-def node_ids(inventory: Inventory) -> dict[str, str]:
+def node_ids(inventory: Inventory, *, docker: DockerHosts | None = None) -> dict[str, str]:
     """Inventory host name -> swarm node id, from each engine's own view (names may differ from hostnames)."""
-    return {name: info.swarm_node_id for name, info in engine_infos(inventory).items() if info.swarm_state == "active"}
+    docker = dockerapi.hosts_of(inventory, docker)
+    return {name: info.swarm_node_id for name, info in engine_infos(inventory, docker).items() if info.swarm_state == "active"}
 
 
-def _apply_labels(inventory: Inventory, ids: dict[str, str]) -> list[SwarmNode]:
+def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]) -> list[SwarmNode]:
     """Inventory labels plus swarmkit.host=<inventory name>, added only where missing."""
-    manager = inventory.first_manager.endpoint
+    manager = docker[inventory.first_manager]
     by_id = {node.id: node for node in dockerapi.swarm_nodes(manager)}
     for host in inventory.hosts:
         wanted = {**host.labels, "swarmkit.host": host.name}
@@ -132,22 +134,24 @@ def _apply_labels(inventory: Inventory, ids: dict[str, str]) -> list[SwarmNode]:
     return dockerapi.swarm_nodes(manager)
 
 
-def swarm_down(inventory: Inventory) -> list[HostAction]:
+def swarm_down(inventory: Inventory, *, docker: DockerHosts | None = None) -> list[HostAction]:
     """Leave the swarm on every host: workers first, the first manager last."""
-    infos = engine_infos(inventory)
+    docker = dockerapi.hosts_of(inventory, docker)
+    infos = engine_infos(inventory, docker)
     ordered = sorted(inventory.hosts, key=lambda h: (h.is_manager, h == inventory.first_manager))
     actions = []
     for host in ordered:
         if infos[host.name].swarm_state == "inactive":
             actions.append(HostAction(host.name, "not in a swarm", host.role))
             continue
-        dockerapi.swarm_leave(host.endpoint, force=host.is_manager)
+        dockerapi.swarm_leave(docker[host], force=host.is_manager)
         actions.append(HostAction(host.name, "left", host.role))
     return actions
 
 
-def join_command(inventory: Inventory, role: str, show_token: bool) -> str:
+def join_command(inventory: Inventory, role: str, show_token: bool, *, docker: DockerHosts | None = None) -> str:
     """The exact command for a server swarmkit cannot reach; the token stays hidden unless asked."""
+    docker = dockerapi.hosts_of(inventory, docker)
     first = inventory.first_manager
-    token = dockerapi.join_token(first.endpoint, role) if show_token else "<token: swarmkit join --show-token>"
+    token = dockerapi.join_token(docker[first], role) if show_token else "<token: swarmkit join --show-token>"
     return f"docker swarm join --token {token} {first.address}:2377"

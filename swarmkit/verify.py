@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from swarmkit import diagnose, dockerapi, health, kafka, sparkjob
-from swarmkit.dockerapi import EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.engines import engine_module
 from swarmkit.errors import SwarmkitError, VerifyError
 from swarmkit.health import ClusterHealth
@@ -102,10 +102,10 @@ class VerifyReport:
 # --- gathering ------------------------------------------------------------------------------
 
 
-def _engine_states(inventory: Inventory) -> dict[str, EngineInfo | SwarmkitError]:
+def _engine_states(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo | SwarmkitError]:
     def ask(host: Host) -> EngineInfo | SwarmkitError:
         try:
-            return dockerapi.engine_info(host.endpoint)
+            return dockerapi.engine_info(docker[host])
         except SwarmkitError as error:
             return error
 
@@ -302,12 +302,13 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 # --- the whole verification -----------------------------------------------------------------
 
 
-def verify(inventory: Inventory, options: VerifyOptions) -> VerifyReport:
-    engines = _engine_states(inventory)
+def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None) -> VerifyReport:
+    docker = dockerapi.hosts_of(inventory, docker)
+    engines = _engine_states(inventory, docker)
     manager = _manager(inventory, engines)
-    nodes = dockerapi.swarm_nodes(manager.endpoint)
+    nodes = dockerapi.swarm_nodes(docker[manager])
     service_name = f"{options.stack_name}_broker"
-    service = dockerapi.service_state(manager.endpoint, service_name)
+    service = dockerapi.service_state(docker[manager], service_name)
     if service is None:
         raise VerifyError(
             f"stack '{options.stack_name}' is not deployed (no service {service_name})",
@@ -315,7 +316,7 @@ def verify(inventory: Inventory, options: VerifyOptions) -> VerifyReport:
         )
     shared = engine_module(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
     with ThreadPoolExecutor(max_workers=1) as pool:
-        quorum = pool.submit(_quorum, inventory, service, options) if shared else None
+        quorum = pool.submit(_quorum, inventory, docker, service, options) if shared else None
         brokers = _judge_all(inventory, engines, nodes, service, options)
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum.result(), options) if quorum else (None, "")
     specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
@@ -331,13 +332,13 @@ def verify(inventory: Inventory, options: VerifyOptions) -> VerifyReport:
     return report
 
 
-def _quorum(inventory: Inventory, service: ServiceState, options: VerifyOptions) -> health.Quorum:
+def _quorum(inventory: Inventory, docker: DockerHosts, service: ServiceState, options: VerifyOptions) -> health.Quorum:
     """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
     voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
     port = voters.split(",")[0].rsplit(":", 1)[-1]
     if not port.isdigit():
         return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
-    return health.read_quorum(inventory, options.stack_name, int(port))
+    return health.read_quorum(inventory, docker, options.stack_name, int(port))
 
 
 def _cluster(

@@ -17,7 +17,7 @@ import pytest
 from swarmkit import dockerapi, image, sandbox, swarm
 from swarmkit.assets import STACKS_DIR
 from swarmkit.deploy import DeployOptions, DeployResult, deploy
-from swarmkit.dockerapi import TaskState
+from swarmkit.dockerapi import DockerHosts, Engine, TaskState
 from swarmkit.identity import CLUSTER_ID_LABEL
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.listeners import ListenerPlan
@@ -44,14 +44,15 @@ ap = module_sandbox("ap", 3, "10.247.0.0/24")
 
 @pytest.fixture(scope="module")
 def recorder(ap: sandbox.Sandbox) -> str:
-    return image.publish(ap.hosts[0].endpoint, recorder_recipe(), ap.registry)
+    return image.publish(ap.hosts[0].docker, recorder_recipe(), ap.registry)
 
 
 @pytest.fixture(scope="module")
 def first_deploy(ap: sandbox.Sandbox, recorder: str) -> DeployResult:
     inventory = load_inventory(ap.inventory_path)
-    swarm.swarm_up(inventory)
-    return deploy(inventory, options(recorder))
+    docker = DockerHosts.from_inventory(inventory)
+    swarm.swarm_up(inventory, docker=docker)
+    return deploy(inventory, options(recorder), docker=docker)
 
 
 def options(recorder: str) -> DeployOptions:
@@ -66,7 +67,7 @@ def wait_until(what: str, probe: Callable[[], T | None], timeout: float = 30) ->
     return found
 
 
-def running_task(manager: str, service: str, node_id: str) -> TaskState | None:
+def running_task(manager: Engine, service: str, node_id: str) -> TaskState | None:
     state = dockerapi.service_state(manager, service)
     tasks = [t for t in state.tasks if t.node_id == node_id and t.desired_state == "running" and t.state == "running"]
     return tasks[0] if len(tasks) == 1 else None
@@ -74,11 +75,12 @@ def running_task(manager: str, service: str, node_id: str) -> TaskState | None:
 
 def recorded(inventory: Inventory, service: str, host_name: str) -> tuple[TaskState, dict[str, str]] | None:
     """The running task on a host and the Kafka settings its recorder printed (None until it printed)."""
-    node_id = swarm.node_ids(inventory)[host_name]
-    task = running_task(inventory.first_manager.endpoint, service, node_id)
+    docker = DockerHosts.from_inventory(inventory)
+    node_id = swarm.node_ids(inventory, docker=docker)[host_name]
+    task = running_task(docker[inventory.first_manager], service, node_id)
     if task is None:
         return None
-    log = dockerapi.container_output(inventory.host(host_name).endpoint, task.container_id)
+    log = dockerapi.container_output(docker[inventory.host(host_name)], task.container_id)
     if "recorder: ready" not in log:
         return None
     env = dict(line.removeprefix("recorder: env ").split("=", 1) for line in log.splitlines() if line.startswith("recorder: env "))
@@ -113,7 +115,7 @@ def test_the_cluster_id_is_kept_in_the_swarm_and_a_redeploy_restarts_nothing(
     ap: sandbox.Sandbox, recorder: str, first_deploy: DeployResult
 ) -> None:
     inventory = load_inventory(ap.inventory_path)
-    labels = {n.hostname: n.labels for n in dockerapi.swarm_nodes(inventory.first_manager.endpoint)}
+    labels = {n.hostname: n.labels for n in dockerapi.swarm_nodes(DockerHosts.from_inventory(inventory)[inventory.first_manager])}
     assert labels["ap1"][f"{CLUSTER_ID_LABEL}.kafka"] == first_deploy.cluster_id
     before = {name: task.id for name, (task, _) in all_recorded(inventory).items()}
     again = deploy(inventory, options(recorder))
@@ -126,7 +128,7 @@ def test_the_internal_host_resolves_from_another_broker(ap: sandbox.Sandbox, fir
     inventory = load_inventory(ap.inventory_path)
     seen = all_recorded(inventory)
     (ap1_task, _), (ap2_task, _) = seen["ap1"], seen["ap2"]
-    container = dockerapi.client(inventory.host("ap1").endpoint).container
+    container = DockerHosts.from_inventory(inventory)[inventory.host("ap1")].client.container
     answer = container.execute(ap1_task.container_id, ["nslookup", ap2_task.name])
     print(f"\nnslookup {ap2_task.name} from ap1's broker:\n{answer}")
     addresses = [line.split()[-1] for line in answer.splitlines()[2:] if line.startswith("Address")]
@@ -137,7 +139,7 @@ def test_a_restarted_task_keeps_its_id(ap: sandbox.Sandbox, first_deploy: Deploy
     inventory = load_inventory(ap.inventory_path)
     before = all_recorded(inventory)
     old_task, old_env = before["ap2"]
-    dockerapi.client(inventory.host("ap2").endpoint).container.kill(old_task.container_id)
+    DockerHosts.from_inventory(inventory)[inventory.host("ap2")].client.container.kill(old_task.container_id)
     task, env = wait_until(
         "a new task on ap2",
         lambda: (found if (found := recorded(inventory, BROKER, "ap2")) and found[0].id != old_task.id else None),
@@ -159,9 +161,10 @@ def test_an_added_node_gets_a_new_id_and_the_other_brokers_keep_running(
     grown = load_inventory(ap.inventory_path)
     assert [h.name for h in grown.hosts] == ["ap1", "ap2", "ap3", "ap4"]
     added = time.monotonic()
-    swarm.swarm_up(grown)
+    docker = DockerHosts.from_inventory(grown)
+    swarm.swarm_up(grown, docker=docker)
     joined = time.monotonic()
-    result = deploy(grown, options(recorder))
+    result = deploy(grown, options(recorder), docker=docker)
     new = next(n for n in result.nodes if n.host == "ap4")
     assert (new.broker_id, new.new_id, new.identity) == (4, True, "written")
     _, env = wait_until("the recorder on ap4", lambda: recorded(grown, BROKER, "ap4"), timeout=45)

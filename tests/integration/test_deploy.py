@@ -14,6 +14,7 @@ from collections import Counter
 import pytest
 
 from swarmkit import dockerapi, sandbox
+from swarmkit.dockerapi import DockerHosts, Engine
 from swarmkit.deploy import DeployOptions, DeployResult, deploy, up
 from swarmkit.errors import DeployError, SpecError
 from swarmkit.identity import ID_LABEL, NEXT_LABEL
@@ -36,8 +37,13 @@ def inventory(dp: sandbox.Sandbox) -> Inventory:
     return load_inventory(dp.inventory_path)
 
 
-def manager(inventory: Inventory) -> str:
-    return inventory.first_manager.endpoint
+@pytest.fixture(scope="module")
+def docker(inventory: Inventory) -> DockerHosts:
+    return DockerHosts.from_inventory(inventory)
+
+
+def manager(inventory: Inventory) -> Engine:
+    return DockerHosts.from_inventory(inventory)[inventory.first_manager]
 
 
 def running_tasks(inventory: Inventory, service: str) -> dict[str, tuple[str, str]]:
@@ -56,24 +62,24 @@ def advertised(address: str, port: int) -> list[str]:
 
 
 def identity_file(inventory: Inventory, result: DeployResult, host_name: str) -> str:
-    endpoint = inventory.host(host_name).endpoint
+    engine = DockerHosts.from_inventory(inventory)[inventory.host(host_name)]
     node = next(n for n in result.nodes if n.host == host_name)
-    (container,) = dockerapi.client(endpoint).container.list(filters=[("label", f"com.docker.swarm.task.id={node.task_id}")])
+    (container,) = engine.client.container.list(filters=[("label", f"com.docker.swarm.task.id={node.task_id}")])
     return container.execute(["cat", "/swarmkit/identity/node.env"])
 
 
 @pytest.mark.parametrize("topics", BAD_SPECS)
-def test_bad_topic_specs_stop_up_before_preflight_or_swarm(inventory: Inventory, topics: str) -> None:
+def test_bad_topic_specs_stop_up_before_preflight_or_swarm(inventory: Inventory, docker: DockerHosts, topics: str) -> None:
     with pytest.raises(SpecError) as raised:
-        up(inventory, DeployOptions(topics=topics))
+        up(inventory, DeployOptions(topics=topics), docker=docker)
     assert raised.value.hint
-    assert {dockerapi.engine_info(h.endpoint).swarm_state for h in inventory.hosts} == {"inactive"}
+    assert {dockerapi.engine_info(docker[h]).swarm_state for h in inventory.hosts} == {"inactive"}
 
 
-def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inventory: Inventory) -> None:
+def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inventory: Inventory, docker: DockerHosts) -> None:
     progress: list[tuple[int, int, str]] = []
     started = time.monotonic()
-    result = up(inventory, DeployOptions(topics=TOPICS), on_progress=lambda *report: progress.append(report))
+    result = up(inventory, DeployOptions(topics=TOPICS), on_progress=lambda *report: progress.append(report), docker=docker)
     print(f"\nup: {time.monotonic() - started:.1f}s, deploy {result.deploy.deploy_s:.1f}s, converge {result.deploy.converge_s:.1f}s")
     assert result.preflight is not None and result.preflight.ok
     assert [a.action for a in result.swarm.actions] == ["init", "join", "join"]
@@ -98,10 +104,10 @@ def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inv
     assert identity_file(inventory, result.deploy, "dp2") == "BROKER_ID=2\nNODE_ADDRESS=10.246.0.12"
 
 
-def test_up_again_restarts_nothing(inventory: Inventory) -> None:
+def test_up_again_restarts_nothing(inventory: Inventory, docker: DockerHosts) -> None:
     before = running_tasks(inventory, "kafka_broker")
     started = time.monotonic()
-    result = up(inventory, DeployOptions(topics=TOPICS))
+    result = up(inventory, DeployOptions(topics=TOPICS), docker=docker)
     print(f"\nunchanged up: {time.monotonic() - started:.1f}s (deploy {result.deploy.total_s:.1f}s)")
     assert result.ok
     assert not result.swarm.changed
@@ -110,9 +116,9 @@ def test_up_again_restarts_nothing(inventory: Inventory) -> None:
     assert Counter(t.status for t in result.deploy.topics) == {"exists": 6}
 
 
-def test_a_topic_that_differs_from_its_spec_is_reported_and_left_alone(inventory: Inventory) -> None:
+def test_a_topic_that_differs_from_its_spec_is_reported_and_left_alone(inventory: Inventory, docker: DockerHosts) -> None:
     before = running_tasks(inventory, "kafka_broker")
-    result = deploy(inventory, DeployOptions(topics="myTopic:5:1,anotherTopic:2:1"))
+    result = deploy(inventory, DeployOptions(topics="myTopic:5:1,anotherTopic:2:1"), docker=docker)
     assert not result.ok
     assert {(t.name, t.status) for t in result.topics} == {("myTopic", "mismatch"), ("anotherTopic", "exists")}
     assert "myTopic" in result.error().message and "3 partitions" in result.error().message
@@ -122,19 +128,19 @@ def test_a_topic_that_differs_from_its_spec_is_reported_and_left_alone(inventory
 
 
 @pytest.mark.parametrize("topics", BAD_SPECS)
-def test_bad_topic_specs_deploy_nothing_on_a_live_swarm(inventory: Inventory, topics: str) -> None:
+def test_bad_topic_specs_deploy_nothing_on_a_live_swarm(inventory: Inventory, docker: DockerHosts, topics: str) -> None:
     with pytest.raises(SpecError):
-        deploy(inventory, DeployOptions(topics=topics, stack_name="bad"))
+        deploy(inventory, DeployOptions(topics=topics, stack_name="bad"), docker=docker)
     assert dockerapi.stack_services(manager(inventory), "bad") == []
     for host in inventory.hosts:
-        assert not dockerapi.client(host.endpoint).volume.exists("bad_identity")
+        assert not docker[host].client.volume.exists("bad_identity")
 
 
-def test_inventory_address_mode_advertises_each_hosts_address(inventory: Inventory) -> None:
+def test_inventory_address_mode_advertises_each_hosts_address(inventory: Inventory, docker: DockerHosts) -> None:
     options = DeployOptions(
         advertise="inventory-address", stack_name="addr", listeners=ListenerPlan.build(external_port=9194), topics="t:1:1"
     )
-    result = deploy(inventory, options)
+    result = deploy(inventory, options, docker=docker)
     print(f"\naddr stack: deploy {result.deploy_s:.1f}s, converge {result.converge_s:.1f}s")
     assert result.ok
     for host in inventory.hosts:
@@ -142,12 +148,12 @@ def test_inventory_address_mode_advertises_each_hosts_address(inventory: Invento
     assert len(running_tasks(inventory, "addr_broker")) == 3
 
 
-def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(inventory: Inventory) -> None:
+def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(inventory: Inventory, docker: DockerHosts) -> None:
     command = "echo b$(sed -n 's/^BROKER_ID=//p' /swarmkit/identity/node.env).example"
     options = DeployOptions(
         advertise="command", hostname_command=command, stack_name="cmd", listeners=ListenerPlan.build(external_port=9294)
     )
-    result = deploy(inventory, options)
+    result = deploy(inventory, options, docker=docker)
     ids = {n.host: n.broker_id for n in result.nodes}
     for host in inventory.hosts:
         assert advertised(host.address, 9294) == [f"b{ids[host.name]}.example:9294"]
@@ -156,12 +162,12 @@ def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(i
     assert running_tasks(inventory, "kafka_broker")  # the first stack still runs beside it
 
 
-def test_a_broker_that_cannot_start_is_named_with_its_task_error(inventory: Inventory) -> None:
+def test_a_broker_that_cannot_start_is_named_with_its_task_error(inventory: Inventory, docker: DockerHosts) -> None:
     options = DeployOptions(  # a HOSTNAME_COMMAND that prints nothing: the entrypoint exits 64
         advertise="command", hostname_command="true", stack_name="broken", listeners=ListenerPlan.build(external_port=9394), timeout=8
     )
     with pytest.raises(DeployError) as raised:
-        deploy(inventory, options)
+        deploy(inventory, options, docker=docker)
     print(f"\n{raised.value.message}\nhint: {raised.value.hint}")
     assert "3 of 3 node(s)" in raised.value.message
     for host in inventory.hosts:

@@ -19,13 +19,14 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from python_on_whales.exceptions import DockerException
 
-from swarmkit import dockerapi, image
+from swarmkit import image
+from swarmkit.dockerapi import Engine
 from swarmkit.engines.apache import generate_cluster_id
 from tests.integration.tansu_local import free_port
 
 pytestmark = pytest.mark.integration
 
-ENDPOINT = "unix:///var/run/docker.sock"
+LOCAL = Engine.connect("unix:///var/run/docker.sock")
 START_TIMEOUT = 240.0  # two JVM starts (format, server) on a loaded 2-core machine
 T = TypeVar("T")
 
@@ -51,18 +52,18 @@ def wait_until(what: str, probe: Callable[[], T | None], timeout: float = START_
 
 
 def logs(node: Node) -> str:
-    return dockerapi.client(ENDPOINT).container.logs(node.container)
+    return LOCAL.client.container.logs(node.container)
 
 
 def docker_exec(node: Node, *command: str) -> str:
-    return dockerapi.client(ENDPOINT).container.execute(node.container, list(command))
+    return LOCAL.client.container.execute(node.container, list(command))
 
 
 def wait_until_serving(node: Node, starts: int) -> None:
     """Until the server's ``starts``-th start is logged and it answers metadata through the published port."""
 
     def probe() -> bool | None:
-        state = dockerapi.client(ENDPOINT).container.inspect(node.container).state
+        state = LOCAL.client.container.inspect(node.container).state
         if not state.running:
             pytest.fail(f"the container exited ({state.exit_code}):\n{logs(node)[-4000:]}")
         if logs(node).count("Kafka Server started") < starts:
@@ -99,8 +100,8 @@ def node_env(cluster_id: str, port: int) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def node() -> Iterator[Node]:
-    image.build(ENDPOINT, image.kafka_recipe(), image.KAFKA_TAG)
-    docker = dockerapi.client(ENDPOINT)
+    image.build(LOCAL, image.kafka_recipe(), image.KAFKA_TAG)
+    docker = LOCAL.client
     suffix = uuid.uuid4().hex[:8]
     port = free_port()
     created = Node(f"swarmkit-kafka-it-{suffix}", f"swarmkit-kafka-it-{suffix}", f"127.0.0.1:{port}", generate_cluster_id())
@@ -191,7 +192,7 @@ def test_metadata_quorum_and_tools_work_inside_the_container(node: Node) -> None
 def test_a_restart_keeps_the_data_and_accepts_the_formatted_directory(node: Node) -> None:
     topic = f"it-restart-{uuid.uuid4().hex[:6]}"
     values = produce(node, topic, 500, "zstd")
-    docker = dockerapi.client(ENDPOINT)
+    docker = LOCAL.client
     docker.container.stop(node.container, time=90)  # SIGTERM to the JVM (PID 1): a controlled shutdown
     text = logs(node)
     assert "Beginning controlled shutdown." in text

@@ -11,6 +11,7 @@ from typing import Iterator
 import pytest
 
 from swarmkit import deploy, dockerapi, preflight, sandbox
+from swarmkit.dockerapi import DockerHosts
 from swarmkit.errors import PreflightError
 from swarmkit.inventory import Host, Inventory, load_inventory
 from swarmkit.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
@@ -29,6 +30,11 @@ def inventory(pf: sandbox.Sandbox) -> Inventory:
     return load_inventory(pf.inventory_path)
 
 
+@pytest.fixture(scope="module")
+def docker(inventory: Inventory) -> DockerHosts:
+    return DockerHosts.from_inventory(inventory)
+
+
 @contextlib.contextmanager
 def blocked(host: str, port: str) -> Iterator[None]:
     sandbox.firewall(NAME, host, port, block=True)
@@ -38,15 +44,15 @@ def blocked(host: str, port: str) -> Iterator[None]:
         sandbox.firewall(NAME, host, port, block=False)
 
 
-def probe_containers(inventory: Inventory) -> int:
+def probe_containers(inventory: Inventory, docker: DockerHosts) -> int:
     return sum(
-        len(dockerapi.client(h.endpoint).container.list(all=True, filters=[("label", PROBE_LABEL_FILTER)]))
+        len(docker[h].client.container.list(all=True, filters=[("label", PROBE_LABEL_FILTER)]))
         for h in inventory.hosts
     )
 
 
-def test_fresh_hosts_pass(inventory):
-    report = run_preflight(inventory)
+def test_fresh_hosts_pass(inventory, docker):
+    report = run_preflight(inventory, docker=docker)
     assert report.ok, report.failures
     assert [e.host for e in report.engines] == ["pf1", "pf2", "pf3"]
     assert all(e.version and e.swarm_state == "inactive" for e in report.engines)
@@ -54,16 +60,16 @@ def test_fresh_hosts_pass(inventory):
     assert ("pf2", "pf1", 2377, "tcp") in reached and ("pf3", "pf2", 4789, "udp") in reached
     assert (CLIENT, "pf3", 9094, "tcp") in reached
     assert len(reached) == len(preflight.plan_probes(inventory.hosts, report.ports))
-    assert probe_containers(inventory) == 0
+    assert probe_containers(inventory, docker) == 0
 
 
 @pytest.mark.parametrize(
     "port, sources",
     [("4789/udp", {"pf1", "pf2"}), ("7946/tcp", {"pf1", "pf2"}), ("9094/tcp", {"pf1", "pf2", CLIENT})],
 )
-def test_blocked_port_names_host_port_and_the_hosts_that_could_not_reach_it(inventory, port, sources):
+def test_blocked_port_names_host_port_and_the_hosts_that_could_not_reach_it(inventory, docker, port, sources):
     with blocked("pf3", port):
-        report = run_preflight(inventory)
+        report = run_preflight(inventory, docker=docker)
     number, protocol = port.split("/")
     assert not report.ok
     assert {(f.check, f.to, f.port, f.protocol) for f in report.failures} == {("reachable", "pf3", int(number), protocol)}
@@ -71,42 +77,42 @@ def test_blocked_port_names_host_port_and_the_hosts_that_could_not_reach_it(inve
     purpose = next(p.purpose for p in report.ports if p.key == port)
     assert report.failures[0].fix == f"open {port} inbound on pf3 from {', '.join(sorted(sources - {CLIENT}) + sorted(sources & {CLIENT}))} ({purpose})"
     assert report.to_dict()["failures"][0]["to"] == "pf3"
-    assert probe_containers(inventory) == 0
+    assert probe_containers(inventory, docker) == 0
 
 
 @pytest.mark.parametrize("port", ["4789/udp", "7946/tcp", "9094/tcp"])
-def test_up_changes_no_host_when_preflight_fails(inventory, port):
+def test_up_changes_no_host_when_preflight_fails(inventory, docker, port):
     with blocked("pf3", port):
         with pytest.raises(PreflightError, match=f"pf3.*{port}|{port}.*pf3"):
-            deploy.up(inventory, deploy.DeployOptions(topics="t:1:1"))
-    assert {dockerapi.engine_info(h.endpoint).swarm_state for h in inventory.hosts} == {"inactive"}
-    assert all(not dockerapi.client(h.endpoint).volume.list() for h in inventory.hosts)
+            deploy.up(inventory, deploy.DeployOptions(topics="t:1:1"), docker=docker)
+    assert {dockerapi.engine_info(docker[h]).swarm_state for h in inventory.hosts} == {"inactive"}
+    assert all(not docker[h].client.volume.list() for h in inventory.hosts)
 
 
-def test_port_held_by_another_process_is_named(pf, inventory):
+def test_port_held_by_another_process_is_named(pf, inventory, docker):
     host = pf.host("pf2")
     squatter = subprocess.Popen(
         ["nsenter", f"--net=/var/run/netns/{host.netns}", "socat", "TCP-LISTEN:9092,reuseaddr,fork", "EXEC:/bin/true"]
     )
     try:
         time.sleep(0.3)
-        report = run_preflight(inventory)
+        report = run_preflight(inventory, docker=docker)
     finally:
         squatter.kill()
         squatter.wait()
     (failure,) = report.failures
     assert (failure.check, failure.to, failure.port, failure.protocol) == ("port_free", "pf2", 9092, "tcp")
     assert failure.detail.startswith("port 9092/tcp on pf2 is already in use by another process")
-    assert probe_containers(inventory) == 0
+    assert probe_containers(inventory, docker) == 0
 
 
-def test_swarm_ports_of_a_member_are_noted_not_failed(inventory):
+def test_swarm_ports_of_a_member_are_noted_not_failed(inventory, docker):
     manager = inventory.host("pf1")
-    dockerapi.swarm_init(manager.endpoint, manager.address)
+    dockerapi.swarm_init(docker[manager], manager.address)
     try:
-        report = run_preflight(inventory)
+        report = run_preflight(inventory, docker=docker)
     finally:
-        dockerapi.swarm_leave(manager.endpoint, force=True)
+        dockerapi.swarm_leave(docker[manager], force=True)
     assert report.ok, report.failures
     notes = {(c.to, c.port, c.protocol) for c in report.checks if c.check == "port_free" and c.detail == IN_USE_BY_SWARM}
     # 4789/udp is held only once dockerd has created the ingress VXLAN device, a moment after init
@@ -117,18 +123,19 @@ def test_swarm_ports_of_a_member_are_noted_not_failed(inventory):
 
 def test_unreachable_engine_is_named_and_the_rest_still_probed(inventory, tmp_path):
     ghost = Host("pf9", f"unix://{tmp_path}/missing.sock", "10.232.0.99", "worker")
-    report = run_preflight(replace(inventory, hosts=inventory.hosts + (ghost,)))
+    with_ghost = replace(inventory, hosts=inventory.hosts + (ghost,))
+    report = run_preflight(with_ghost)
     (failure,) = report.failures
     assert (failure.check, failure.to) == ("engine", "pf9") and str(tmp_path) in failure.fix
     assert any(c.check == "reachable" and c.status == "ok" for c in report.checks)
 
 
-def test_probe_containers_are_removed_when_interrupted(inventory, monkeypatch):
+def test_probe_containers_are_removed_when_interrupted(inventory, docker, monkeypatch):
     def interrupt(*args, **kwargs):
-        assert probe_containers(inventory) == 3  # the listeners are up
+        assert probe_containers(inventory, docker) == 3  # the listeners are up
         raise KeyboardInterrupt
 
     monkeypatch.setattr(preflight, "_reachability", interrupt)
     with pytest.raises(KeyboardInterrupt):
-        run_preflight(inventory)
-    assert probe_containers(inventory) == 0
+        run_preflight(inventory, docker=docker)
+    assert probe_containers(inventory, docker) == 0

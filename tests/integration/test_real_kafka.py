@@ -15,6 +15,7 @@ from confluent_kafka import Producer
 
 from swarmkit import diagnose, dockerapi, sandbox
 from swarmkit.deploy import DeployOptions, deploy, up
+from swarmkit.dockerapi import DockerHosts
 from swarmkit.inventory import Inventory, load_inventory
 from swarmkit.kafka import broker_metadata, ensure_topics, partition_states
 from swarmkit.listeners import ListenerPlan
@@ -53,7 +54,7 @@ def verified(inventory: Inventory, **options: object) -> VerifyReport:
 
 
 def broker_containers(inventory: Inventory) -> dict[str, str]:
-    state = dockerapi.service_state(inventory.first_manager.endpoint, "kafka_broker")
+    state = dockerapi.service_state(DockerHosts.from_inventory(inventory)[inventory.first_manager], "kafka_broker")
     assert state is not None
     return {t.node_id: t.container_id for t in state.tasks if t.state == "running"}
 
@@ -119,12 +120,12 @@ def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inve
             "rk3.invalid:9194",
         ]
     finally:
-        dockerapi.remove_stack(cluster.first_manager.endpoint, "bad")
+        dockerapi.remove_stack(DockerHosts.from_inventory(cluster)[cluster.first_manager], "bad")
 
 
 def meta_properties(inventory: Inventory, host: str) -> dict[str, str]:
     text = dockerapi.exec_in_service(
-        inventory.host(host).endpoint, "kafka_broker", ["cat", "/var/lib/kafka/data/meta.properties"]
+        DockerHosts.from_inventory(inventory)[inventory.host(host)], "kafka_broker", ["cat", "/var/lib/kafka/data/meta.properties"]
     )
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
 

@@ -29,7 +29,7 @@ sbx = module_sandbox(NAME, 3, "10.241.0.0/24")
 
 def start_broker(host: sandbox.SandboxHost, image: str) -> None:
     dockerapi.run_detached(
-        host.endpoint, image, BROKER, env={"SWARMKIT_NODE_HOSTNAME": host.name}, host_ports=(9094,)
+        host.docker, image, BROKER, env={"SWARMKIT_NODE_HOSTNAME": host.name}, host_ports=(9094,)
     )
 
 
@@ -40,7 +40,7 @@ def metadata_from(host: sandbox.SandboxHost, target: str, timeout: float = 5) ->
 
 
 def test_three_engines_with_distinct_hostnames_and_addresses(sbx: sandbox.Sandbox) -> None:
-    infos = [dockerapi.engine_info(h.endpoint) for h in sbx.hosts]
+    infos = [dockerapi.engine_info(h.docker) for h in sbx.hosts]
     assert [i.hostname for i in infos] == ["sbx1", "sbx2", "sbx3"]
     assert len({h.address for h in sbx.hosts}) == 3
     assert all(i.swarm_state == "inactive" for i in infos)
@@ -89,7 +89,7 @@ def test_firewall_block_and_unblock(sbx: sandbox.Sandbox) -> None:
 def test_add_node_gives_a_fourth_working_host(sbx: sandbox.Sandbox) -> None:
     added = sandbox.add_node(NAME)
     assert (added.name, added.address) == ("sbx4", "10.241.0.14")
-    assert dockerapi.engine_info(added.endpoint).hostname == "sbx4"
+    assert dockerapi.engine_info(added.docker).hostname == "sbx4"
     start_broker(added, sbx.images["tansu"])
     assert metadata_from(sbx.host("sbx1"), f"{added.address}:9094") == "sbx4:9094"
     assert "sbx4" in Path(sbx.inventory_path).read_text()
@@ -115,7 +115,7 @@ def test_down_removes_everything_after_a_half_finished_up(tmp_path: Path) -> Non
         host = sandbox._new_host(half, 1)
         sandbox._create_host_network(half, host)
         sandbox._start_engine(half, host)
-        dockerapi.wait_until_ready(host.endpoint, 30)
+        dockerapi.wait_until_ready(host.docker, 30)
         assert leftovers(name)
     finally:
         sandbox.down(name)

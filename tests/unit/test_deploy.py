@@ -8,7 +8,7 @@ import pytest
 
 from swarmkit import deploy as deploy_module
 from swarmkit.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
-from swarmkit.dockerapi import ServiceState, SwarmNode, TaskState
+from swarmkit.dockerapi import DockerHosts, ServiceState, SwarmNode, TaskState
 from swarmkit.stack import expected_advertised_host
 from swarmkit.errors import DeployError, SpecError, VerifyError
 from swarmkit.inventory import Host, Inventory, StackDefaults
@@ -21,6 +21,7 @@ INVENTORY = Inventory(
     ),
     stack=StackDefaults(engine="tansu", image="registry:5000/swarmkit/tansu:0.6.0"),
 )
+DOCKER = DockerHosts.from_inventory(INVENTORY)  # clients only: the tests replace every engine call
 
 
 def swarm_node(i: int, **changes) -> SwarmNode:
@@ -106,7 +107,7 @@ def test_render_for_apache_with_a_given_cluster_id_is_pure(no_engines: None) -> 
 
 
 def test_render_for_apache_without_any_kept_cluster_id_asks_for_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deploy_module, "_manager_nodes", lambda inventory: None)
+    monkeypatch.setattr(deploy_module, "_manager_nodes", lambda inventory, docker: None)
     with pytest.raises(SpecError, match="keeps no cluster id") as raised:
         deploy_module.render_for(INVENTORY, DeployOptions(engine="apache"))
     assert "--cluster-id" in raised.value.hint
@@ -116,14 +117,14 @@ def test_render_for_apache_without_any_kept_cluster_id_asks_for_one(monkeypatch:
 
 
 def fake_swarm(monkeypatch: pytest.MonkeyPatch, ids: dict[str, str], nodes: list[SwarmNode]) -> None:
-    monkeypatch.setattr(deploy_module.swarm, "node_ids", lambda inventory: ids)
-    monkeypatch.setattr(deploy_module, "_manager_nodes", lambda inventory: nodes)
+    monkeypatch.setattr(deploy_module.swarm, "node_ids", lambda inventory, docker: ids)
+    monkeypatch.setattr(deploy_module, "_manager_nodes", lambda inventory, docker: nodes)
 
 
 def test_members_follow_inventory_order(monkeypatch: pytest.MonkeyPatch) -> None:
     nodes = [swarm_node(3), swarm_node(1), swarm_node(2, availability="drain")]
     fake_swarm(monkeypatch, {"n1": "id1", "n2": "id2", "n3": "id3"}, nodes)
-    members, _ = deploy_module._members(INVENTORY)
+    members, _ = deploy_module._members(INVENTORY, DOCKER)
     assert [(m.host.name, m.node.id, m.eligible) for m in members] == [
         ("n1", "id1", True),
         ("n2", "id2", False),
@@ -134,7 +135,7 @@ def test_members_follow_inventory_order(monkeypatch: pytest.MonkeyPatch) -> None
 def test_a_host_outside_the_swarm_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, {"n1": "id1"}, [swarm_node(1)])
     with pytest.raises(DeployError, match="not in a swarm: n2, n3"):
-        deploy_module._members(INVENTORY)
+        deploy_module._members(INVENTORY, DOCKER)
 
 
 def test_an_eligible_node_missing_from_the_inventory_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -142,7 +143,7 @@ def test_an_eligible_node_missing_from_the_inventory_is_an_error(monkeypatch: py
     gone = swarm_node(8, hostname="gone", state="down")  # a departed node gets no task: fine
     fake_swarm(monkeypatch, {"n1": "id1", "n2": "id2", "n3": "id3"}, [swarm_node(1), swarm_node(2), swarm_node(3), stranger, gone])
     with pytest.raises(DeployError, match="not in the inventory: stranger;"):
-        deploy_module._members(INVENTORY)
+        deploy_module._members(INVENTORY, DOCKER)
 
 
 def test_a_given_cluster_id_must_match_the_kept_one() -> None:
@@ -236,7 +237,7 @@ def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytes
     monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: metadata(BrokerInfo(111, f"n{b[-6]}", 9094)))
     reports: list[tuple[int, int, str]] = []
     targets = [target(1), target(2)]
-    deploy_module._converge("m", "kafka_broker", targets, True, 5, lambda *r: reports.append(r))
+    deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, True, 5, lambda *r: reports.append(r))
     assert [t.task_id for t in targets] == ["t1", "t2"]
     assert [t.advertised for t in targets] == ["n1:9094", "n2:9094"]
     assert reports == [
@@ -250,7 +251,7 @@ def test_converge_without_kafka_only_needs_running_tasks(monkeypatch: pytest.Mon
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(state(task("t1", "id1"))))
     monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: pytest.fail("Kafka was asked"))
     targets = [target(1)]
-    deploy_module._converge("m", "kafka_broker", targets, False, 5, lambda *r: None)
+    deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, False, 5, lambda *r: None)
     assert targets[0].task_id == "t1"
 
 
@@ -262,12 +263,12 @@ def test_timeout_names_each_node_and_its_task_error(monkeypatch: pytest.MonkeyPa
     )
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(failing))
     logs = {"c2": "swarmkit: starting\nswarmkit: HOSTNAME_COMMAND printed nothing: true\n\n"}
-    monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda endpoint, container: logs[container])
+    monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container: logs[container])
     monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: metadata(BrokerInfo(111, "elsewhere", 9094)))
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr(deploy_module.time, "monotonic", lambda: next(clock))
     with pytest.raises(DeployError) as raised:
-        deploy_module._converge("m", "kafka_broker", [target(1), target(2), target(3)], True, 15, lambda *r: None)
+        deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", [target(1), target(2), target(3)], True, 15, lambda *r: None)
     message = raised.value.message
     assert "on 3 of 3 node(s)" in message
     assert "n1: task kafka_broker.id1.t1 runs, but 10.9.0.11:9094 advertises elsewhere:9094, expected n1:9094" in message
@@ -283,7 +284,7 @@ def test_a_paused_update_fails_at_once(monkeypatch: pytest.MonkeyPatch, fast: No
     service = FakeService(state(task("t1", "id1", state="failed", error="exit 64"), update="paused"))
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", service)
     with pytest.raises(DeployError, match="stopped \\(paused\\): update paused due to failure"):
-        deploy_module._converge("m", "kafka_broker", [target(1)], True, 60, lambda *r: None)
+        deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", [target(1)], True, 60, lambda *r: None)
     assert service.polls == 1
 
 

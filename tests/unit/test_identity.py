@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from swarmkit import identity
-from swarmkit.dockerapi import SwarmNode
+from swarmkit.dockerapi import Engine, SwarmNode
 from swarmkit.errors import DeployError
 from swarmkit.identity import CLUSTER_ID_LABEL, ID_LABEL, NEXT_LABEL, allocate_broker_ids, ids_from_labels
 
@@ -90,8 +90,12 @@ class FakeManager:
     def __init__(self) -> None:
         self.writes: list[tuple[str, dict[str, str]]] = []
 
-    def update_node_labels(self, endpoint: str, node_id: str, labels: dict[str, str]) -> None:
+    def update_node_labels(self, engine: Engine, node_id: str, labels: dict[str, str]) -> None:
         self.writes.append((node_id, labels))
+
+
+FAKE = Engine.connect("unix:///fake")
+ENGINE = Engine.connect("unix:///e")
 
 
 @pytest.fixture
@@ -103,7 +107,7 @@ def manager(monkeypatch: pytest.MonkeyPatch) -> FakeManager:
 
 def test_the_mark_is_written_on_every_manager_before_any_new_id(manager: FakeManager) -> None:
     nodes = [node("m1", "manager", **{ID_LABEL: "1", NEXT_LABEL: "2"}), node("m2", "manager"), node("w1")]
-    allocation = identity.assign_broker_ids("unix:///fake", nodes, ["m1", "m2", "w1"])
+    allocation = identity.assign_broker_ids(FAKE, nodes, ["m1", "m2", "w1"])
     assert allocation.ids == {"m1": 1, "m2": 2, "w1": 3}
     assert manager.writes == [
         ("m1", {NEXT_LABEL: "4"}),
@@ -115,8 +119,8 @@ def test_the_mark_is_written_on_every_manager_before_any_new_id(manager: FakeMan
 
 def test_nothing_is_written_when_every_label_is_right(manager: FakeManager) -> None:
     nodes = [node("m1", "manager", **{ID_LABEL: "1", NEXT_LABEL: "3"}), node("w1", **{ID_LABEL: "2"})]
-    identity.assign_broker_ids("unix:///fake", nodes, ["m1", "w1"])
-    identity.keep_cluster_id("unix:///fake", [node("m1", "manager", **{f"{CLUSTER_ID_LABEL}.kafka": "C"})], "kafka", "C")
+    identity.assign_broker_ids(FAKE, nodes, ["m1", "w1"])
+    identity.keep_cluster_id(FAKE, [node("m1", "manager", **{f"{CLUSTER_ID_LABEL}.kafka": "C"})], "kafka", "C")
     assert manager.writes == []
 
 
@@ -124,8 +128,8 @@ def test_write_identity_reports_what_the_helper_container_did(monkeypatch: pytes
     calls = []
     monkeypatch.setattr(identity.dockerapi, "ensure_volume", lambda *args: calls.append(("volume", args)))
     monkeypatch.setattr(identity.dockerapi, "run_with_volume", lambda *args: "written\n")
-    assert identity.write_identity("unix:///e", "img", "kafka_identity", "kafka", "BROKER_ID=1\n") == "written"
-    assert calls == [("volume", ("unix:///e", "kafka_identity", {"com.docker.stack.namespace": "kafka"}))]
+    assert identity.write_identity(ENGINE, "img", "kafka_identity", "kafka", "BROKER_ID=1\n") == "written"
+    assert calls == [("volume", (ENGINE, "kafka_identity", {"com.docker.stack.namespace": "kafka"}))]
     monkeypatch.setattr(identity.dockerapi, "run_with_volume", lambda *args: "sh: cannot create: Read-only file system")
     with pytest.raises(DeployError, match="Read-only file system"):
-        identity.write_identity("unix:///e", "img", "kafka_identity", "kafka", "BROKER_ID=1\n")
+        identity.write_identity(ENGINE, "img", "kafka_identity", "kafka", "BROKER_ID=1\n")
