@@ -57,9 +57,15 @@ def _producer(share: Share) -> Producer:
     t = share.tuning
     return Producer(
         {
-            "bootstrap.servers": share.plan.bootstrap, "acks": "all", "enable.idempotence": True,
-            "linger.ms": t.linger_ms, "batch.size": t.batch_size, "compression.type": t.compression,
-            "queue.buffering.max.messages": 1_000_000, "message.timeout.ms": int(t.timeout * 1000), "log_level": 3,
+            "bootstrap.servers": share.plan.bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": t.linger_ms,
+            "batch.size": t.batch_size,
+            "compression.type": t.compression,
+            "queue.buffering.max.messages": 1_000_000,
+            "message.timeout.ms": int(t.timeout * 1000),
+            "log_level": 3,
         }
     )
 
@@ -91,8 +97,14 @@ def consume(share: Share, end: dict[int, int]) -> dict[int, dict[str, Any]]:
     """Read exactly [start, end) of the share's partitions; the job's per-partition aggregates."""
     plan = share.plan
     consumer = Consumer(
-        {"bootstrap.servers": plan.bootstrap, "group.id": f"bench-{plan.run}", "enable.auto.commit": False,
-         "fetch.max.bytes": 64 << 20, "max.partition.fetch.bytes": 8 << 20, "log_level": 3}
+        {
+            "bootstrap.servers": plan.bootstrap,
+            "group.id": f"bench-{plan.run}",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 4 * share.tuning.fetch_bytes,
+            "max.partition.fetch.bytes": share.tuning.fetch_bytes,
+            "log_level": 3,
+        }
     )
     consumer.assign([TopicPartition(plan.topic, p, plan.start[p]) for p in share.partitions])
     rows = {p: {"count": 0, "valid": 0, "seen": set(), "crc": 0, "lat": [], "ts": []} for p in share.partitions}
@@ -119,8 +131,15 @@ def consume(share: Share, end: dict[int, int]) -> dict[int, dict[str, Any]]:
 
 
 def _row(r: dict[str, Any]) -> dict[str, Any]:
-    return {"count": r["count"], "valid": r["valid"], "distinct": len(r["seen"]), "crc": r["crc"], "lat": r["lat"],
-            "first_ts": min(r["ts"], default=None), "last_ts": max(r["ts"], default=None)}
+    return {
+        "count": r["count"],
+        "valid": r["valid"],
+        "distinct": len(r["seen"]),
+        "crc": r["crc"],
+        "lat": r["lat"],
+        "first_ts": min(r["ts"], default=None),
+        "last_ts": max(r["ts"], default=None),
+    }
 
 
 @dataclass
@@ -177,9 +196,20 @@ def baseline(args: argparse.Namespace, tuning: job.Tuning) -> tuple[list[dict[st
 def spark(args: argparse.Namespace, tuning: job.Tuning) -> SparkReport:
     """The job itself, through spark-submit, with the same tuning."""
     extra = [
-        "--partitions", str(args.partitions), "--linger-ms", str(tuning.linger_ms),
-        "--batch-size", str(tuning.batch_size), "--compression", tuning.compression,
-        "--write-tasks", str(tuning.write_tasks), "--min-partitions", str(tuning.min_partitions),
+        "--partitions",
+        str(args.partitions),
+        "--linger-ms",
+        str(tuning.linger_ms),
+        "--batch-size",
+        str(tuning.batch_size),
+        "--compression",
+        tuning.compression,
+        "--write-tasks",
+        str(tuning.write_tasks),
+        "--min-partitions",
+        str(tuning.min_partitions),
+        "--fetch-bytes",
+        str(tuning.fetch_bytes),
     ]
     try:
         return run_verify_job(
@@ -215,10 +245,14 @@ def summary(report: SparkReport, base: list[dict[str, Any]], base_s: float, tuni
         "baseline_processes": os.cpu_count() or 1,
         "tuning": asdict(tuning),
         "spark_problems": report.failures,
-        "baseline_problems": [f"{b['broker']}: {b['error'] or 'records missing, duplicated or corrupted'}"
-                              for b in base if not b["ok"]],
+        "baseline_problems": [
+            f"{b['broker']}: {b['error'] or 'records missing, duplicated or corrupted'}" for b in base if not b["ok"]
+        ],
         "latency_ms": {
-            b.broker: {"spark": [b.latency_p50_ms, b.latency_p99_ms], "baseline": [o["latency_ms"]["p50"], o["latency_ms"]["p99"]]}
+            b.broker: {
+                "spark": [b.latency_p50_ms, b.latency_p99_ms],
+                "baseline": [o["latency_ms"]["p50"], o["latency_ms"]["p99"]],
+            }
             for b, o in zip(report.brokers, base)
         },
     }
@@ -228,10 +262,18 @@ def render(console: Console, result: dict[str, Any]) -> None:
     table = Table(title=f"{len(result['brokers'])} brokers, {result['records_per_broker']:,} records each, end to end")
     for column in ("run", "traffic s", "records/s", "vs baseline"):
         table.add_column(column, justify="left" if column == "run" else "right")
-    table.add_row(f"Spark {result['master']}", f"{result['spark_traffic_s']:.2f}",
-                  f"{result['spark_records_per_s']:,.0f}", f"{result['ratio']:.2f}x")
-    table.add_row(f"plain confluent-kafka, {result['baseline_processes']} procs", f"{result['baseline_traffic_s']:.2f}",
-                  f"{result['baseline_records_per_s']:,.0f}", "1.00x")
+    table.add_row(
+        f"Spark {result['master']}",
+        f"{result['spark_traffic_s']:.2f}",
+        f"{result['spark_records_per_s']:,.0f}",
+        f"{result['ratio']:.2f}x",
+    )
+    table.add_row(
+        f"plain confluent-kafka, {result['baseline_processes']} procs",
+        f"{result['baseline_traffic_s']:.2f}",
+        f"{result['baseline_records_per_s']:,.0f}",
+        "1.00x",
+    )
     console.print(table)
     if len(result["rounds"]) > 1:
         ratios = ", ".join(f"{r['ratio']:.2f}x" for r in result["rounds"])
@@ -263,6 +305,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--compression", default=job.Tuning.compression)
     parser.add_argument("--write-tasks", type=int, default=0)
     parser.add_argument("--min-partitions", type=int, default=0)
+    parser.add_argument("--fetch-bytes", type=int, default=job.Tuning.fetch_bytes)
     parser.add_argument("--rounds", type=int, default=1, help="baseline+Spark rounds; the median ratio is shown")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = parser.parse_args()
@@ -294,7 +337,9 @@ def rounds(args: argparse.Namespace, tuning: job.Tuning, err: Console) -> dict[s
 
 def main() -> int:
     args = parse_args()
-    tuning = job.Tuning(args.linger_ms, args.batch_size, args.compression, args.write_tasks, args.min_partitions)
+    tuning = job.Tuning(
+        args.linger_ms, args.batch_size, args.compression, args.write_tasks, args.min_partitions, args.fetch_bytes
+    )
     err = Console(stderr=True)
     try:
         result = rounds(args, tuning, err)

@@ -63,6 +63,7 @@ class Tuning:
     compression: str = "lz4"
     write_tasks: int = 0  # 0: one per core
     min_partitions: int = 0  # 0: one read task per Kafka partition
+    fetch_bytes: int = 16 << 20  # per partition and fetch; the consumer's 1 MiB default starves a read
     timeout: float = DEFAULT_TIMEOUT
 
 
@@ -160,7 +161,9 @@ def latest_offsets(bootstrap: str, topic: str, partitions: list[int], timeout: f
     """The high watermark of every partition: the first offset the next record gets."""
     errors: list[str] = []
     admin = _admin(bootstrap, timeout, errors)
-    futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions}, request_timeout=timeout)
+    futures = admin.list_offsets(
+        {TopicPartition(topic, p): OffsetSpec.latest() for p in partitions}, request_timeout=timeout
+    )
     return {tp.partition: future.result().offset for tp, future in futures.items()}
 
 
@@ -171,8 +174,14 @@ def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, t
     and a first proof that each leader accepts writes with ``acks=all``."""
     errors: list[str] = []
     producer = Producer(
-        {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
-         "message.timeout.ms": int(timeout * 1000), "log_level": 3, "error_cb": lambda err: errors.append(err.str())}
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "message.timeout.ms": int(timeout * 1000),
+            "log_level": 3,
+            "error_cb": lambda err: errors.append(err.str()),
+        }
     )
     offsets: dict[int, int] = {}
 
@@ -186,7 +195,9 @@ def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, t
         producer.produce(topic, f"swarmkit-verify-start:{run}".encode(), partition=partition, on_delivery=delivered)
     producer.flush(timeout)
     if len(offsets) < len(partitions):
-        raise TimeoutError(f"start markers not acknowledged within {timeout:g}s: {errors[-1] if errors else 'no answer'}")
+        raise TimeoutError(
+            f"start markers not acknowledged within {timeout:g}s: {errors[-1] if errors else 'no answer'}"
+        )
     return offsets
 
 
@@ -294,6 +305,11 @@ def _source(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tuning
         .option("endingOffsets", json.dumps({plan.topic: {str(p): end[p] for p in parts}}))
         .option("failOnDataLoss", "false")  # a record not there is counted as missing by the checks
         .option("kafkaConsumer.pollTimeoutMs", str(POLL_TIMEOUT_MS))
+        .option("kafka.max.partition.fetch.bytes", str(tuning.fetch_bytes))
+        .option("kafka.fetch.max.bytes", str(4 * tuning.fetch_bytes))
+        .option(
+            "kafka.check.crcs", "false"
+        )  # every value's crc32 is checked end to end below (librdkafka's default too)
     )
     if tuning.min_partitions:
         reader = reader.option("minPartitions", str(tuning.min_partitions))
@@ -415,7 +431,7 @@ def _clean(entry: dict[str, Any]) -> bool:
 
 def broker_entry(probe_: Probe, records: int, run: ClusterRun | None, error: str) -> dict[str, Any]:
     """One given broker's verdict over the partitions it leads (all of ``records`` missing if it got none)."""
-    parts = dict((run.plan.owners if run else ())).get(probe_.index, ())
+    parts = dict(run.plan.owners if run else ()).get(probe_.index, ())
     entries = [partition_entry(run, p) for p in parts] if run else []
     latencies = [x for e in entries for x in e.pop("_lat")]
     spans = [e.pop("_span") for e in entries]
@@ -492,6 +508,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--compression", default=Tuning.compression, choices=["none", "gzip", "snappy", "lz4", "zstd"])
     parser.add_argument("--write-tasks", type=int, default=0, help="Spark tasks writing (0: one per core)")
     parser.add_argument("--min-partitions", type=int, default=0, help="Spark tasks reading (0: one per partition)")
+    parser.add_argument("--fetch-bytes", type=int, default=Tuning.fetch_bytes, help="max bytes per partition fetch")
     args = parser.parse_args(argv)
     args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
     if not args.brokers or args.records < 1 or args.partitions < 1:
@@ -499,7 +516,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.payload_bytes < RUN_CHARS + SEQ_DIGITS + 2:
         parser.error(f"--payload-bytes must hold the record header ({RUN_CHARS + SEQ_DIGITS + 2} bytes)")
     args.tuning = Tuning(
-        args.linger_ms, args.batch_size, args.compression, args.write_tasks, args.min_partitions, args.timeout
+        args.linger_ms,
+        args.batch_size,
+        args.compression,
+        args.write_tasks,
+        args.min_partitions,
+        args.fetch_bytes,
+        args.timeout,
     )
     return args
 
@@ -520,8 +543,13 @@ def run(args: argparse.Namespace, report: dict[str, Any]) -> None:
     runs = [run_cluster(session, plan, args.tuning) for plan in plans]
     report["traffic_s"] = round(time.monotonic() - began, 3)
     report["clusters"] = [
-        {"bootstrap": r.plan.bootstrap, "write_s": round(r.write_s, 3), "read_s": round(r.read_s, 3),
-         "check_s": round(r.check_s, 3), "error": r.error}
+        {
+            "bootstrap": r.plan.bootstrap,
+            "write_s": round(r.write_s, 3),
+            "read_s": round(r.read_s, 3),
+            "check_s": round(r.check_s, 3),
+            "error": r.error,
+        }
         for r in runs
     ]
     report["brokers"] = summarize(probes, runs, errors, args.records)
@@ -535,7 +563,10 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     args = parse_args(argv)
     report: dict[str, Any] = {
-        "ok": False, "records_per_broker": args.records, "topic": args.topic, "brokers": [],
+        "ok": False,
+        "records_per_broker": args.records,
+        "topic": args.topic,
+        "brokers": [],
         "tuning": asdict(args.tuning),
     }
     try:

@@ -8,17 +8,20 @@ import re
 import subprocess
 import sys
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 from swarmkit.assets import PROJECT_ROOT, SPARK_DIR
-from swarmkit.sparkjob import SparkJobError, SparkReport, connector_jars, job_command, job_env
+from swarmkit.sparkjob import ClassArchive, SparkJobError, SparkReport, connector_jars, job_command, job_env
 
 sys.path.insert(0, str(SPARK_DIR))
 import verify_job  # noqa: E402
 
-PLAN = verify_job.Plan("b1:9094,b2:9094", "t", "run12345", 10, 100, ((0, (0, 1, 2)), (1, (4,))), {0: 5, 1: 0, 2: 0, 4: 7})
+PLAN = verify_job.Plan(
+    "b1:9094,b2:9094", "t", "run12345", 10, 100, ((0, (0, 1, 2)), (1, (4,))), {0: 5, 1: 0, 2: 0, 4: 7}
+)
 JARS = [
     "spark-sql-kafka-0-10_2.13-9.9.9.jar",
     "spark-token-provider-kafka-0-10_2.13-9.9.9.jar",
@@ -29,8 +32,15 @@ JARS = [
 
 def row(count: int, valid: int | None = None, distinct: int | None = None, crc: int = 7) -> dict:
     valid = count if valid is None else valid
-    return {"count": count, "valid": valid, "distinct": valid if distinct is None else distinct, "crc": crc,
-            "first_ts": 1000, "last_ts": 2000, "lat": [1.0, 2.0, 3.0]}
+    return {
+        "count": count,
+        "valid": valid,
+        "distinct": valid if distinct is None else distinct,
+        "crc": crc,
+        "first_ts": 1000,
+        "last_ts": 2000,
+        "lat": [1.0, 2.0, 3.0],
+    }
 
 
 def run_of(rows: dict[int, dict], error: str = "") -> verify_job.ClusterRun:
@@ -78,9 +88,18 @@ def test_unreachable_broken_and_idle_brokers_are_named() -> None:
 def test_report_parses_partitions_phases_and_names_failures() -> None:
     probes = [verify_job.Probe(0, "b1:9094", 1), verify_job.Probe(1, "b2:9094", error="b2:9094 unreachable")]
     brokers = verify_job.summarize(probes, [run_of({0: row(4), 1: row(3), 2: row(2)})], {1: probes[1].error}, 10)
-    data = {"ok": False, "records_per_broker": 10, "topic": "t", "brokers": brokers, "spark_startup_s": 3.0,
-            "traffic_s": 4.0, "records_per_s": 9.0, "elapsed_s": 5.0, "master": "local[*]",
-            "clusters": [{"write_s": 1.0, "read_s": 2.0, "check_s": 0.5}, {"write_s": 1.5}]}
+    data = {
+        "ok": False,
+        "records_per_broker": 10,
+        "topic": "t",
+        "brokers": brokers,
+        "spark_startup_s": 3.0,
+        "traffic_s": 4.0,
+        "records_per_s": 9.0,
+        "elapsed_s": 5.0,
+        "master": "local[*]",
+        "clusters": [{"write_s": 1.0, "read_s": 2.0, "check_s": 0.5}, {"write_s": 1.5}],
+    }
     report = SparkReport.from_dict(data, wall_s=7.5, report_path="/tmp/r.json")
     assert not report.ok and (report.write_s, report.read_s, report.check_s) == (2.5, 2.0, 0.5)
     assert report.failures == ["b1:9094: 1 missing", "b2:9094: b2:9094 unreachable"]
@@ -110,7 +129,9 @@ def test_job_command_passes_the_jars_and_env(tmp_path, monkeypatch) -> None:
     folder.mkdir(parents=True)
     for name in JARS:
         (folder / name).touch()
-    command = job_command(["b1:9094", "b2:9094"], "t", tmp_path / "r.json", 5, "spark://m:7077", None, ["--linger-ms", "5"])
+    command = job_command(
+        ["b1:9094", "b2:9094"], "t", tmp_path / "r.json", 5, "spark://m:7077", None, ["--linger-ms", "5"]
+    )
     assert Path(command[0]).name == "spark-submit" and Path(command[0]).is_file()
     assert command[command.index("--jars") + 1] == ",".join(str(folder / name) for name in JARS)
     assert command.index("--jars") < command.index(str(SPARK_DIR / "verify_job.py"))
@@ -119,6 +140,25 @@ def test_job_command_passes_the_jars_and_env(tmp_path, monkeypatch) -> None:
     assert command[command.index("--linger-ms") + 1] == "5"
     env = job_env()
     assert env["PYSPARK_PYTHON"] == sys.executable and env["SPARK_LOCAL_IP"] == "127.0.0.1"
+
+
+def test_class_archive_is_written_by_a_successful_run_then_reused(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    first = ClassArchive.for_this_run()
+    assert first.staging is not None and first.path.parent == tmp_path / f"spark-kafka-{version('pyspark')}"
+    assert first.options() == [
+        "--driver-java-options",
+        f"-XX:ArchiveClassesAtExit={first.staging} -Xlog:cds=off -Xlog:cds+dynamic=off",
+    ]
+    first.path.parent.mkdir(parents=True)
+    first.staging.write_bytes(b"half")
+    first.keep(False)  # a failed run's archive is not trusted
+    assert not first.staging.exists() and not first.path.exists()
+    first.staging.write_bytes(b"archive")
+    first.keep(True)
+    assert first.path.read_bytes() == b"archive" and not first.staging.exists()
+    second = ClassArchive.for_this_run()
+    assert second.staging is None and f"-XX:SharedArchiveFile={first.path}" in second.options()[1]
 
 
 def test_pyspark_pin_matches_the_connector_pom() -> None:
@@ -139,10 +179,14 @@ def test_fetch_jars_does_nothing_once_stamped(tmp_path) -> None:
     (fake / "mvn").write_text("#!/bin/sh\necho mvn ran >&2\nexit 3\n")
     (fake / "mvn").chmod(0o755)
     env = {**os.environ, "SWARMKIT_CACHE": str(tmp_path), "PATH": f"{fake}:{os.environ['PATH']}"}
-    done = subprocess.run(["bash", str(SPARK_DIR / "fetch-jars.sh")], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", str(SPARK_DIR / "fetch-jars.sh")], check=False, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout == done.stderr == ""
     (dest / f".complete-{hashlib.sha256(pom).hexdigest()[:16]}").unlink()
-    again = subprocess.run(["bash", str(SPARK_DIR / "fetch-jars.sh")], env=env, capture_output=True, text=True)
+    again = subprocess.run(
+        ["bash", str(SPARK_DIR / "fetch-jars.sh")], check=False, env=env, capture_output=True, text=True
+    )
     assert again.returncode == 3 and "mvn ran" in again.stderr  # no stamp: Maven runs (here: the fake)
 
 
