@@ -6,6 +6,7 @@ import functools
 import inspect
 import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
@@ -429,10 +430,23 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
 @app.command("render")
 @expected_failures
 @stack_options
-def render(inventory: str = INVENTORY_OPTION, options: deploy.DeployOptions = None) -> None:
-    """Print the stack YAML: stable, readable, deployable by hand with `docker stack deploy -c`."""
+def render(
+    inventory: str = INVENTORY_OPTION,
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", help="Write DIR/stack.yml and the files its configs name, instead of printing."
+    ),
+    options: deploy.DeployOptions = None,
+) -> None:
+    """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
     hosts, docker = _inventory(inventory)
-    typer.echo(deploy.render_for(hosts, options, docker=docker), nl=False)
+    stack = deploy.render_for(hosts, options, docker=docker)
+    if output is None:
+        typer.echo(stack.text, nl=False)
+        return
+    path = stack.write(Path(output))
+    beside = ", ".join(config.filename for config in stack.files)
+    out.print(f"wrote {path}" + (f" and beside it {beside}" if beside else ""), highlight=False, soft_wrap=True)
+    out.print(f"deploy by hand: docker stack deploy -c {path} {options.stack_name}", highlight=False, soft_wrap=True)
 
 
 @app.command("deploy")

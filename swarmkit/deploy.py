@@ -14,10 +14,12 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -29,7 +31,7 @@ from swarmkit.inventory import Host, Inventory
 from swarmkit.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.listeners import ListenerPlan
 from swarmkit.preflight import PreflightReport, run_preflight
-from swarmkit.stack import StackRequest, check_request, expected_advertised_host, image_of, render_stack
+from swarmkit.stack import RenderedStack, StackRequest, check_request, expected_advertised_host, image_of, render
 from swarmkit.swarm import SwarmResult
 from swarmkit.topics import TopicSpec, parse_topic_specs
 
@@ -176,8 +178,8 @@ def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode]
     return dockerapi.swarm_nodes(docker[first])
 
 
-def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHosts | None = None) -> str:
-    """The stack ``deploy`` would deploy, as YAML text.
+def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHosts | None = None) -> RenderedStack:
+    """The stack ``deploy`` would deploy: its YAML text and the files its configs name.
 
     Pure, except for the apache engine without ``cluster_id``: the id kept in the swarm is read
     (read-only), so the printed stack is the deployed one."""
@@ -192,7 +194,7 @@ def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHo
                 f"CLUSTER_ID: the swarm keeps no cluster id for stack '{options.stack_name}' yet",
                 hint="pass --cluster-id (22 characters of base64url), or deploy once: swarmkit generates one and keeps it",
             )
-    return render_stack(_request(inventory, options, cluster_id))
+    return render(_request(inventory, options, cluster_id))
 
 
 # --- the swarm's view ----------------------------------------------------------------------------
@@ -333,7 +335,13 @@ def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[
 
 
 def _converge(
-    docker: DockerHosts, manager: Engine, service: str, targets: list[_Target], check_kafka: bool, timeout: float, progress: Progress
+    docker: DockerHosts,
+    manager: Engine,
+    service: str,
+    targets: list[_Target],
+    check_kafka: bool,
+    timeout: float,
+    progress: Progress,
 ) -> None:
     """Wait until every target runs a task of the present spec that answers as expected."""
     deadline = time.monotonic() + timeout
@@ -401,6 +409,12 @@ def _ensure_topics(engine: ModuleType, specs: Sequence[TopicSpec], targets: Sequ
 # --- deploy and up -------------------------------------------------------------------------------
 
 
+def _deploy_stack(manager: Engine, name: str, stack: RenderedStack) -> None:
+    """Deploy from a private directory holding stack.yml and its config files, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="swarmkit-stack-") as directory:
+        dockerapi.deploy_stack(manager, name, stack.write(Path(directory)))
+
+
 def deploy(
     inventory: Inventory, options: DeployOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
 ) -> DeployResult:
@@ -414,7 +428,7 @@ def deploy(
     members, nodes = _members(inventory, docker)
     cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
     request = _request(inventory, options, cluster_id)
-    text = render_stack(request)
+    stack = render(request)
     eligible = [m for m in members if m.eligible]
     total = len(eligible)
 
@@ -431,7 +445,7 @@ def deploy(
         options.stack_name,
     )
     progress(0, total, f"deploying stack {options.stack_name}")
-    dockerapi.deploy_stack(manager, options.stack_name, text)
+    _deploy_stack(manager, options.stack_name, stack)
     deployed = time.monotonic()
 
     port = options.listeners.external_listener.port

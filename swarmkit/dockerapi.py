@@ -302,10 +302,10 @@ def port_publishers(engine: Engine, port: int, protocol: str) -> list[tuple[str,
 # that convergence needs.
 
 
-def _raw(engine: Engine, what: str, *args: str, stdin: str | None = None) -> str:
+def _raw(engine: Engine, what: str, *args: str) -> str:
     """Run one docker CLI command against an engine and return its stdout (nothing printed)."""
     try:
-        return run([*engine.client.docker_cmd, *args], input=stdin.encode() if stdin is not None else None)
+        return run([*engine.client.docker_cmd, *args])
     except DockerException as error:
         raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
 
@@ -336,16 +336,15 @@ def run_with_volume(engine: Engine, image: str, volume: str, target: str, script
     )
 
 
-def deploy_stack(engine: Engine, name: str, compose_text: str) -> None:
-    """``docker stack deploy`` of a compose text given on stdin.
+def deploy_stack(engine: Engine, name: str, compose_file: Path) -> None:
+    """``docker stack deploy`` of a compose file; the CLI reads the config files it names, relative to it.
 
     ``--resolve-image never``: no registry query, so the image stays as written (an unchanged stack
     gives an unchanged task spec) and each node pulls it by tag."""
     _raw(
         engine,
         f"docker stack deploy {name}",
-        "stack", "deploy", "--compose-file", "-", "--resolve-image", "never", "--quiet", name,
-        stdin=compose_text,
+        "stack", "deploy", "--compose-file", str(compose_file), "--resolve-image", "never", "--quiet", name,
     )
 
 
@@ -386,10 +385,11 @@ class ServiceState:
 
 
 def _container_fingerprint(container_spec: dict) -> tuple:
-    """What decides whether a task runs the present spec: image, command, environment, mounts."""
+    """What decides whether a task runs the present spec: image, command, environment, mounts, configs."""
     mounts = tuple((m.get("Source"), m.get("Target"), bool(m.get("ReadOnly"))) for m in container_spec.get("Mounts") or ())
+    configs = tuple(sorted((c.get("ConfigName", ""), (c.get("File") or {}).get("Name", "")) for c in container_spec.get("Configs") or ()))
     fields = ("Image", "Command", "Args", "Env", "Dir", "User", "Hostname")
-    return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts,)
+    return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts, configs)
 
 
 def service_state(engine: Engine, service: str) -> ServiceState | None:

@@ -8,6 +8,10 @@ identity (broker id, inventory address) comes from the stack-scoped volume ``<st
 that ``swarmkit deploy`` writes before deploying, so the stack never changes when a node joins.
 No service mounts the Docker socket.  Engine-specific services live in ``swarmkit.engines``.
 
+Scripts that run in containers stay files (under ``stacks/``) and reach the containers as swarm
+configs named after their content; the stack text only names them, so a ``RenderedStack`` is the
+text plus those files, written side by side to deploy.
+
 Escaping: swarm expands ``{{...}}`` in env values, so user text placed in env (a
 ``HOSTNAME_COMMAND`` with Go templates) is escaped as ``{{"{{"}}``; compose interpolates ``$`` in
 every value, so every ``$`` in the rendered document becomes ``$$``.
@@ -15,9 +19,11 @@ every value, so every ``$`` in the rendered document becomes ``$$``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -39,6 +45,9 @@ NODE_HOSTNAME = "{{.Node.Hostname}}"  # swarm template: the node the task runs o
 TASK_NAME = "{{.Task.Name}}"  # swarm template: the task's container name, resolvable on the overlay
 LEGAL_STACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 LEGAL_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+CONTAINER_LIB = "/usr/local/lib/swarmkit"  # where stack scripts are mounted in containers
+SCRIPT_MODE = 0o555
+STACK_FILE = "stack.yml"
 
 
 @dataclass(frozen=True)
@@ -95,22 +104,62 @@ def compose_escape(value: Any) -> Any:
     return value
 
 
+# --- files that run in containers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A file from ``stacks/`` that reaches containers as a swarm config.
+
+    Swarm configs are immutable, so the name ends with the content's hash: a changed file is a new
+    config (and a rolling update of the services using it), an unchanged one changes nothing."""
+
+    filename: str  # beside stack.yml, and under CONTAINER_LIB in the container
+    content: str
+
+    @property
+    def name(self) -> str:
+        digest = hashlib.sha256(self.content.encode("utf-8")).hexdigest()[:8]
+        return f"{Path(self.filename).stem}-{digest}"
+
+    @property
+    def target(self) -> str:
+        return f"{CONTAINER_LIB}/{self.filename}"
+
+
+class FileMode(int):
+    """A file mode, dumped in octal (``0555``) as compose files write it."""
+
+
+def stack_script(relative_path: str) -> ConfigFile:
+    """A script under ``stacks/`` (e.g. ``apache/entrypoint.sh``), to be mounted as a config."""
+    path = STACKS_DIR / relative_path
+    return ConfigFile(path.name, path.read_text(encoding="utf-8"))
+
+
+def config_mount(config: ConfigFile) -> dict[str, Any]:
+    """A service's ``configs:`` entry: the file at its target, readable and executable by any user."""
+    return {"source": config.name, "target": config.target, "mode": FileMode(SCRIPT_MODE)}
+
+
+@dataclass(frozen=True)
+class RenderedStack:
+    """The stack text and the files its configs name (``file: ./NAME``, relative to the stack file)."""
+
+    text: str
+    files: tuple[ConfigFile, ...] = ()
+
+    def write(self, directory: Path) -> Path:
+        """``DIRECTORY/stack.yml`` with the files beside it, deployable with ``docker stack deploy -c``."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for config in self.files:
+            (directory / config.filename).write_text(config.content, encoding="utf-8")
+        path = directory / STACK_FILE
+        path.write_text(self.text, encoding="utf-8")
+        return path
+
+
 # --- pieces shared by the engines ----------------------------------------------------------------
-
-
-class Script(str):
-    """A multi-line string dumped as a YAML literal block (``|``)."""
-
-
-def inline_script(*relative_paths: str) -> Script:
-    """Concatenate scripts under ``stacks/`` into one, for ``entrypoint: [/bin/sh, -c, SCRIPT]``."""
-    lines: list[str] = []
-    for path in relative_paths:
-        text = (STACKS_DIR / path).read_text(encoding="utf-8")
-        if lines:
-            lines.append("")
-        lines += [line.rstrip().replace("\t", "    ") for line in text.strip("\n").splitlines() if not line.startswith("#!")]
-    return Script("\n".join(lines) + "\n")
 
 
 def expected_advertised_host(advertise: str, node_hostname: str, address: str) -> str | None:
@@ -255,12 +304,16 @@ def build_stack(request: StackRequest) -> dict[str, Any]:
     """The compose document as plain data (before ``$`` escaping)."""
     engine = check_request(request)
     volumes = {name: {"driver": "local"} for name in (IDENTITY_VOLUME, *engine.volumes(request))}
-    return {
+    document: dict[str, Any] = {
         "version": COMPOSE_VERSION,
         "services": engine.services(request),
         "networks": {request.network: {"driver": "overlay", "attachable": True}},
         "volumes": volumes,
     }
+    configs = engine.config_files(request)
+    if configs:
+        document["configs"] = {config.name: {"file": f"./{config.filename}"} for config in configs}
+    return document
 
 
 class _Dumper(yaml.SafeDumper):
@@ -268,7 +321,7 @@ class _Dumper(yaml.SafeDumper):
         return super().increase_indent(flow, False)  # indent lists under their key
 
 
-_Dumper.add_representer(Script, lambda dumper, data: dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|"))
+_Dumper.add_representer(FileMode, lambda dumper, data: dumper.represent_scalar("tag:yaml.org,2002:int", f"0{data:o}"))
 
 
 def _header(request: StackRequest, engine: ModuleType) -> list[str]:
@@ -280,8 +333,14 @@ def _header(request: StackRequest, engine: ModuleType) -> list[str]:
         "(the same inputs give the same bytes, so a diff shows exactly what a change does).",
         "",
         "Deploy:  swarmkit deploy -i INVENTORY   (writes node identities, deploys, waits, creates topics)",
-        f"By hand: docker stack deploy -c FILE {request.stack_name}",
     ]
+    if engine.config_files(request):
+        lines += [
+            "By hand: swarmkit render -i INVENTORY ... -o DIR  writes DIR/stack.yml and, beside it, the files",
+            f"         its configs name; then: docker stack deploy -c DIR/{STACK_FILE} {request.stack_name}",
+        ]
+    else:
+        lines.append(f"By hand: docker stack deploy -c FILE {request.stack_name}")
     if engine.NEEDS_IDENTITY or request.advertise == "inventory-address":
         lines += [
             f"  first give every node a volume {request.identity_volume} holding node.env with a unique,",
@@ -322,4 +381,13 @@ def render_stack(request: StackRequest) -> str:
         f"'{IDENTITY_VOLUME}' ({request.identity_volume} on each node) is written by `swarmkit deploy`: node.env",
         "with BROKER_ID and NODE_ADDRESS; ids live in node labels, so adding a node changes no service.",
     ]
+    notes["configs:"] = [
+        "Scripts the containers run, from stacks/ in the swarmkit repository. Swarm configs never change,",
+        "so each name ends with its content's hash: a changed script is a new config and a rolling update.",
+    ]
     return "\n".join(_header(request, engine)) + "\n\n" + _insert_comments(body, notes)
+
+
+def render(request: StackRequest) -> RenderedStack:
+    """The stack text with the files it names: what ``render -o`` writes and ``deploy`` deploys."""
+    return RenderedStack(render_stack(request), tuple(_engine(request).config_files(request)))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Entrypoint of an Apache Kafka broker (KRaft, broker role) on one swarm node.
-# swarmkit inlines stacks/node-identity.sh followed by this file into the stack, so a printed
-# stack deploys by hand with no extra files.  Standalone, it sources node-identity.sh itself.
+# The stack mounts this file and stacks/node-identity.sh as swarm configs in /usr/local/lib/swarmkit/
+# (`swarmkit render -o DIR` writes both beside DIR/stack.yml); SWARMKIT_LIB names another copy.
 # Inputs (environment), besides those of node-identity.sh:
 #   SWARMKIT_ADVERTISED_LISTENERS  advertised.listeners with the placeholders {advertised_host}
 #                                  (this node's address for clients) and {internal_host}
@@ -10,8 +10,7 @@
 #   KAFKA_START_COMMAND            what to exec once configured (default /etc/kafka/docker/run)
 # Outputs: KAFKA_NODE_ID and KAFKA_ADVERTISED_LISTENERS exported to the start command.
 set -eu
-command -v swarmkit_node_identity >/dev/null 2>&1 ||
-    . "${SWARMKIT_LIB:-/usr/local/lib/swarmkit/node-identity.sh}"
+. "${SWARMKIT_LIB:-/usr/local/lib/swarmkit/node-identity.sh}"
 
 swarmkit_check_host() {
     case "$2" in

@@ -9,6 +9,7 @@ Every engine module provides:
   check(request)              engine-specific validation (raises SpecError)
   services(request)           the compose services, in order
   volumes(request)            the named volumes it needs besides the identity volume
+  config_files(request)       files from stacks/ its services mount as swarm configs
   notes(request)              comment lines to print above each service
   network_notes(request)      comment lines to add above the networks
 Shared logic (listener model, identity volume, advertise env, escaping) lives in

@@ -1,10 +1,11 @@
 """The apache engine: the official ``apache/kafka`` image in KRaft mode, no ZooKeeper.
 
 Brokers: one per node (the shared global service of ``swarmkit.stack``), node id read from the
-identity volume by the inlined entrypoint.  Controllers: one replicated service per manager of the
-inventory (``controller-1``…, pinned with ``node.hostname == <name>``), static node ids above
-``MAX_BROKER_ID`` so they never collide with broker ids, voters reached over the overlay by their
-service names (dnsrr).
+identity volume by the entrypoint (``stacks/apache/entrypoint.sh`` and ``stacks/node-identity.sh``,
+mounted as swarm configs, so the official image needs nothing added).  Controllers: one replicated
+service per manager of the inventory (``controller-1``…, pinned with ``node.hostname == <name>``),
+static node ids above ``MAX_BROKER_ID`` so they never collide with broker ids, voters reached over
+the overlay by their service names (dnsrr).
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from swarmkit.inventory import Inventory
 from swarmkit.stack import (
     BROKER_SERVICE,
     TASK_NAME,
+    ConfigFile,
     StackRequest,
     advertise_env,
     broker_deploy,
+    config_mount,
     host_port,
     identity_mount,
-    inline_script,
     kafka_env,
     replication_defaults,
+    stack_script,
     volume,
     with_extra_env,
 )
@@ -42,7 +45,7 @@ DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a ne
 DATA_VOLUME = "data"
 CONTROLLER_DATA_VOLUME = "controller-data"
 STOP_GRACE = "60s"  # time for a controlled shutdown (partition leadership moves away first)
-ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")
+ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")  # the entrypoint last; it sources the other
 CLUSTER_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
 # servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
@@ -110,6 +113,7 @@ def _common_env(request: StackRequest, role: str) -> dict[str, str]:
 
 def _broker(request: StackRequest) -> dict[str, Any]:
     plan = request.listeners
+    scripts = config_files(request)
     factor, min_isr = replication_defaults(request)
     settings = plan.broker_settings()
     env = {
@@ -133,7 +137,8 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     }
     return {
         "image": request.image or DEFAULT_IMAGE,
-        "entrypoint": ["/bin/sh", "-c", inline_script(*ENTRYPOINT_SCRIPTS)],
+        "entrypoint": ["/bin/sh", scripts[-1].target],
+        "configs": [config_mount(script) for script in scripts],
         "environment": {"KAFKA_HEAP_OPTS": BROKER_HEAP} | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
@@ -173,11 +178,15 @@ def volumes(request: StackRequest) -> tuple[str, ...]:
     return (DATA_VOLUME, CONTROLLER_DATA_VOLUME)
 
 
+def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:
+    return tuple(stack_script(path) for path in ENTRYPOINT_SCRIPTS)
+
+
 def notes(request: StackRequest) -> dict[str, list[str]]:
     result = {
         BROKER_SERVICE: [
-            "One broker per node (mode: global). The entrypoint (stacks/node-identity.sh + stacks/apache/",
-            "entrypoint.sh, inlined so this file needs nothing else) reads the node's BROKER_ID from the",
+            "One broker per node (mode: global). The entrypoint (stacks/apache/entrypoint.sh, sourcing",
+            "stacks/node-identity.sh; both mounted from the configs below) reads the node's BROKER_ID from the",
             "identity volume, picks the advertised host (SWARMKIT_ADVERTISE), fills advertised.listeners",
             "and execs the image's start script. Internal address: the task name ({{.Task.Name}}), the",
             "container's name, which Docker's DNS resolves for every container on the overlay: unique per",

@@ -13,6 +13,7 @@ from typing import Any
 from swarmkit.errors import SpecError
 from swarmkit.stack import (
     BROKER_SERVICE,
+    ConfigFile,
     StackRequest,
     advertise_env,
     broker_deploy,
@@ -65,6 +66,10 @@ def services(request: StackRequest) -> dict[str, dict[str, Any]]:
 
 def volumes(request: StackRequest) -> tuple[str, ...]:
     return ()
+
+
+def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:
+    return ()  # the entrypoint is image content
 
 
 def notes(request: StackRequest) -> dict[str, list[str]]:

@@ -36,6 +36,18 @@ def test_render_prints_a_stack_without_contacting_anything(tmp_path: Path) -> No
     assert runner.invoke(app, ["render", "-i", write_inventory(tmp_path, INVENTORY), "--topics", "t:3:1"]).stdout == result.stdout
 
 
+def test_render_output_writes_a_directory_docker_stack_deploy_takes(tmp_path: Path) -> None:
+    inventory = write_inventory(tmp_path, {**INVENTORY, "stack": {"engine": "apache"}})
+    args = ["render", "-i", inventory, "--cluster-id", "AAAAAAAAAAAAAAAAAAAAAw"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert f"docker stack deploy -c {tmp_path / 'out' / 'stack.yml'} kafka" in result.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["entrypoint.sh", "node-identity.sh", "stack.yml"]
+    printed = runner.invoke(app, args).stdout
+    assert (tmp_path / "out" / "stack.yml").read_text() == printed
+    assert "-o DIR" in printed and "set -eu" not in printed  # the scripts stay files
+
+
 def test_an_impossible_topic_spec_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["deploy", "-i", write_inventory(tmp_path, INVENTORY), "--topics", "x:0:1"])
     assert result.exit_code == 2

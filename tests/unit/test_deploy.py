@@ -98,12 +98,14 @@ def test_render_for_tansu_is_pure_and_stable(no_engines: None) -> None:
     options = DeployOptions(topics="myTopic:3:1", advertise="inventory-address")
     first = deploy_module.render_for(INVENTORY, options)
     assert first == deploy_module.render_for(INVENTORY, options)
-    assert "registry:5000/swarmkit/tansu:0.6.0" in first and "SWARMKIT_ADVERTISE: inventory-address" in first
+    assert "registry:5000/swarmkit/tansu:0.6.0" in first.text and "SWARMKIT_ADVERTISE: inventory-address" in first.text
+    assert first.files == ()  # tansu's entrypoint is image content
 
 
 def test_render_for_apache_with_a_given_cluster_id_is_pure(no_engines: None) -> None:
-    text = deploy_module.render_for(INVENTORY, DeployOptions(engine="apache", cluster_id="c3dhcm1raXQtZXhhbXBsZQ"))
-    assert "CLUSTER_ID: c3dhcm1raXQtZXhhbXBsZQ" in text
+    stack = deploy_module.render_for(INVENTORY, DeployOptions(engine="apache", cluster_id="c3dhcm1raXQtZXhhbXBsZQ"))
+    assert "CLUSTER_ID: c3dhcm1raXQtZXhhbXBsZQ" in stack.text
+    assert [config.filename for config in stack.files] == ["node-identity.sh", "entrypoint.sh"]
 
 
 def test_render_for_apache_without_any_kept_cluster_id_asks_for_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -326,4 +328,4 @@ def test_result_to_dict_is_plain_data() -> None:
 
 def test_render_for_publishes_the_chosen_external_port(no_engines: None) -> None:
     options = DeployOptions(listeners=ListenerPlan.build(external_port=29094))
-    assert "published: 29094" in deploy_module.render_for(INVENTORY, options)
+    assert "published: 29094" in deploy_module.render_for(INVENTORY, options).text

@@ -5,6 +5,7 @@ Set SWARMKIT_UPDATE_GOLDEN=1 to rewrite the golden files and stacks/examples/ af
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -21,7 +22,7 @@ from swarmkit.engines.apache import generate_cluster_id
 from swarmkit.errors import SpecError
 from swarmkit.inventory import Host, Inventory
 from swarmkit.listeners import ListenerPlan
-from swarmkit.stack import StackRequest, build_stack, render_stack, swarm_escape
+from swarmkit.stack import CONTAINER_LIB, StackRequest, build_stack, render, render_stack, swarm_escape
 from swarmkit.topics import parse_topic_specs
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -92,7 +93,7 @@ def _load(request: StackRequest) -> dict:
 @pytest.mark.parametrize("request_", list(RENDERED.values()), ids=[p.name for p in RENDERED])
 def test_shape_rules(request_: StackRequest):
     text = render_stack(request_)
-    assert "docker stack deploy -c FILE" in text.split("\n\n")[0]
+    assert "docker stack deploy -c " in text.split("\n\n")[0]
     assert "docker.sock" not in text
     doc = yaml.safe_load(text)
     assert doc["version"] == "3.8"
@@ -109,6 +110,11 @@ def test_shape_rules(request_: StackRequest):
         for mount in service["volumes"]:
             assert mount["type"] == "volume" and mount["source"] in doc["volumes"], name
     assert doc["volumes"]["identity"] == {"driver": "local"}
+    for name, service in doc["services"].items():
+        for key in ("entrypoint", "command"):
+            assert len(" ".join(service.get(key) or ())) < 300, (name, key)  # scripts are files, never inline
+        for config in service.get("configs", ()):
+            assert doc["configs"][config["source"]] == {"file": f"./{Path(config['target']).name}"}, name
 
 
 def test_every_dollar_is_escaped_for_compose():
@@ -189,9 +195,12 @@ def test_adding_a_worker_leaves_every_service_unchanged(make):
 
 
 def _run_entrypoint(tmp_path: Path, env_changes: dict[str, str], identity: str | None) -> subprocess.CompletedProcess:
-    """Run the rendered apache entrypoint with sh, templates filled in as swarm would."""
-    broker = _load(apache(**env_changes))["services"]["broker"]
-    script = broker["entrypoint"][2].replace("$$", "$")
+    """Run the apache broker's entrypoint as `render -o` writes it, templates filled in as swarm would."""
+    stack = render(apache(**env_changes))
+    directory = stack.write(tmp_path / "stack").parent
+    document = yaml.safe_load(stack.text)
+    broker = document["services"]["broker"]
+    mounted = {c["target"]: str(directory / document["configs"][c["source"]]["file"]) for c in broker["configs"]}
     context = {".Node.Hostname": "node2", ".Task.Name": "kafka_broker.n2.t7"}
     env = {key: _swarm_expand(value.replace("$$", "$"), **context) for key, value in broker["environment"].items()}
     recorder = tmp_path / "record.sh"
@@ -205,8 +214,10 @@ def _run_entrypoint(tmp_path: Path, env_changes: dict[str, str], identity: str |
         KAFKA_START_COMMAND=str(recorder),
         RECORD=str(tmp_path / "record.txt"),
         PATH=os.environ["PATH"],
+        SWARMKIT_LIB=mounted[f"{CONTAINER_LIB}/node-identity.sh"],
     )
-    return subprocess.run(["/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=20)
+    command = [mounted.get(argument, argument) for argument in broker["entrypoint"]]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=20)
 
 
 def _recorded(tmp_path: Path) -> dict[str, str]:
@@ -316,14 +327,33 @@ def test_engine_modules_share_one_interface():
         module = engine_module(name)
         assert module.NAME == name
         for attribute in ("DEFAULT_IMAGE", "KRAFT", "NEEDS_IDENTITY", "SHARED_CLUSTER", "topic_broker_limit", "check",
-                          "services", "volumes", "notes", "network_notes"):
+                          "services", "volumes", "config_files", "notes", "network_notes"):
             assert hasattr(module, attribute), (name, attribute)
 
 
-def test_entrypoint_literal_block_is_readable():
-    text = render_stack(apache())
-    assert "      - |\n        # Sourced by every engine's entrypoint" in text
-    assert "#!/bin/sh" not in text
+def test_container_scripts_are_configs_named_after_their_content():
+    stack = render(apache())
+    broker = yaml.safe_load(stack.text)["services"]["broker"]
+    assert broker["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
+    assert [(c["target"], c["mode"]) for c in broker["configs"]] == [
+        (f"{CONTAINER_LIB}/node-identity.sh", 0o555), (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
+    ]
+    assert "        mode: 0555\n" in stack.text
+    sources = (STACKS_DIR / "node-identity.sh", STACKS_DIR / "apache" / "entrypoint.sh")
+    for config, source in zip(stack.files, sources, strict=True):
+        assert config.name == f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:8]}"
+    changed = replace(stack.files[1], content=stack.files[1].content + "\n")
+    assert changed.name != stack.files[1].name and changed.target == stack.files[1].target
+    assert render(apache()) == stack  # unchanged scripts: the same names, so a redeploy changes nothing
+
+
+def test_render_writes_a_directory_deployable_by_hand(tmp_path: Path):
+    stack = render(apache())
+    path = stack.write(tmp_path / "out")
+    assert sorted(p.name for p in path.parent.iterdir()) == ["entrypoint.sh", "node-identity.sh", "stack.yml"]
+    assert path.read_text() == stack.text
+    assert (path.parent / "entrypoint.sh").read_text() == (STACKS_DIR / "apache" / "entrypoint.sh").read_text()
+    assert [p.name for p in render(tansu()).write(tmp_path / "tansu").parent.iterdir()] == ["stack.yml"]
 
 
 @pytest.mark.skipif(not shutil.which("docker"), reason="no docker CLI")
