@@ -106,7 +106,8 @@ class Plan:
         return 0
 
 
-def _admin(bootstrap: str, timeout: float, errors: list[str]) -> AdminClient:
+def _admin(bootstrap: str, timeout: float, errors: list[str] | None = None) -> AdminClient:
+    """A client bounded by ``timeout`` whose errors go to ``errors`` (or nowhere), never to stderr."""
     ms = int(max(timeout, 1.0) * 1000)
     return AdminClient(
         {
@@ -114,7 +115,7 @@ def _admin(bootstrap: str, timeout: float, errors: list[str]) -> AdminClient:
             "socket.connection.setup.timeout.ms": min(ms, 10_000),
             "reconnect.backoff.max.ms": 1000,
             "log_level": 3,  # errors only: librdkafka's notices would drown the job's own lines
-            "error_cb": lambda err: errors.append(err.str()),
+            "error_cb": lambda err: errors.append(err.str()) if errors is not None else None,
         }
     )
 
@@ -159,8 +160,7 @@ def _leaders(admin: AdminClient, topic: str, partitions: int, replicas: int, tim
 
 def latest_offsets(bootstrap: str, topic: str, partitions: list[int], timeout: float) -> dict[int, int]:
     """The high watermark of every partition: the first offset the next record gets."""
-    errors: list[str] = []
-    admin = _admin(bootstrap, timeout, errors)
+    admin = _admin(bootstrap, timeout)
     futures = admin.list_offsets(
         {TopicPartition(topic, p): OffsetSpec.latest() for p in partitions}, request_timeout=timeout
     )
@@ -206,9 +206,8 @@ def plan_cluster(
 ) -> tuple[Plan | None, dict[int, str]]:
     """(the cluster's plan, or None; errors by broker index): every given broker must lead a partition."""
     bootstrap = ",".join(p.broker for p in probes)
-    errors: list[str] = []
     replicas = min(3, len(probes[0].cluster))
-    leaders = _leaders(_admin(bootstrap, timeout, errors), topic, partitions, replicas, timeout)
+    leaders = _leaders(_admin(bootstrap, timeout), topic, partitions, replicas, timeout)
     owners, failed = [], {}
     for p in probes:
         led = tuple(sorted(part for part, leader in leaders.items() if leader == p.broker))
@@ -218,8 +217,7 @@ def plan_cluster(
             failed[p.index] = f"{p.broker} (node {p.node_id}) leads no partition of {topic}"
     if not owners:
         return None, failed
-    plan = Plan(bootstrap, topic, run, records, payload_bytes, tuple(owners))
-    start = start_offsets(bootstrap, topic, plan.partitions, run, timeout)
+    start = start_offsets(bootstrap, topic, sorted(p for _, led in owners for p in led), run, timeout)
     return Plan(bootstrap, topic, run, records, payload_bytes, tuple(owners), start), failed
 
 
