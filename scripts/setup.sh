@@ -50,5 +50,6 @@ if ! docker version >/dev/null 2>&1; then
 fi
 log "ready: $(docker version --format 'Docker Engine {{.Server.Version}}'), $("$venv/bin/swarmkit" --version 2>/dev/null || echo swarmkit)"
 
-# Spark's Kafka connector jars (Maven Central) into a cache outside git; a stamp makes reruns free.
-bash "$root/spark/fetch-jars.sh"
+# Kafka's jars, the Kafka image's Java runtime and Spark's Kafka connector, into the cache outside
+# git (/var/cache/swarmkit); a stamp per pom makes reruns free.
+"$venv/bin/python" "$root/scripts/fill-cache.py"

@@ -486,7 +486,7 @@ def require_connector(session: SparkSession) -> None:
     if CONNECTOR not in jars:
         raise RuntimeError(
             f"Spark's Kafka connector ({CONNECTOR}) is not among spark.jars: pass it with spark-submit --jars "
-            "(bash spark/fetch-jars.sh fetches the jars into /var/cache/swarmkit/spark-kafka-VERSION/jars)"
+            "(bash scripts/setup.sh fetches the jars into /var/cache/swarmkit/spark-kafka-VERSION/jars)"
         )
 
 

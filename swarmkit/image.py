@@ -8,8 +8,6 @@ outside git (``$SWARMKIT_CACHE``, default /var/cache/swarmkit) and reused by eve
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import os
 import platform
 import re
@@ -22,9 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmkit import dockerapi
+from swarmkit import dockerapi, maven
 from swarmkit.dockerapi import Engine
-from swarmkit.assets import PROJECT_ROOT, STACKS_DIR, tansu_binary
+from swarmkit.assets import STACKS_DIR, tansu_binary
 from swarmkit.errors import SwarmkitError
 
 BUSYBOX = Path("/bin/busybox")
@@ -34,8 +32,6 @@ PROBE_TAG = "swarmkit/probe:1"
 KAFKA_VERSION = "4.4.0"
 KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
 KAFKA_DIR = STACKS_DIR / "kafka"
-DEFAULT_CACHE = Path("/var/cache/swarmkit")
-MAVEN_TIMEOUT = 1800.0  # a cold ~/.m2 downloads ~80 MB of jars
 # The modules Kafka's server and tools use.  jdeps over the resolved jars also names java.compiler
 # and java.scripting, for log4j-core's annotation processor and script conditions, which a running
 # Kafka never loads.  Added: jdk.security.auth for SASL/GSSAPI (Krb5LoginModule is named in
@@ -121,92 +117,9 @@ def _link_or_copy(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-def cache_dir() -> Path:
-    """Where resolved jars and Java runtimes are kept between builds (never inside the git tree)."""
-    return Path(os.environ.get("SWARMKIT_CACHE") or DEFAULT_CACHE)
-
-
-@contextlib.contextmanager
-def _cache_lock(cache: Path) -> Iterator[None]:
-    """One process fills the cache at a time: a second build waits, then finds it complete."""
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        handle = open(cache / ".lock", "w")  # noqa: SIM115 - held for the with block
-    except OSError as error:
-        raise SwarmkitError(
-            f"cannot use the build cache {cache}: {error.strerror}",
-            hint="run as root, or point SWARMKIT_CACHE at a writable directory",
-        ) from error
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-
-
-def _digest(*parts: str | bytes) -> str:
-    hasher = hashlib.sha256()
-    for part in parts:
-        hasher.update(part.encode() if isinstance(part, str) else part)
-        hasher.update(b"\0")
-    return hasher.hexdigest()
-
-
-def _tool(name: str, package: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        raise SwarmkitError(f"{name} is not installed", hint=f"apt-get install {package} (scripts/setup.sh does)")
-    return path
-
-
-def _maven_error(output: str) -> str:
-    """The line of Maven's output that says what failed (colour codes removed)."""
-    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in output.splitlines()]
-    errors = [line.removeprefix("[ERROR]").strip() for line in lines if line.startswith("[ERROR]")]
-    errors = [line for line in errors if line and not line.startswith(("To see", "Re-run", "For more", "[Help"))]
-    return errors[0] if errors else (next((line for line in reversed(lines) if line), "no output"))
-
-
-def _shown(path: Path) -> str:
-    return str(path.relative_to(PROJECT_ROOT)) if path.is_relative_to(PROJECT_ROOT) else str(path)
-
-
-def _resolved(pom: Path, target: Path) -> Path:
-    """The jars a pom depends on, copied by Maven into ``target`` once per content of the pom.
-
-    A stamp beside the directory holds the pom's hash: when it matches, Maven is not run at all.
-    Maven fills a staging directory that is renamed into place, so an interrupted run leaves no
-    half-filled cache behind."""
-    stamp = target.with_name(f"{target.name}.sha256")
-    digest = _digest(pom.read_bytes())
-    if target.is_dir() and stamp.is_file() and stamp.read_text().strip() == digest:
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    command = [_tool("mvn", "maven"), "-q", "-B", "-Dstyle.color=never", "-f", str(pom)]
-    command += ["dependency:copy-dependencies", f"-DoutputDirectory={staging}"]
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=MAVEN_TIMEOUT)
-        failure = _maven_error(result.stdout + result.stderr) if result.returncode else ""
-    except subprocess.TimeoutExpired:
-        failure = f"no result after {MAVEN_TIMEOUT:.0f} s"
-    if not failure and not any(staging.glob("*.jar")):
-        failure = "it copied no jar"
-    if failure:
-        shutil.rmtree(staging, ignore_errors=True)
-        rerun = shlex.join([*command[:1], "-B", *command[4:-1], f"-DoutputDirectory={target}"])
-        raise SwarmkitError(
-            f"Maven could not resolve the jars of {_shown(pom)}: {failure}",
-            hint=f"Maven Central must be reachable (or ~/.m2 hold the jars); to see the whole log run: {rerun}",
-        )
-    staging.chmod(0o755)  # mkdtemp makes it private; the image's appuser reads these jars
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
-    stamp.write_text(digest + "\n")
-    return target
-
-
 def _jdk_home() -> Path:
     """The JDK whose jlink and jmods make the image's runtime (the one on PATH)."""
-    home = Path(_tool("jlink", "openjdk-17-jdk-headless")).resolve().parent.parent
+    home = Path(maven.tool("jlink", "openjdk-17-jdk-headless")).resolve().parent.parent
     if not (home / "jmods" / "java.base.jmod").is_file():
         raise SwarmkitError(f"{home} has no jmods/ for jlink", hint="apt-get install openjdk-17-jdk-headless")
     return home
@@ -218,7 +131,7 @@ def _runtime(cache: Path) -> Path:
     home = _jdk_home()
     release = (home / "release").read_text()
     found = re.search(r'JAVA_RUNTIME_VERSION="([^"]+)"', release) or re.search(r'JAVA_VERSION="([^"]+)"', release)
-    key = _digest(release, *JRE_MODULES, *JLINK_OPTIONS, *GUI_LIBRARIES)[:12]
+    key = maven.digest(release, *JRE_MODULES, *JLINK_OPTIONS, *GUI_LIBRARIES)[:12]
     target = cache / f"jre-{found.group(1) if found else 'unknown'}-{key}"
     if target.is_dir():
         return target
@@ -275,7 +188,7 @@ def _cached_runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> tupl
     """_runtime_libraries, remembered beside the jars: reading every jar's index takes seconds,
     and the answer changes only with the jars (their stamps) or the runtime."""
     stamps = [directory.with_name(f"{directory.name}.sha256").read_text() for directory in jar_dirs]
-    memo = jar_dirs[0].parent / f"host-libraries-{_digest(runtime.name, *stamps)[:12]}"
+    memo = jar_dirs[0].parent / f"host-libraries-{maven.digest(runtime.name, *stamps)[:12]}"
     if memo.is_file():
         return tuple(Path(line) for line in memo.read_text().splitlines() if line)
     libraries = _runtime_libraries(runtime, jar_dirs)
@@ -287,10 +200,10 @@ def kafka_recipe() -> ImageRecipe:
     """The Apache Kafka broker image: Maven's jars and a jlink runtime (both cached) on busybox.
 
     Resolving is the slow part of a first build (Maven, jlink); every later call only checks stamps."""
-    cache = cache_dir()
-    with _cache_lock(cache):
-        libs = _resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
-        tools = _resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
+        tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
         runtime = _runtime(cache)
         libraries = _cached_runtime_libraries(runtime, (libs, tools))
     scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties")

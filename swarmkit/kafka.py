@@ -9,6 +9,7 @@ because it must run on Spark workers that may not have swarmkit installed).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -21,6 +22,7 @@ from swarmkit.errors import VerifyError
 from swarmkit.topics import TopicSpec, creation_configs
 
 DEFAULT_TIMEOUT = 5.0
+DELETE_WAIT = 30.0
 
 _QUIET = logging.getLogger("swarmkit.kafka.librdkafka")
 _QUIET.addHandler(logging.NullHandler())
@@ -223,6 +225,39 @@ def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec], timeout: float = D
                     else TopicResult(bootstrap, spec.name, "failed", 0, 0, detail="reported as existing but not listed")
                 )
     return [results[spec.name] for spec in specs]
+
+
+def _delete_topic(client: _Client, name: str, timeout: float) -> None:
+    """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""
+    future = client.admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)[name]
+    future.result(timeout=timeout + 1)
+    deadline = time.monotonic() + DELETE_WAIT
+    while _metadata(client, timeout).topic(name) is not None:
+        if time.monotonic() > deadline:
+            raise VerifyError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
+        time.sleep(0.2)
+
+
+def ensure_led_by_every_broker(bootstrap: str, spec: TopicSpec, timeout: float = DEFAULT_TIMEOUT) -> TopicResult:
+    """Make a scratch topic (swarmkit's own) whose partitions have a leader on every broker.
+
+    A topic made before a broker joined has no partition led there; since it holds only scratch
+    traffic, it is deleted and made again rather than reassigned."""
+    client = _Client(bootstrap, timeout)
+    metadata = _metadata(client, timeout)
+    found = metadata.topic(spec.name)
+    brokers = {b.node_id for b in metadata.brokers}
+    if found is not None:
+        leaders = {p.leader for p in found.partitions}
+        if leaders >= brokers and found.replication_factor == spec.replicas:
+            return TopicResult(bootstrap, spec.name, "exists", found.partition_count, found.replication_factor)
+        _delete_topic(client, spec.name, timeout)
+    deadline = time.monotonic() + DELETE_WAIT
+    while True:
+        (result,) = ensure_topics(bootstrap, [spec], timeout)
+        if result.status == "created" or time.monotonic() > deadline:
+            return result
+        time.sleep(0.5)  # the deleted topic's name is not free yet
 
 
 def ensure_topics_on_each(

@@ -25,11 +25,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from swarmkit import maven
 from swarmkit.assets import SPARK_DIR
 from swarmkit.errors import VerifyError
 
 JOB = SPARK_DIR / "verify_job.py"
-FETCH_JARS = "bash scripts/setup.sh  (or: bash spark/fetch-jars.sh)"
+FETCH_JARS = "bash scripts/setup.sh"
 SCALA = "2.13"
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 5.0
@@ -197,7 +198,13 @@ def spark_submit() -> Path:
 def connector_dir(version: str | None = None) -> Path:
     """Where setup puts the connector jars for a pyspark version (the installed one by default)."""
     version = version or importlib.metadata.version("pyspark")
-    return Path(os.environ.get("SWARMKIT_CACHE", "/var/cache/swarmkit")) / f"spark-kafka-{version}" / "jars"
+    return maven.cache_dir() / f"spark-kafka-{version}" / "jars"
+
+
+def fetch_connector() -> Path:
+    """Resolve spark/pom.xml (the connector at the pinned pyspark's version) into the cache, once."""
+    with maven.cache_lock(maven.cache_dir()):
+        return maven.resolved(SPARK_DIR / "pom.xml", connector_dir())
 
 
 def connector_jars(version: str | None = None) -> list[Path]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from swarmkit import diagnose, dockerapi, health, kafka, sparkjob
@@ -24,7 +24,8 @@ from swarmkit.stack import expected_advertised_host
 from swarmkit.topics import TopicSpec, parse_topic_specs
 
 SPARK_TOPIC = "swarmkit-verify"
-SPARK_TOPIC_PARTITIONS = 3
+SPARK_PARTITIONS_PER_BROKER = 2  # Kafka places leaders round-robin: every broker leads some
+SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 
 
 @dataclass(frozen=True)
@@ -385,14 +386,13 @@ def _judge_all(
 def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:
     """Real traffic through every broker; only once every broker passed the address checks."""
     if not all(b.ok for b in report.brokers):
-        return VerifyReport(report.brokers, report.topics, report.changes, spark_error="skipped: some brokers failed")
+        return replace(report, spark_error="skipped: some brokers failed")
     endpoints = [b.advertised for b in report.brokers]
-    replicas = min(3, len(endpoints)) if shared else 1
-    spec = [TopicSpec(SPARK_TOPIC, SPARK_TOPIC_PARTITIONS, replicas)]
     if shared:
-        kafka.ensure_topics(endpoints[0], spec, options.timeout)
+        spec = TopicSpec(SPARK_TOPIC, SPARK_PARTITIONS_PER_BROKER * len(endpoints), min(3, len(endpoints)))
+        kafka.ensure_led_by_every_broker(endpoints[0], spec, options.timeout)
     else:
-        kafka.ensure_topics_on_each(endpoints, spec, options.timeout)
+        kafka.ensure_topics_on_each(endpoints, [TopicSpec(SPARK_TOPIC, SPARK_TANSU_PARTITIONS, 1)], options.timeout)
     try:
         spark = sparkjob.run_verify_job(
             endpoints,
@@ -402,5 +402,5 @@ def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> V
             report_path=Path(options.spark_report) if options.spark_report else None,
         )
     except sparkjob.SparkJobError as error:
-        return VerifyReport(report.brokers, report.topics, report.changes, error.report, error.message)
-    return VerifyReport(report.brokers, report.topics, report.changes, spark)
+        return replace(report, spark=error.report, spark_error=error.message)
+    return replace(report, spark=spark)

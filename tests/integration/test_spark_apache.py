@@ -48,3 +48,14 @@ def test_verify_spark_runs_the_job_through_every_broker(cluster: Inventory) -> N
     assert report.ok, report.to_dict()
     assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == BROKERS
     assert all(b.consumed == 5000 and b.checksum_ok and b.partitions for b in report.spark.brokers)
+
+
+def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(cluster: Inventory, sa: sandbox.Sandbox) -> None:
+    """The scratch topic made for 3 brokers has no leader on a 4th: verify makes it again for 4."""
+    sandbox.add_node("sa")
+    grown = load_inventory(sa.inventory_path)
+    assert up(grown, DeployOptions(topics=f"{TOPIC}:6:3")).ok
+    report = verify(grown, VerifyOptions(spark=True, spark_records=5000))
+    assert report.ok, report.to_dict()
+    assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == [*BROKERS, "sa4:9094"]
+    assert all(b.consumed == 5000 and b.partitions for b in report.spark.brokers)

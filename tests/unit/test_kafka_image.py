@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit import image
+from swarmkit import image, maven
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SwarmkitError
 
@@ -210,8 +210,8 @@ def test_maven_error_is_the_line_that_says_what_failed() -> None:
         "\x1b[1;31m[ERROR]\x1b[m Failed to execute goal on project x: Could not find artifact "
         "org.apache.kafka:kafka-tools:jar:4.4.0 in central\n[ERROR] \n[ERROR] To see the full stack trace\n"
     )
-    assert image._maven_error(output).startswith("Failed to execute goal on project x: Could not find artifact")
-    assert image._maven_error("") == "no output"
+    assert maven._maven_error(output).startswith("Failed to execute goal on project x: Could not find artifact")
+    assert maven._maven_error("") == "no output"
 
 
 def test_a_failed_resolution_is_a_swarmkit_error_with_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,7 +220,7 @@ def test_a_failed_resolution_is_a_swarmkit_error_with_the_command(tmp_path: Path
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     with pytest.raises(SwarmkitError) as raised:
-        image._resolved(KAFKA / "pom.xml", tmp_path / "cache" / "libs")
+        maven.resolved(KAFKA / "pom.xml", tmp_path / "cache" / "libs")
     assert "Could not transfer artifact" in raised.value.message
     assert "dependency:copy-dependencies" in raised.value.hint and str(tmp_path / "cache" / "libs") in raised.value.hint
     assert list((tmp_path / "cache").iterdir()) == []  # the staging directory is gone
@@ -233,8 +233,8 @@ def test_a_complete_cache_does_not_run_maven(tmp_path: Path, monkeypatch: pytest
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
     target = tmp_path / "cache" / "libs"
-    assert image._resolved(KAFKA / "pom.xml", target) == target
-    assert image._resolved(KAFKA / "pom.xml", target) == target
+    assert maven.resolved(KAFKA / "pom.xml", target) == target
+    assert maven.resolved(KAFKA / "pom.xml", target) == target
     assert (fake.parent / "calls").read_text() == "run\n"
     assert [path.name for path in target.iterdir()] == ["x.jar"]
 
@@ -256,6 +256,6 @@ def test_ldd_output_missing_library_is_an_error(tmp_path: Path, monkeypatch: pyt
 
 def test_cache_dir_follows_swarmkit_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
-    assert image.cache_dir() == tmp_path
+    assert maven.cache_dir() == tmp_path
     monkeypatch.delenv("SWARMKIT_CACHE")
-    assert image.cache_dir() == Path("/var/cache/swarmkit")
+    assert maven.cache_dir() == Path("/var/cache/swarmkit")

@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 
 from swarmkit.assets import PROJECT_ROOT, SPARK_DIR
-from swarmkit.sparkjob import ClassArchive, SparkJobError, SparkReport, connector_jars, job_command, job_env
+from swarmkit import maven
+from swarmkit.sparkjob import (
+    ClassArchive,
+    SparkJobError,
+    SparkReport,
+    connector_dir,
+    connector_jars,
+    fetch_connector,
+    job_command,
+    job_env,
+)
 
 sys.path.insert(0, str(SPARK_DIR))
 import verify_job  # noqa: E402
@@ -117,7 +127,7 @@ def test_missing_connector_jar_is_named_with_the_command_that_fetches_it(tmp_pat
     with pytest.raises(SparkJobError) as caught:
         connector_jars("9.9.9")
     assert "kafka-clients" in caught.value.message and str(folder) in caught.value.message
-    assert "scripts/setup.sh" in caught.value.hint and "spark/fetch-jars.sh" in caught.value.hint
+    assert "scripts/setup.sh" in caught.value.hint
     (folder / JARS[2]).touch()
     assert [jar.name for jar in connector_jars("9.9.9")] == JARS
 
@@ -168,26 +178,13 @@ def test_pyspark_pin_matches_the_connector_pom() -> None:
     assert f"pyspark=={spark_version}" in deps
 
 
-def test_fetch_jars_does_nothing_once_stamped(tmp_path) -> None:
-    pom = (SPARK_DIR / "pom.xml").read_bytes()
-    version = re.search(rb"<spark.version>(.+?)</spark.version>", pom).group(1).decode()
-    dest = tmp_path / f"spark-kafka-{version}"
-    dest.mkdir()
-    (dest / f".complete-{hashlib.sha256(pom).hexdigest()[:16]}").touch()
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "mvn").write_text("#!/bin/sh\necho mvn ran >&2\nexit 3\n")
-    (fake / "mvn").chmod(0o755)
-    env = {**os.environ, "SWARMKIT_CACHE": str(tmp_path), "PATH": f"{fake}:{os.environ['PATH']}"}
-    done = subprocess.run(
-        ["bash", str(SPARK_DIR / "fetch-jars.sh")], check=False, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0 and done.stdout == done.stderr == ""
-    (dest / f".complete-{hashlib.sha256(pom).hexdigest()[:16]}").unlink()
-    again = subprocess.run(
-        ["bash", str(SPARK_DIR / "fetch-jars.sh")], check=False, env=env, capture_output=True, text=True
-    )
-    assert again.returncode == 3 and "mvn ran" in again.stderr  # no stamp: Maven runs (here: the fake)
+def test_the_connector_is_resolved_from_the_spark_pom_into_the_cache(tmp_path, monkeypatch) -> None:
+    calls = []
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(maven, "resolved", lambda pom, target: calls.append((pom, target)) or target)
+    target = fetch_connector()
+    assert calls == [(SPARK_DIR / "pom.xml", target)] and target == connector_dir()
+    assert target.is_relative_to(tmp_path)
 
 
 @pytest.mark.parametrize(

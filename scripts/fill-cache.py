@@ -1,0 +1,24 @@
+"""Fill the cache outside git from Maven Central and this machine's JDK: Kafka's jars and the Java
+runtime of the swarmkit/kafka image, and Spark's Kafka connector. Run by scripts/setup.sh, so that
+no later step needs the network; when nothing changed it does nothing."""
+
+from __future__ import annotations
+
+import sys
+
+from swarmkit import image, sparkjob
+from swarmkit.errors import SwarmkitError
+
+
+def main() -> int:
+    try:
+        image.kafka_recipe()
+        sparkjob.fetch_connector()
+    except SwarmkitError as error:
+        print(f"setup: {error.message}\nhint: {error.hint}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
