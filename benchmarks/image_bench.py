@@ -27,8 +27,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import dockerapi, image
-from swarmkit.dockerapi import Engine
+from swarmkit.hosts import dockerapi
+from swarmkit.images import image
+from swarmkit.hosts.dockerapi import Engine
 
 LOCAL = Engine.connect("unix:///var/run/docker.sock")
 M2_MARKER = Path.home() / ".m2/repository/org/apache/kafka/kafka_2.13" / image.KAFKA_VERSION

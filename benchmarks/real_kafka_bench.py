@@ -24,11 +24,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import sandbox
-from swarmkit.deploy import DeployOptions, up
-from swarmkit.dockerapi import DockerHosts
-from swarmkit.inventory import Inventory, load_inventory
-from swarmkit.verify import VerifyOptions, verify
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.cluster.deploy import DeployOptions, up
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.cluster.verify import VerifyOptions, verify
 
 NAME = "kb"
 SUBNET = "10.252.0.0/24"

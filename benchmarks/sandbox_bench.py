@@ -12,7 +12,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import sandbox
+from swarmkit.sandbox import hosts as sandbox
 
 NAME = "bench"
 SUBNET = "10.248.0.0/24"

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit.assets import SPARK_DIR
-from swarmkit.sparkjob import SparkJobError, SparkReport, run_verify_job
+from swarmkit.cluster.spark import SparkJobError, SparkReport, run_verify_job
 
 sys.path.insert(0, str(SPARK_DIR))
 import verify_job as job  # noqa: E402  (the job file is a script, not a package module)

@@ -18,9 +18,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit import deploy, sandbox, swarm, verify
-from swarmkit.dockerapi import DockerHosts
-from swarmkit.inventory import load_inventory
+from swarmkit.cluster import deploy
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.swarm import bootstrap as swarm
+from swarmkit.cluster import verify
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import load_inventory
 
 NAME = "vb"
 PREFIX = "vb"

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from swarmkit import image, sparkjob
+from swarmkit.images import image
+from swarmkit.cluster import spark as sparkjob
 from swarmkit.errors import SwarmkitError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit import sandbox
+from swarmkit.sandbox import hosts as sandbox
 
 pytestmark = pytest.mark.e2e
 

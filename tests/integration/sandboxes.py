@@ -9,7 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from swarmkit import sandbox
+from swarmkit.sandbox import hosts as sandbox
 
 
 @contextlib.contextmanager

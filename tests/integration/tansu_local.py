@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit import kafka
+from swarmkit.cluster import kafka
 from swarmkit.assets import tansu_binary
 from swarmkit.errors import VerifyError
 

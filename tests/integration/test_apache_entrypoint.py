@@ -14,14 +14,17 @@ from typing import TypeVar
 
 import pytest
 
-from swarmkit import dockerapi, image, sandbox, swarm
+from swarmkit.hosts import dockerapi
+from swarmkit.images import image
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.swarm import bootstrap as swarm
 from swarmkit.assets import STACKS_DIR
-from swarmkit.deploy import DeployOptions, DeployResult, deploy
-from swarmkit.dockerapi import DockerHosts, Engine, TaskState
-from swarmkit.identity import CLUSTER_ID_LABEL
-from swarmkit.inventory import Inventory, load_inventory
-from swarmkit.listeners import ListenerPlan
-from swarmkit.stack import kafka_env
+from swarmkit.cluster.deploy import DeployOptions, DeployResult, deploy
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, TaskState
+from swarmkit.swarm.identity import CLUSTER_ID_LABEL
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.render import kafka_env
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration

@@ -13,14 +13,15 @@ from collections import Counter
 
 import pytest
 
-from swarmkit import dockerapi, sandbox
-from swarmkit.dockerapi import DockerHosts, Engine
-from swarmkit.deploy import DeployOptions, DeployResult, deploy, up
+from swarmkit.hosts import dockerapi
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.hosts.dockerapi import DockerHosts, Engine
+from swarmkit.cluster.deploy import DeployOptions, DeployResult, deploy, up
 from swarmkit.errors import DeployError, SpecError
-from swarmkit.identity import ID_LABEL, NEXT_LABEL
-from swarmkit.inventory import Inventory, load_inventory
-from swarmkit.kafka import broker_metadata
-from swarmkit.listeners import ListenerPlan
+from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.cluster.kafka import broker_metadata
+from swarmkit.stack.listeners import ListenerPlan
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration

@@ -19,9 +19,9 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from python_on_whales.exceptions import DockerException
 
-from swarmkit import image
-from swarmkit.dockerapi import Engine
-from swarmkit.engines.apache import generate_cluster_id
+from swarmkit.images import image
+from swarmkit.hosts.dockerapi import Engine
+from swarmkit.stack.engines.apache import generate_cluster_id
 from tests.integration.tansu_local import free_port
 
 pytestmark = pytest.mark.integration

@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from swarmkit import kafka
-from swarmkit.diagnose import diagnose
+from swarmkit.cluster import kafka
+from swarmkit.cluster.diagnose import diagnose
 from swarmkit.errors import VerifyError
-from swarmkit.sparkjob import SparkJobError, run_verify_job
-from swarmkit.topics import TopicSpec
+from swarmkit.cluster.spark import SparkJobError, run_verify_job
+from swarmkit.stack.topics import TopicSpec
 from tests.integration.tansu_local import LocalBroker
 
 pytestmark = pytest.mark.integration

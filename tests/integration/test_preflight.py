@@ -10,11 +10,14 @@ from typing import Iterator
 
 import pytest
 
-from swarmkit import deploy, dockerapi, preflight, sandbox
-from swarmkit.dockerapi import DockerHosts
+from swarmkit.cluster import deploy
+from swarmkit.hosts import dockerapi
+from swarmkit.network import preflight
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.errors import PreflightError
-from swarmkit.inventory import Host, Inventory, load_inventory
-from swarmkit.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
+from swarmkit.hosts.inventory import Host, Inventory, load_inventory
+from swarmkit.network.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration

@@ -13,14 +13,16 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import Producer
 
-from swarmkit import diagnose, dockerapi, sandbox
-from swarmkit.deploy import DeployOptions, deploy, up
-from swarmkit.dockerapi import DockerHosts
-from swarmkit.inventory import Inventory, load_inventory
-from swarmkit.kafka import broker_metadata, ensure_topics, partition_states
-from swarmkit.listeners import ListenerPlan
-from swarmkit.topics import TopicSpec
-from swarmkit.verify import VerifyOptions, VerifyReport, verify
+from swarmkit.cluster import diagnose
+from swarmkit.hosts import dockerapi
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.cluster.deploy import DeployOptions, deploy, up
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.cluster.kafka import broker_metadata, ensure_topics, partition_states
+from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.topics import TopicSpec
+from swarmkit.cluster.verify import VerifyOptions, VerifyReport, verify
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
 from tests.integration.sandboxes import module_sandbox
 

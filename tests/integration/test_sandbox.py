@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swarmkit import dockerapi, kafka, sandbox
+from swarmkit.hosts import dockerapi
+from swarmkit.cluster import kafka
+from swarmkit.sandbox import hosts as sandbox
 from swarmkit.errors import SandboxError, VerifyError
 from tests.integration.sandboxes import fresh_sandbox, in_host, leftovers, module_sandbox
 
@@ -18,7 +20,7 @@ NAME = "sbx"
 BROKER = "sbx-broker"
 METADATA_SCRIPT = """
 import sys
-from swarmkit import kafka
+from swarmkit.cluster import kafka
 brokers = kafka.broker_metadata(sys.argv[1], timeout=float(sys.argv[2])).brokers
 print(",".join(f"{b.host}:{b.port}" for b in brokers))
 """

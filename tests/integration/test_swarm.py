@@ -8,11 +8,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from swarmkit import dockerapi, sandbox, swarm
-from swarmkit.cli import app
-from swarmkit.dockerapi import DockerHosts, Engine
+from swarmkit.hosts import dockerapi
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.swarm import bootstrap as swarm
+from swarmkit.cli.app import app
+from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.errors import EngineError, SwarmError
-from swarmkit.inventory import TlsFiles, load_inventory
+from swarmkit.hosts.inventory import TlsFiles, load_inventory
 from tests.integration.sandboxes import module_sandbox
 from tests.integration.tls_certs import EngineCerts, authority, engine_certs
 

@@ -6,10 +6,14 @@ import time
 
 import pytest
 
-from swarmkit import deploy, diagnose, sandbox, swarm, verify
+from swarmkit.cluster import deploy
+from swarmkit.cluster import diagnose
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.swarm import bootstrap as swarm
+from swarmkit.cluster import verify
 from swarmkit.errors import DeployError
-from swarmkit.inventory import Inventory, load_inventory
-from swarmkit.listeners import ListenerPlan
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.stack.listeners import ListenerPlan
 from tests.integration.sandboxes import fresh_sandbox
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from swarmkit.inventory import TlsFiles
+from swarmkit.hosts.inventory import TlsFiles
 
 VALID_FOR = datetime.timedelta(days=1)
 _CA_USAGE = x509.KeyUsage(

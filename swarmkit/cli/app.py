@@ -1,0 +1,38 @@
+"""The `swarmkit` command: which command lives where; each group's module parses its options and prints."""
+
+from __future__ import annotations
+
+import typer
+
+from swarmkit import __version__
+from swarmkit.cli import checks, stack, swarm
+from swarmkit.cli.common import out
+from swarmkit.cli.sandbox import sandbox_app
+
+app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        out.print(f"swarmkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=version_callback, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """swarmkit: Kafka on Docker Swarm, one broker per server, reachable by every client."""
+
+
+app.command("preflight")(swarm.preflight_command)
+app.add_typer(swarm.swarm_app, name="swarm")
+app.command("join")(swarm.join)
+app.add_typer(checks.listeners_app, name="listeners")
+app.command("verify")(checks.verify_command)
+app.command("render")(stack.render)
+app.command("deploy")(stack.deploy_command)
+app.command("up")(stack.up_command)

@@ -1,0 +1,61 @@
+"""`swarmkit verify` and `swarmkit listeners diagnose`: checking a running cluster from this machine."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from swarmkit.cli import tables
+from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
+from swarmkit.cluster import diagnose, verify
+
+listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no_args_is_help=True)
+
+
+@expected_failures
+def verify_command(
+    inventory: str = INVENTORY_OPTION,
+    spark: bool = typer.Option(False, "--spark", help="Also run the PySpark job through every broker."),
+    records: Optional[int] = typer.Option(None, "--records", help="Records per broker for the Spark job."),
+    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
+    report: Optional[str] = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
+    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
+    port: int = typer.Option(9094, "--external-port", help="The brokers' published client port."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Check every broker from this machine (and with --spark, real traffic); report what changed."""
+    options = verify.VerifyOptions(
+        stack_name=stack_name,
+        external_port=port,
+        spark=spark,
+        spark_records=records,
+        spark_master=master,
+        spark_report=report,
+    )
+    with err.status("verifying every broker from this machine..." + (" then the Spark job" if spark else "")):
+        hosts, docker = load_hosts(inventory)
+        result = verify.verify(hosts, options, docker=docker)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        tables.print_verify(result, out)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@listeners_app.command("diagnose")
+@expected_failures
+def listeners_diagnose(
+    bootstrap: str = typer.Option(..., "--bootstrap", "-b", help="HOST:PORT of any broker."),
+    timeout: float = typer.Option(5.0, "--timeout", help="Seconds per probe."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """What `kafkacat -L` shows, with verdicts: does every advertised address resolve, connect and answer?"""
+    result = diagnose.diagnose(bootstrap, timeout)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        tables.print_diagnosis(result, out)
+    if not result.ok:
+        raise typer.Exit(1)

@@ -1,0 +1,99 @@
+"""`swarmkit sandbox ...`: a real server group on this machine, for demos and tests."""
+
+from __future__ import annotations
+
+import typer
+
+from swarmkit.cli import tables
+from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, err, expected_failures, out, print_json
+from swarmkit.errors import SwarmkitError
+from swarmkit.sandbox import hosts as sandbox
+
+sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
+
+
+def _show_sandbox(status: sandbox.SandboxStatus, as_json: bool) -> None:
+    if as_json:
+        print_json(status.to_dict())
+    else:
+        tables.print_sandbox(status, out)
+
+
+@sandbox_app.command("up")
+@expected_failures
+def sandbox_up(
+    nodes: int = typer.Option(3, "--nodes", "-n", help="Number of hosts."),
+    inventory: str = typer.Option("swarmkit-sandbox.yaml", "--inventory", "-i", help="Where to write the inventory."),
+    name: str = SANDBOX_NAME,
+    prefix: str = typer.Option("node", "--prefix", help="Host names are PREFIX1..PREFIXN."),
+    subnet: str = typer.Option("10.231.0.0/24", "--subnet", help="Private subnet of the sandbox bridge."),
+    engine: str = typer.Option("apache", "--engine", help="Broker engine the inventory names: apache or tansu."),
+    managers: int = typer.Option(
+        sandbox.DEFAULT_MANAGERS, "--managers", help="How many of the hosts are swarm managers (the rest are workers)."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
+    with err.status(f"building sandbox '{name}' with {nodes} hosts ({engine} image)..."):
+        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers)
+    _show_sandbox(sandbox.status(name), as_json)
+
+
+@sandbox_app.command("add-node")
+@expected_failures
+def sandbox_add_node(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
+    """Add one more host on the same network (not yet in the swarm: `swarmkit up` joins it)."""
+    with err.status("adding a host..."):
+        host = sandbox.add_node(name)
+    if not as_json:
+        out.print(f"added {host.name} at {host.address}")
+    _show_sandbox(sandbox.status(name), as_json)
+
+
+@sandbox_app.command("down")
+@expected_failures
+def sandbox_down(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
+    """Remove everything the sandbox created: processes, namespaces, bridge, iptables rules, data."""
+    removed = sandbox.down(name)
+    if as_json:
+        print_json({"name": name, "removed": removed})
+    else:
+        out.print(f"sandbox '{name}': " + ("removed " + ", ".join(removed) if removed else "nothing to remove"))
+
+
+@sandbox_app.command("status")
+@expected_failures
+def sandbox_status(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
+    """Hosts, engines, registry and firewall blocks of the sandbox."""
+    _show_sandbox(sandbox.status(name), as_json)
+
+
+@sandbox_app.command("firewall")
+@expected_failures
+def sandbox_firewall(
+    action: str = typer.Argument(..., help="block or unblock"),
+    host: str = typer.Argument(..., help="Host name, e.g. node3"),
+    port: str = typer.Argument(..., help="PORT/PROTO, e.g. 4789/udp"),
+    name: str = SANDBOX_NAME,
+) -> None:
+    """Simulate a host firewall dropping PORT/PROTO inbound on HOST."""
+    if action not in ("block", "unblock"):
+        raise SwarmkitError(f"unknown firewall action '{action}'", hint="use block or unblock")
+    state = sandbox.firewall(name, host, port, block=action == "block")
+    out.print(f"{action}ed {port} on {host}; blocks now: {', '.join(map(str, state.firewall)) or 'none'}")
+
+
+@sandbox_app.command("stop-engine")
+@expected_failures
+def sandbox_stop_engine(host: str = typer.Argument(...), name: str = SANDBOX_NAME) -> None:
+    """Kill one host's Docker engine, as if that server crashed."""
+    sandbox.stop_engine(name, host)
+    out.print(f"stopped the engine of {host}")
+
+
+@sandbox_app.command("start-engine")
+@expected_failures
+def sandbox_start_engine(host: str = typer.Argument(...), name: str = SANDBOX_NAME) -> None:
+    """Start a stopped host's Docker engine again."""
+    sandbox.start_engine(name, host)
+    out.print(f"started the engine of {host}")

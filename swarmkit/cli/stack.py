@@ -1,0 +1,169 @@
+"""`swarmkit render`, `deploy` and `up`: the stack options declared once, and the deploy progress bar."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from swarmkit.cli import tables
+from swarmkit.cli.common import (
+    EXTERNAL_PORT_OPTION,
+    INTERNAL_PORT_OPTION,
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    MEMORY_OPTION,
+    err,
+    exit_with,
+    expected_failures,
+    load_hosts,
+    out,
+    print_json,
+)
+from swarmkit.cli.swarm import gate_preflight
+from swarmkit.cluster import deploy
+from swarmkit.stack.listeners import ListenerPlan
+
+ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
+IMAGE_OPTION = typer.Option(None, "--image", help="Broker image (default: the engine's, or the inventory's).")
+ADVERTISE_OPTION = typer.Option(
+    "hostname", "--advertise", help="What each broker advertises: hostname, inventory-address or command."
+)
+HOSTNAME_COMMAND_OPTION = typer.Option(
+    None, "--hostname-command", help="With --advertise command: shell command printing the host to advertise."
+)
+TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
+STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
+TIMEOUT_OPTION = typer.Option(
+    None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node)."
+)
+REPLICATION_OPTION = typer.Option(
+    None,
+    "--replication-factor",
+    help="apache: default replication (default min(3, brokers); pin it to grow without rolling).",
+)
+CLUSTER_ID_OPTION = typer.Option(None, "--cluster-id", help="apache: KRaft cluster id (default: generated once, kept).")
+
+
+STACK_PARAMETERS = {
+    "engine": (Optional[str], ENGINE_OPTION),
+    "image": (Optional[str], IMAGE_OPTION),
+    "advertise": (str, ADVERTISE_OPTION),
+    "hostname_command": (Optional[str], HOSTNAME_COMMAND_OPTION),
+    "topics": (str, TOPICS_OPTION),
+    "stack_name": (str, STACK_OPTION),
+    "timeout": (Optional[float], TIMEOUT_OPTION),
+    "cluster_id": (Optional[str], CLUSTER_ID_OPTION),
+    "replication_factor": (Optional[int], REPLICATION_OPTION),
+    "external_port": (int, EXTERNAL_PORT_OPTION),
+    "internal_port": (int, INTERNAL_PORT_OPTION),
+}
+
+
+def _deploy_options(internal_port: int, external_port: int, **given: Any) -> deploy.DeployOptions:
+    if given["hostname_command"] and given["advertise"] == "hostname":
+        given["advertise"] = "command"
+    return deploy.DeployOptions(
+        **given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port)
+    )
+
+
+def stack_options(command: Callable) -> Callable:
+    """Give render, deploy and up the same stack options, declared once; the command gets `options`."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "options"]
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+        for name, (kind, option) in STACK_PARAMETERS.items()
+    ]
+
+    @functools.wraps(command)
+    def wrapper(**given: Any) -> Any:
+        stack = {name: given.pop(name) for name in STACK_PARAMETERS}
+        return command(options=_deploy_options(**stack), **given)
+
+    wrapper.__signature__ = inspect.Signature([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared)
+    wrapper.__annotations__ = {p.name: p.annotation for p in wrapper.__signature__.parameters.values()}
+    return wrapper
+
+
+def _with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
+    """Run a deploy-like action with a progress bar on stderr (brokers answering / nodes)."""
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_progress(done: int, total: int, message: str) -> None:
+            progress.update(task, completed=done, total=total or None, description=message)
+
+        return action(on_progress)
+
+
+def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | None = None) -> None:
+    if as_json:
+        print_json({**(extra or {}), **result.to_dict()} if extra else result.to_dict())
+    else:
+        tables.print_deploy(result, out)
+    if not result.ok:
+        exit_with(result.error())  # the JSON above already says ok: false
+
+
+@expected_failures
+@stack_options
+def render(
+    inventory: str = INVENTORY_OPTION,
+    output: Optional[str] = typer.Option(
+        None, "--output", "-o", help="Write DIR/stack.yml and the files its configs name, instead of printing."
+    ),
+    options: deploy.DeployOptions = None,
+) -> None:
+    """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
+    hosts, docker = load_hosts(inventory)
+    stack = deploy.render_for(hosts, options, docker=docker)
+    if output is None:
+        typer.echo(stack.text, nl=False)
+        return
+    path = stack.write(Path(output))
+    beside = ", ".join(config.filename for config in stack.files)
+    out.print(f"wrote {path}" + (f" and beside it {beside}" if beside else ""), highlight=False, soft_wrap=True)
+    out.print(f"deploy by hand: docker stack deploy -c {path} {options.stack_name}", highlight=False, soft_wrap=True)
+
+
+@expected_failures
+@stack_options
+def deploy_command(
+    inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, options: deploy.DeployOptions = None
+) -> None:
+    """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
+    hosts, docker = load_hosts(inventory)
+    _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p, docker=docker)), as_json)
+
+
+@expected_failures
+@stack_options
+def up_command(
+    inventory: str = INVENTORY_OPTION,
+    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
+    memory: float = MEMORY_OPTION,
+    as_json: bool = JSON_OPTION,
+    options: deploy.DeployOptions = None,
+) -> None:
+    """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
+    hosts, docker = load_hosts(inventory)
+    options = options.resolved(hosts)
+    deploy.validate(hosts, options)
+    checked = None if skip_preflight else gate_preflight(hosts, docker, memory, as_json, options.listeners)
+    result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p, docker=docker))
+    if not as_json:
+        tables.print_swarm(result.swarm, out)
+    _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict()})

@@ -1,0 +1,263 @@
+"""What the commands show a person: rich tables for each report (JSON comes from each report's to_dict)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from swarmkit.cluster.deploy import DeployResult
+from swarmkit.cluster.diagnose import DiagnoseReport
+from swarmkit.cluster.health import ClusterHealth
+from swarmkit.network.preflight import GIB, Check, Failure, PortSpec, PreflightReport
+from swarmkit.sandbox.hosts import SandboxStatus
+from swarmkit.swarm.bootstrap import MEMBER, SwarmResult
+from swarmkit.cluster.verify import VerifyReport
+
+
+def _table(title: str, columns: tuple[str, ...], **column_options: object) -> Table:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, **column_options)
+    return table
+
+
+def _mark(ok: bool) -> str:
+    return "[green]yes[/]" if ok else "[red]no[/]"
+
+
+def print_sandbox(status: SandboxStatus, console: Console) -> None:
+    if not status.exists:
+        console.print(f"no sandbox '{status.name}'")
+        return
+    table = _table(
+        f"sandbox '{status.name}' on {status.bridge} ({status.subnet})",
+        ("host", "address", "engine", "engine pid", "swarm"),
+    )
+    for host in status.hosts:
+        engine = host.engine_version or "[red]not answering[/]"
+        table.add_row(host.name, host.address, engine, str(host.engine_pid), host.swarm_state)
+    console.print(table)
+    console.print(f"registry: {status.registry or '[red]not running[/]'}   inventory: {status.inventory_path}")
+    if status.firewall:
+        console.print("firewall blocks: " + ", ".join(status.firewall))
+
+
+def print_swarm(result: SwarmResult, console: Console) -> None:
+    table = _table("swarm", ("host", "role", "action"))
+    for action in result.actions:
+        table.add_row(
+            action.host, action.role, "already a member (unchanged)" if action.action == MEMBER else action.action
+        )
+    console.print(table)
+    console.print("changed the swarm" if result.changed else "nothing to change: every host is already in this swarm")
+
+
+def print_verify(report: VerifyReport, console: Console) -> None:
+    table = _table(
+        "brokers, as a client on this machine meets them",
+        ("node", "advertised", "expected", "resolves", "reachable", "metadata", "task", "detail"),
+        overflow="fold",
+    )
+    for broker in report.brokers:
+        detail = "ok" if broker.ok else f"[red]{broker.detail}[/]\n[yellow]fix:[/] {broker.fix}"
+        table.add_row(
+            broker.node,
+            broker.advertised or "-",
+            broker.expected or "(HOSTNAME_COMMAND)",
+            _mark(broker.resolves),
+            _mark(broker.reachable),
+            _mark(broker.metadata_ok),
+            broker.task or "-",
+            detail,
+        )
+    console.print(table)
+    if report.cluster:
+        _print_cluster(report.cluster, console)
+    if report.cluster_error:
+        console.print(f"[red]cluster: {report.cluster_error}[/]")
+    if report.topics:
+        topics = _table("topics", ("broker", "topic", "ok", "detail"))
+        for topic in report.topics:
+            topics.add_row(topic.broker, topic.topic, _mark(topic.ok), topic.detail)
+        console.print(topics)
+    if report.spark:
+        spark = _table(
+            f"Spark job through every broker (topic {report.spark.topic}, master {report.spark.master})",
+            (
+                "broker",
+                "produced",
+                "consumed",
+                "missing",
+                "dupes",
+                "checksum",
+                "p50 ms",
+                "p99 ms",
+                "produce rec/s",
+                "consume rec/s",
+            ),
+            justify="right",
+        )
+        for row in report.spark.brokers:
+            spark.add_row(
+                row.broker,
+                str(row.produced),
+                str(row.consumed),
+                str(row.missing),
+                str(row.duplicates),
+                _mark(row.checksum_ok),
+                f"{row.latency_p50_ms:.1f}",
+                f"{row.latency_p99_ms:.1f}",
+                f"{row.produce_records_per_s:,.0f}",
+                f"{row.consume_records_per_s:,.0f}",
+            )
+        console.print(spark)
+        console.print(
+            f"Spark: start-up {report.spark.spark_startup_s:.1f} s, traffic {report.spark.traffic_s:.1f} s, "
+            f"{report.spark.records_per_s:,.0f} records/s end to end; report {report.spark.report_path}"
+        )
+    if report.spark_error:
+        console.print(f"[red]Spark job: {report.spark_error}[/]")
+    for change in report.changes:
+        console.print(f"change: {change}")
+    console.print(
+        "[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]"
+    )
+
+
+def _print_cluster(cluster: ClusterHealth, console: Console) -> None:
+    quorum = cluster.quorum
+    voters = {v.node_id: v for v in quorum.voters}
+    table = _table("the cluster, as its controllers see it", ("broker", "node", "registered", "replicas", "leads"))
+    for share in cluster.brokers:
+        table.add_row(str(share.broker_id), share.node or "-", _mark(share.registered), str(share.replicas), str(share.leaders))
+    console.print(table)
+    lagging = {v.node_id for v in quorum.lagging}
+    members = ", ".join(f"{node_id}{' (lagging)' if node_id in lagging else ''}" for node_id in sorted(voters))
+    leader = quorum.leader if quorum.leader >= 0 else "[red]none[/]"
+    if quorum.error:
+        console.print(f"[red]controller quorum: {quorum.error}[/]")
+    else:
+        console.print(f"controller quorum: leader {leader}, voters {members}")
+    console.print(
+        f"partitions: {len(cluster.offline)} offline, {len(cluster.under_replicated)} under-replicated, "
+        f"{len(cluster.under_min_isr)} under min ISR"
+    )
+    for problem in cluster.problems:
+        console.print(f"[red]cluster: {problem}[/]")
+    for note in cluster.notes:
+        console.print(f"[yellow]note:[/] {note}")
+
+
+def print_deploy(result: DeployResult, console: Console) -> None:
+    table = _table(
+        f"stack '{result.stack}' ({result.engine}, {result.image}), advertising {result.advertise}",
+        ("host", "node hostname", "broker id", "identity", "advertised"),
+    )
+    for node in result.nodes:
+        broker_id = f"{node.broker_id} (new)" if node.new_id else str(node.broker_id)
+        table.add_row(node.host, node.hostname, broker_id, node.identity, node.advertised or "-")
+    console.print(table)
+    if result.topics:
+        topics = _table("topics", ("broker", "topic", "status", "detail"))
+        for topic in result.topics:
+            topics.add_row(topic.bootstrap, topic.name, topic.status, topic.detail)
+        console.print(topics)
+    console.print(f"deployed in {result.deploy_s:.1f} s, every broker answering after {result.converge_s:.1f} s more")
+
+
+def print_diagnosis(result: DiagnoseReport, console: Console) -> None:
+    table = _table(
+        f"brokers advertised by {result.bootstrap} (cluster {result.cluster_id})",
+        ("broker", "advertised", "resolves", "reachable", "answers", "verdict"),
+        overflow="fold",
+    )
+    checks = ([result.bootstrap_check] if result.bootstrap_check else []) + list(result.brokers)
+    for check in checks:
+        verdict = (
+            check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
+        )
+        table.add_row(
+            str(check.node_id),
+            check.advertised,
+            _mark(check.resolves),
+            _mark(check.reachable),
+            _mark(check.metadata_ok),
+            verdict,
+        )
+    console.print(table)
+
+
+STATUS_STYLE = {"ok": "green", "failed": "red", "note": "yellow"}
+
+
+def print_preflight(report: PreflightReport, console: Console) -> None:
+    """Print what passed and what failed; every failure row says what to do about it."""
+    console.print(_engines_table(report))
+    hosts = [e.host for e in report.engines if e.answered]
+    if hosts:
+        console.print(_ports_table(report, hosts))
+    if report.failures:
+        console.print(_failures_table(report.failures))
+        console.print(f"[red]preflight failed[/]: {len(report.failures)} failed checks ({report.duration_s:.1f} s)")
+    else:
+        console.print(f"[green]preflight passed[/]: {len(report.checks)} checks ({report.duration_s:.1f} s)")
+
+
+def _engines_table(report: PreflightReport) -> Table:
+    table = _table("Engines", ("host", "engine", "swarm", "memory", "result"))
+    by_host: dict[str, list[Check]] = {}
+    for check in report.checks:
+        if check.check in ("engine", "memory", "probe"):
+            by_host.setdefault(check.to, []).append(check)
+    for engine in report.engines:
+        checks = by_host.get(engine.host, [])
+        failed = [c.detail for c in checks if c.status == "failed"]
+        result = f"[red]{'; '.join(failed)}[/]" if failed else "[green]ok[/]"
+        if not engine.answered:
+            table.add_row(engine.host, "[red]no answer[/]", "", "", result)
+            continue
+        swarm = engine.swarm_state + (f" ({engine.swarm_cluster_id[:12]})" if engine.swarm_cluster_id else "")
+        table.add_row(engine.host, engine.version, swarm, f"{engine.memory_bytes / GIB:.1f} GiB", result)
+    return table
+
+
+def _cell(port: PortSpec, host: str, checks: list[Check]) -> str:
+    """One destination host and port: free and reachable from everyone, or who is in the way."""
+    mine = [c for c in checks if c.to == host and (c.port, c.protocol) == (port.port, port.protocol)]
+    if not mine:
+        return "[dim]-[/]"
+    held = next((c for c in mine if c.check == "port_free" and c.status != "ok"), None)
+    if held and held.status == "failed":
+        return "[red]in use[/]"
+    blocked = [c.from_ for c in mine if c.check == "reachable" and c.status == "failed"]
+    if blocked:
+        return f"[red]blocked from {', '.join(blocked)}[/]"
+    if held:
+        return f"[yellow]{held.detail}[/]"
+    return "[green]ok[/]"
+
+
+def _ports_table(report: PreflightReport, hosts: list[str]) -> Table:
+    table = Table(title="Ports (to each host, from every other host)")
+    table.add_column("port")
+    table.add_column("for")
+    for host in hosts:
+        table.add_column(host)
+    checks = [c for c in report.checks if c.port is not None]
+    for port in report.ports:
+        table.add_row(port.key, port.purpose, *(_cell(port, host, checks) for host in hosts))
+    return table
+
+
+def _failures_table(failures: tuple[Failure, ...]) -> Table:
+    """Failures that share a fix are one row, so a blocked port reads as one problem."""
+    table = _table("What to do", ("check", "from", "to", "port", "detail", "fix"), overflow="fold")
+    table.show_lines = True
+    groups: dict[tuple, list[Failure]] = {}
+    for failure in failures:
+        groups.setdefault((failure.check, failure.to, failure.port, failure.protocol, failure.fix), []).append(failure)
+    for (check, to, port, protocol, fix), members in groups.items():
+        sources = ", ".join(dict.fromkeys(f.from_ for f in members if f.from_))
+        details = "; ".join(dict.fromkeys(f.detail for f in members))
+        table.add_row(f"[red]{check}[/]", sources, to, f"{port}/{protocol}" if port else "", details, fix)
+    return table

@@ -1,0 +1,546 @@
+"""Deploy the Kafka stack and wait until every node's broker really serves clients.
+
+Order matters, so that bad input changes nothing and a redeploy restarts nothing:
+1. validate everything that needs no engine (options, listeners, topic specs vs brokers);
+2. read the swarm: every inventory host must be a member, no unknown node may be eligible for a
+   broker, the apache cluster id kept on the managers must agree with the options;
+3. render the stack (it never names a node, so it only changes when the options change);
+4. allocate broker ids and write each node's identity volume (only where the content differs);
+5. ``docker stack deploy`` (an unchanged stack leaves every task running);
+6. wait until each eligible node runs a task of the present spec whose external port, asked from
+   this machine, answers Kafka metadata advertising the host expected for that node;
+7. ensure the topics: once for a shared cluster, on every broker when brokers share no storage.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from swarmkit.hosts import dockerapi
+from swarmkit.swarm import identity
+from swarmkit.swarm import bootstrap as swarm
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
+from swarmkit.stack.engines import engine_module
+from swarmkit.errors import DeployError, SpecError, VerifyError
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
+from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.network.preflight import PreflightReport, run_preflight
+from swarmkit.stack.render import RenderedStack, StackRequest, check_request, expected_advertised_host, image_of, render
+from swarmkit.swarm.bootstrap import SwarmResult
+from swarmkit.stack.topics import TopicSpec, parse_topic_specs
+
+# A changed stack rolls one broker at a time (update delay 10 s, plus stop and start), so the
+# default wait grows with the number of nodes.
+BASE_TIMEOUT = 60.0
+TIMEOUT_PER_NODE = 30.0
+POLL_INTERVAL = 0.5
+PROBE_TIMEOUT = 2.0
+TOPIC_TIMEOUT = 10.0
+# Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
+# can run before anything is contacted; never rendered into a stack that is deployed.
+VALIDATION_CLUSTER_ID = "AAAAAAAAAAAAAAAAAAAAAA"
+STOPPED_UPDATE = ("paused", "rollback_paused", "rollback_completed")
+
+Progress = Callable[[int, int, str], None]
+
+
+def _no_progress(done: int, total: int, message: str) -> None:
+    """The default progress callback: say nothing."""
+
+
+@dataclass(frozen=True)
+class DeployOptions:
+    """What to deploy; ``None`` engine/image come from the inventory's ``stack:`` block."""
+
+    engine: str | None = None
+    image: str | None = None
+    advertise: str = "hostname"  # hostname | inventory-address | command
+    hostname_command: str | None = None
+    topics: str = ""  # name:partitions:replicas[:key=value...], comma-separated
+    stack_name: str = "kafka"
+    timeout: float | None = None  # seconds to wait for convergence; None: 60 + 30 per node
+    listeners: ListenerPlan = field(default_factory=ListenerPlan)
+    cluster_id: str | None = None  # apache: None = the one kept in the swarm (generated on first deploy)
+    replication_factor: int | None = None
+    extra_env: tuple[tuple[str, str], ...] = ()
+    check_kafka: bool = True  # False: wait for running tasks only (an image that serves no Kafka)
+
+    def resolved(self, inventory: Inventory) -> DeployOptions:
+        """Fill engine and image from the inventory; the inventory's image only goes with its engine."""
+        engine = self.engine or inventory.stack.engine
+        image = self.image or (inventory.stack.image if engine == inventory.stack.engine else None) or None
+        return replace(self, engine=engine, image=image)
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    host: str
+    node_id: str
+    hostname: str
+    broker_id: int
+    new_id: bool  # the id was allocated by this deploy
+    identity: str  # written | unchanged
+    eligible: bool  # ready and active: the swarm runs a broker there
+    task_id: str = ""
+    advertised: str = ""  # host:port this node's broker advertises ("" when not asked)
+
+
+@dataclass(frozen=True)
+class DeployResult:
+    stack: str
+    engine: str
+    image: str
+    advertise: str
+    cluster_id: str | None
+    nodes: tuple[NodeResult, ...]
+    topics: tuple[TopicResult, ...]
+    deploy_s: float  # validation, identities and `docker stack deploy`
+    converge_s: float  # from `docker stack deploy` to every broker answering
+    total_s: float
+
+    @property
+    def ok(self) -> bool:
+        """False when a topic is missing or differs from its spec (the command must then fail)."""
+        return all(topic.ok for topic in self.topics)
+
+    @property
+    def problems(self) -> list[str]:
+        return [f"topic {t.name} on {t.bootstrap}: {t.status}: {t.detail}" for t in self.topics if not t.ok]
+
+    def error(self) -> DeployError:
+        """The one-line failure for a result that is not ``ok``."""
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        return DeployError(
+            f"the brokers run, but {self.problems[0]}{more}",
+            hint="swarmkit never alters an existing topic: change the spec, or alter/delete the topic by hand",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "stack": self.stack,
+            "engine": self.engine,
+            "image": self.image,
+            "advertise": self.advertise,
+            "cluster_id": self.cluster_id,
+            "nodes": [asdict(node) for node in self.nodes],
+            "topics": [topic.to_dict() for topic in self.topics],
+            "problems": self.problems,
+            "deploy_s": round(self.deploy_s, 2),
+            "converge_s": round(self.converge_s, 2),
+            "total_s": round(self.total_s, 2),
+        }
+
+
+# --- validation and rendering (no engine contacted) ----------------------------------------------
+
+
+def _request(inventory: Inventory, options: DeployOptions, cluster_id: str | None) -> StackRequest:
+    return StackRequest(
+        inventory=inventory,
+        engine=options.engine or inventory.stack.engine,
+        image=options.image,
+        advertise=options.advertise,
+        hostname_command=options.hostname_command,
+        listeners=options.listeners,
+        topics=parse_topic_specs(options.topics),
+        stack_name=options.stack_name,
+        cluster_id=cluster_id,
+        replication_factor=options.replication_factor,
+        extra_env=options.extra_env,
+    )
+
+
+def validate(inventory: Inventory, options: DeployOptions) -> ModuleType:
+    """Every check that needs no engine; raises SpecError.  Returns the engine module."""
+    options = options.resolved(inventory)
+    engine = engine_module(options.engine or "")
+    if options.timeout is not None and options.timeout <= 0:
+        raise SpecError(f"timeout: {options.timeout:g}s", hint="give the brokers a positive time to start, e.g. 180")
+    request = _request(inventory, options, options.cluster_id or (VALIDATION_CLUSTER_ID if engine.KRAFT else None))
+    check_request(request)
+    if request.topics and not options.check_kafka:
+        raise SpecError("topics: creating topics needs brokers that answer Kafka", hint="drop the topics or the no-Kafka wait")
+    return engine
+
+
+def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
+    """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
+    first = inventory.first_manager
+    if dockerapi.engine_info(docker[first]).swarm_state != "active":
+        return None
+    return dockerapi.swarm_nodes(docker[first])
+
+
+def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHosts | None = None) -> RenderedStack:
+    """The stack ``deploy`` would deploy: its YAML text and the files its configs name.
+
+    Pure, except for the apache engine without ``cluster_id``: the id kept in the swarm is read
+    (read-only), so the printed stack is the deployed one."""
+    options = options.resolved(inventory)
+    engine = validate(inventory, options)
+    cluster_id = options.cluster_id
+    if engine.KRAFT and not cluster_id:
+        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker))
+        cluster_id = identity.kept_cluster_id(nodes or (), options.stack_name)
+        if not cluster_id:
+            raise SpecError(
+                f"CLUSTER_ID: the swarm keeps no cluster id for stack '{options.stack_name}' yet",
+                hint="pass --cluster-id (22 characters of base64url), or deploy once: swarmkit generates one and keeps it",
+            )
+    return render(_request(inventory, options, cluster_id))
+
+
+# --- the swarm's view ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Member:
+    host: Host
+    node: SwarmNode
+
+    @property
+    def eligible(self) -> bool:
+        return self.node.state == "ready" and self.node.availability == "active"
+
+
+def _members(inventory: Inventory, docker: DockerHosts) -> tuple[list[_Member], list[SwarmNode]]:
+    """Each inventory host's swarm node (inventory order) and the swarm's node list.
+
+    Every host must be in this swarm, and no other node may be eligible for a broker: the global
+    service would start one there with no identity."""
+    ids = swarm.node_ids(inventory, docker=docker)
+    missing = [host.name for host in inventory.hosts if host.name not in ids]
+    if missing:
+        raise DeployError(
+            f"not in a swarm: {', '.join(missing)}",
+            hint="run `swarmkit up` (or `swarmkit swarm up`) first; deploy changes no swarm membership",
+        )
+    nodes = _manager_nodes(inventory, docker) or []
+    by_id = {node.id: node for node in nodes}
+    foreign = [name for name, node_id in ids.items() if node_id not in by_id]
+    if foreign:
+        raise DeployError(
+            f"in another swarm than {inventory.first_manager.name}: {', '.join(foreign)}",
+            hint="swarmkit never moves a host between swarms; see `swarmkit swarm up`",
+        )
+    known = set(ids.values())
+    strangers = [n.hostname for n in nodes if n.id not in known and n.state == "ready" and n.availability == "active"]
+    if strangers:
+        raise DeployError(
+            f"swarm node(s) not in the inventory: {', '.join(strangers)}; the broker service would run a broker"
+            " there without an identity",
+            hint="add them to the inventory, or drain them: docker node update --availability drain NODE",
+        )
+    return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts], nodes
+
+
+def _cluster_id(engine: ModuleType, options: DeployOptions, nodes: Sequence[SwarmNode]) -> str:
+    """The kept id, else the given one, else a new one; a given id differing from the kept one is an error."""
+    kept = identity.kept_cluster_id(nodes, options.stack_name)
+    if kept and options.cluster_id and options.cluster_id != kept:
+        raise DeployError(
+            f"cluster id {options.cluster_id} differs from {kept}, the one stack '{options.stack_name}' was deployed with",
+            hint="brokers refuse data formatted for another cluster id: drop --cluster-id to keep the current one",
+        )
+    return kept or options.cluster_id or engine.generate_cluster_id()
+
+
+# --- convergence ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    """One eligible node being waited on."""
+
+    member: _Member
+    broker_id: int
+    bootstrap: str  # where this machine asks for metadata
+    expected: str | None  # the host:port it must advertise (None: cannot be known in advance)
+    task_id: str = ""  # the task verified to serve (empty until then)
+    advertised: str = ""
+    problem: str = ""  # why it is not verified yet
+
+    @property
+    def name(self) -> str:
+        return self.member.host.name
+
+
+def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
+    """This node's broker in the metadata: by id (shared cluster) or the only one (tansu lists itself)."""
+    return metadata.broker(broker_id) or (metadata.brokers[0] if len(metadata.brokers) == 1 else None)
+
+
+def _probe(target: _Target) -> tuple[str, str]:
+    """(advertised endpoint, problem) after asking this node's port for metadata."""
+    try:
+        metadata = broker_metadata(target.bootstrap, PROBE_TIMEOUT)
+    except VerifyError as error:
+        return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
+    broker = _own_broker(metadata, target.broker_id)
+    if target.expected is None:
+        return (broker.endpoint if broker else ""), ""
+    if broker is None or broker.endpoint != target.expected:
+        shown = ", ".join(b.endpoint for b in metadata.brokers) or "no broker"
+        return (broker.endpoint if broker else ""), f"{target.bootstrap} advertises {shown}, expected {target.expected}"
+    return broker.endpoint, ""
+
+
+def _node_tasks(state: ServiceState, node_id: str) -> list[TaskState]:
+    return sorted((t for t in state.tasks if t.node_id == node_id), key=lambda t: t.created_at, reverse=True)
+
+
+def _running_task(state: ServiceState, node_id: str) -> TaskState | None:
+    for task in _node_tasks(state, node_id):
+        if task.current and task.desired_state == "running" and task.state == "running":
+            return task
+    return None
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[TaskState], str]) -> str:
+    """What `docker service ps` says about a node whose broker does not serve, with the last line
+    the failed container printed (``output_of``): usually the entrypoint's own explanation."""
+    tasks = _node_tasks(state, target.member.node.id)
+    if not tasks:
+        return f"no broker task on this node (swarm node state {target.member.node.state}, availability {target.member.node.availability})"
+    running = _running_task(state, target.member.node.id)
+    if running is not None:
+        return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}"
+    latest = tasks[0]
+    line = f"task {latest.name} is {latest.state}"
+    if latest.desired_state != latest.state:
+        line += f" (desired {latest.desired_state})"
+    detail = latest.error or (latest.message if latest.message != latest.state else "")
+    if detail:
+        line += f": {detail}"
+    failed = latest if latest.error else next((t for t in tasks[1:] if t.error), None)
+    if failed is not None:
+        if failed is not latest:
+            line += f"; last failure: {failed.error}"
+        said = _last_line(output_of(failed)) if failed.container_id else ""
+        if said:
+            line += f" ({said})"
+    return line
+
+
+def _converge(
+    docker: DockerHosts,
+    manager: Engine,
+    service: str,
+    targets: list[_Target],
+    check_kafka: bool,
+    timeout: float,
+    progress: Progress,
+) -> None:
+    """Wait until every target runs a task of the present spec that answers as expected."""
+    deadline = time.monotonic() + timeout
+    total = len(targets)
+    last_report: tuple[int, str] | None = None
+    while True:
+        state = dockerapi.service_state(manager, service)
+        if state is None:
+            raise DeployError(f"service {service} disappeared while deploying", hint="was the stack removed meanwhile?")
+        pending: list[tuple[_Target, TaskState]] = []
+        for target in targets:
+            task = _running_task(state, target.member.node.id)
+            if task is None:
+                target.task_id, target.problem = "", "no running task of the present spec yet"
+            elif task.id != target.task_id:
+                pending.append((target, task))
+        if check_kafka and pending:
+            with ThreadPoolExecutor(max_workers=len(pending)) as pool:
+                answers = list(pool.map(lambda item: _probe(item[0]), pending))
+        else:
+            answers = [("", "")] * len(pending)
+        for (target, task), (advertised, problem) in zip(pending, answers):
+            target.advertised, target.problem = advertised, problem
+            target.task_id = "" if problem else task.id
+        done = sum(1 for t in targets if t.task_id)
+        waiting = [t for t in targets if not t.task_id]
+        message = f"{done}/{total} brokers serving" + (f"; waiting for {', '.join(t.name for t in waiting)}" if waiting else "")
+        if (done, message) != last_report:
+            progress(done, total, message)
+            last_report = (done, message)
+        if not waiting:
+            return
+        if state.update_state in STOPPED_UPDATE:
+            raise DeployError(
+                f"the update of {service} stopped ({state.update_state}): {state.update_message}",
+                hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
+            )
+        if time.monotonic() > deadline:
+            lines = "; ".join(
+                f"{t.name}: "
+                + _why_not_running(state, t, lambda task, t=t: dockerapi.container_output(docker[t.member.host], task.container_id))
+                for t in waiting
+            )
+            raise DeployError(
+                f"brokers not serving after {timeout:g}s on {len(waiting)} of {total} node(s): {lines}",
+                hint=f"`docker service ps --no-trunc {service}` and `docker service logs {service}` on a manager",
+            )
+        time.sleep(POLL_INTERVAL)
+
+
+# --- topics --------------------------------------------------------------------------------------
+
+
+def _ensure_topics(engine: ModuleType, specs: Sequence[TopicSpec], targets: Sequence[_Target]) -> list[TopicResult]:
+    if not specs or not targets:
+        return []
+    try:
+        if engine.SHARED_CLUSTER:
+            return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT)
+        return ensure_topics_on_each([t.bootstrap for t in targets], specs, TOPIC_TIMEOUT)
+    except VerifyError as error:
+        raise DeployError(f"creating topics: {error.message}", hint=error.hint) from None
+
+
+# --- deploy and up -------------------------------------------------------------------------------
+
+
+def _deploy_stack(manager: Engine, name: str, stack: RenderedStack) -> None:
+    """Deploy from a private directory holding stack.yml and its config files, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="swarmkit-stack-") as directory:
+        dockerapi.deploy_stack(manager, name, stack.write(Path(directory)))
+
+
+def deploy(
+    inventory: Inventory, options: DeployOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
+) -> DeployResult:
+    """Deploy the stack on an existing swarm, wait until every broker serves, ensure the topics."""
+    started = time.monotonic()
+    progress = on_progress or _no_progress
+    options = options.resolved(inventory)
+    engine = validate(inventory, options)
+    docker = dockerapi.hosts_of(inventory, docker)
+    manager = docker[inventory.first_manager]
+    members, nodes = _members(inventory, docker)
+    cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
+    request = _request(inventory, options, cluster_id)
+    stack = render(request)
+    eligible = [m for m in members if m.eligible]
+    total = len(eligible)
+
+    progress(0, total, "allocating broker ids")
+    allocation = identity.assign_broker_ids(manager, nodes, [m.node.id for m in members])
+    if cluster_id:
+        identity.keep_cluster_id(manager, nodes, options.stack_name, cluster_id)
+    progress(0, total, "writing node identities")
+    image = image_of(request, engine)
+    writes = identity.write_identities(
+        [(docker[m.host], identity.node_env(allocation.ids[m.node.id], m.host.address)) for m in members],
+        image,
+        request.identity_volume,
+        options.stack_name,
+    )
+    progress(0, total, f"deploying stack {options.stack_name}")
+    _deploy_stack(manager, options.stack_name, stack)
+    deployed = time.monotonic()
+
+    port = options.listeners.external_listener.port
+    targets = [
+        _Target(
+            member,
+            allocation.ids[member.node.id],
+            f"{member.host.address}:{port}",
+            f"{host}:{port}"
+            if (host := expected_advertised_host(options.advertise, member.node.hostname, member.host.address))
+            else None,
+        )
+        for member in eligible
+    ]
+    timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
+    _converge(docker, manager, request.broker_service, targets, options.check_kafka, timeout, progress)
+    converged = time.monotonic()
+    if request.topics:
+        progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
+    topics = _ensure_topics(engine, request.topics, targets)
+
+    by_host = {t.name: t for t in targets}
+    results = tuple(
+        NodeResult(
+            host=m.host.name,
+            node_id=m.node.id,
+            hostname=m.node.hostname,
+            broker_id=allocation.ids[m.node.id],
+            new_id=m.node.id in allocation.new,
+            identity=written,
+            eligible=m.eligible,
+            task_id=by_host[m.host.name].task_id if m.host.name in by_host else "",
+            advertised=by_host[m.host.name].advertised if m.host.name in by_host else "",
+        )
+        for m, written in zip(members, writes)
+    )
+    return DeployResult(
+        stack=options.stack_name,
+        engine=request.engine,
+        image=image,
+        advertise=options.advertise,
+        cluster_id=cluster_id,
+        nodes=results,
+        topics=tuple(topics),
+        deploy_s=deployed - started,
+        converge_s=converged - deployed,
+        total_s=time.monotonic() - started,
+    )
+
+
+@dataclass(frozen=True)
+class UpResult:
+    preflight: PreflightReport | None  # None when skipped
+    swarm: SwarmResult
+    deploy: DeployResult
+
+    @property
+    def ok(self) -> bool:
+        return self.deploy.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "preflight": self.preflight.to_dict() if self.preflight is not None else None,
+            "swarm": self.swarm.to_dict(),
+            "deploy": self.deploy.to_dict(),
+        }
+
+
+def up(
+    inventory: Inventory,
+    options: DeployOptions,
+    skip_preflight: bool = False,
+    on_progress: Progress | None = None,
+    *,
+    docker: DockerHosts | None = None,
+) -> UpResult:
+    """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted."""
+    progress = on_progress or _no_progress
+    options = options.resolved(inventory)
+    validate(inventory, options)
+    docker = dockerapi.hosts_of(inventory, docker)
+    report = None
+    if not skip_preflight:
+        progress(0, len(inventory.hosts), "preflight")
+        report = run_preflight(
+            inventory,
+            docker=docker,
+            client_port=options.listeners.external_listener.port,
+            internal_port=options.listeners.internal_listener.port,
+        )
+        if not report.ok:
+            raise report.error()
+    progress(0, len(inventory.hosts), "swarm")
+    swarm_result = swarm.swarm_up(inventory, docker=docker)
+    return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker))

@@ -1,0 +1,348 @@
+"""The one adapter over confluent-kafka: metadata and topic creation, plain data in and out.
+
+Every call is bounded: librdkafka retries a dead or unresolvable address forever unless told
+otherwise, so each client gets a short connection timeout and each request its own deadline.
+Nothing else in swarmkit imports confluent_kafka (the Spark job carries its own client code
+because it must run on Spark workers that may not have swarmkit installed).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from swarmkit.errors import VerifyError
+from swarmkit.stack.topics import TopicSpec, creation_configs
+
+DEFAULT_TIMEOUT = 5.0
+DELETE_WAIT = 30.0
+
+_QUIET = logging.getLogger("swarmkit.kafka.librdkafka")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    partitions: tuple[PartitionInfo, ...]
+    error: str = ""
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.partitions)
+
+    @property
+    def replication_factor(self) -> int:
+        return max((len(p.replicas) for p in self.partitions), default=0)
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    """What one bootstrap address says about its cluster (the ``kafkacat -L`` view)."""
+
+    bootstrap: str
+    cluster_id: str | None
+    controller_id: int
+    brokers: tuple[BrokerInfo, ...]
+    topics: tuple[TopicInfo, ...]
+
+    def broker(self, node_id: int) -> BrokerInfo | None:
+        return next((b for b in self.brokers if b.node_id == node_id), None)
+
+    def broker_at(self, endpoint: str) -> BrokerInfo | None:
+        return next((b for b in self.brokers if b.endpoint == endpoint), None)
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return next((t for t in self.topics if t.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for topic, info in zip(data["topics"], self.topics):
+            topic["partition_count"] = info.partition_count
+            topic["replication_factor"] = info.replication_factor
+        return data
+
+
+TopicStatus = Literal["created", "exists", "mismatch", "failed"]
+
+
+@dataclass(frozen=True)
+class TopicResult:
+    """The outcome of ensuring one topic on one bootstrap; a mismatch is reported, never altered."""
+
+    bootstrap: str
+    name: str
+    status: TopicStatus
+    partitions: int
+    replicas: int
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("created", "exists")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+class _Client:
+    """An AdminClient that keeps librdkafka's complaints for the error message instead of stderr."""
+
+    def __init__(self, bootstrap: str, timeout: float) -> None:
+        self.bootstrap = bootstrap
+        self.errors: list[str] = []
+        ms = max(int(timeout * 1000), 1000)
+        self.admin = AdminClient(
+            {
+                "bootstrap.servers": bootstrap,
+                "socket.connection.setup.timeout.ms": ms,
+                "socket.timeout.ms": ms,
+                "reconnect.backoff.max.ms": 1000,
+                "logger": _QUIET,
+                "error_cb": lambda err: self.errors.append(err.str()),
+            }
+        )
+
+    def last_error(self) -> str:
+        self.admin.poll(0)
+        return self.errors[-1] if self.errors else ""
+
+
+def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
+    try:
+        raw = client.admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        detail = client.last_error() or exc.args[0].str()
+        raise VerifyError(
+            f"no Kafka metadata from {client.bootstrap} within {timeout:g}s: {detail}",
+            hint="check that the broker runs and that this address and port are reachable from here "
+            "(swarmkit listeners diagnose --bootstrap HOST:PORT)",
+        ) from None
+    brokers = tuple(BrokerInfo(b.id, b.host, b.port) for b in sorted(raw.brokers.values(), key=lambda b: b.id))
+    topics = tuple(
+        TopicInfo(
+            name=t.topic,
+            partitions=tuple(
+                PartitionInfo(p.id, p.leader, tuple(p.replicas))
+                for p in sorted(t.partitions.values(), key=lambda p: p.id)
+            ),
+            error=t.error.str() if t.error else "",
+        )
+        for t in sorted(raw.topics.values(), key=lambda t: t.topic)
+        if not t.topic.startswith("__")  # internal topics (__consumer_offsets) are not the user's
+    )
+    return ClusterMetadata(client.bootstrap, raw.cluster_id, raw.controller_id, brokers, topics)
+
+
+def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> ClusterMetadata:
+    """Ask one bootstrap address for cluster metadata; VerifyError if it does not answer in time."""
+    return _metadata(_Client(bootstrap, timeout), timeout)
+
+
+def _compare(bootstrap: str, spec: TopicSpec, info: TopicInfo) -> TopicResult:
+    actual = (info.partition_count, info.replication_factor)
+    if actual == (spec.partitions, spec.replicas):
+        return TopicResult(bootstrap, spec.name, "exists", *actual)
+    return TopicResult(
+        bootstrap,
+        spec.name,
+        "mismatch",
+        *actual,
+        detail=f"exists with {actual[0]} partitions x {actual[1]} replicas, spec asks "
+        f"{spec.partitions} x {spec.replicas}; left unchanged (alter or delete it by hand)",
+    )
+
+
+def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT) -> list[TopicResult]:
+    """Create the missing topics; report existing ones as ``exists`` or ``mismatch``, never alter them.
+
+    Raises VerifyError only when the broker does not answer at all.
+    """
+    client = _Client(bootstrap, timeout)
+    before = _metadata(client, timeout)
+    results: dict[str, TopicResult] = {}
+    missing: list[TopicSpec] = []
+    for spec in specs:
+        info = before.topic(spec.name)
+        if info is None:
+            missing.append(spec)
+        else:
+            results[spec.name] = _compare(bootstrap, spec, info)
+    if missing:
+        futures = client.admin.create_topics(
+            [NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in missing],
+            operation_timeout=timeout,
+            request_timeout=timeout,
+        )
+        raced: list[TopicSpec] = []
+        for spec in missing:
+            try:
+                futures[spec.name].result(timeout=timeout + 1)
+                results[spec.name] = TopicResult(bootstrap, spec.name, "created", spec.partitions, spec.replicas)
+            except KafkaException as exc:
+                err: KafkaError = exc.args[0]
+                if err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    raced.append(spec)
+                else:
+                    results[spec.name] = TopicResult(bootstrap, spec.name, "failed", 0, 0, detail=err.str())
+            except TimeoutError:
+                results[spec.name] = TopicResult(
+                    bootstrap, spec.name, "failed", 0, 0, detail=f"no answer to CreateTopics within {timeout:g}s"
+                )
+        if raced:
+            after = _metadata(client, timeout)
+            for spec in raced:
+                info = after.topic(spec.name)
+                results[spec.name] = (
+                    _compare(bootstrap, spec, info)
+                    if info
+                    else TopicResult(bootstrap, spec.name, "failed", 0, 0, detail="reported as existing but not listed")
+                )
+    return [results[spec.name] for spec in specs]
+
+
+def _delete_topic(client: _Client, name: str, timeout: float) -> None:
+    """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""
+    future = client.admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)[name]
+    future.result(timeout=timeout + 1)
+    deadline = time.monotonic() + DELETE_WAIT
+    while _metadata(client, timeout).topic(name) is not None:
+        if time.monotonic() > deadline:
+            raise VerifyError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
+        time.sleep(0.2)
+
+
+def ensure_led_by_every_broker(bootstrap: str, spec: TopicSpec, timeout: float = DEFAULT_TIMEOUT) -> TopicResult:
+    """Make a scratch topic (swarmkit's own) whose partitions have a leader on every broker.
+
+    A topic made before a broker joined has no partition led there; since it holds only scratch
+    traffic, it is deleted and made again rather than reassigned."""
+    client = _Client(bootstrap, timeout)
+    metadata = _metadata(client, timeout)
+    found = metadata.topic(spec.name)
+    brokers = {b.node_id for b in metadata.brokers}
+    if found is not None:
+        leaders = {p.leader for p in found.partitions}
+        if leaders >= brokers and found.replication_factor == spec.replicas:
+            return TopicResult(bootstrap, spec.name, "exists", found.partition_count, found.replication_factor)
+        _delete_topic(client, spec.name, timeout)
+    deadline = time.monotonic() + DELETE_WAIT
+    while True:
+        (result,) = ensure_topics(bootstrap, [spec], timeout)
+        if result.status == "created" or time.monotonic() > deadline:
+            return result
+        time.sleep(0.5)  # the deleted topic's name is not free yet
+
+
+def ensure_topics_on_each(
+    bootstraps: Sequence[str], specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT
+) -> list[TopicResult]:
+    """``ensure_topics`` on every broker in parallel, for engines whose brokers share no storage.
+
+    Every broker is tried; if any does not answer, one VerifyError names them all.
+    """
+    if not bootstraps:
+        return []
+    with ThreadPoolExecutor(max_workers=len(bootstraps)) as pool:
+        futures = [pool.submit(ensure_topics, b, specs, timeout) for b in bootstraps]
+    results: list[TopicResult] = []
+    failures: list[str] = []
+    for future in futures:
+        try:
+            results.extend(future.result())
+        except VerifyError as exc:
+            failures.append(exc.message)
+    if failures:
+        raise VerifyError(
+            "; ".join(failures),
+            hint="topics were ensured on the other brokers; fix this one and run again (creation is idempotent)",
+        )
+    return results
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as the controller sees it: who leads, who holds a copy, who is in sync."""
+
+    topic: str
+    partition: int
+    leader: int  # -1: no leader (offline)
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    min_isr: int
+
+    @property
+    def offline(self) -> bool:
+        return self.leader < 0
+
+    @property
+    def under_replicated(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    @property
+    def under_min_isr(self) -> bool:
+        """acks=all producers are refused (NOT_ENOUGH_REPLICAS) until the ISR grows back."""
+        return len(self.isr) < self.min_isr
+
+
+def _min_isr_by_topic(client: _Client, topics: Sequence[str], timeout: float) -> dict[str, int]:
+    """Each topic's effective ``min.insync.replicas`` (its own setting or the broker default)."""
+    if not topics:
+        return {}
+    futures = client.admin.describe_configs([ConfigResource("topic", t) for t in topics], request_timeout=timeout)
+    found: dict[str, int] = {}
+    for resource, future in futures.items():
+        try:
+            entry = future.result(timeout=timeout + 1).get("min.insync.replicas")
+        except (KafkaException, TimeoutError):
+            continue
+        if entry is not None and entry.value is not None:
+            found[resource.name] = int(entry.value)
+    return found
+
+
+def partition_states(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[tuple[int, ...], list[PartitionState]]:
+    """(registered broker ids, every partition of every topic, internal ones included).
+
+    VerifyError when the bootstrap does not answer."""
+    client = _Client(bootstrap, timeout)
+    try:
+        raw = client.admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise VerifyError(
+            f"no Kafka metadata from {bootstrap} within {timeout:g}s: {client.last_error() or exc.args[0].str()}",
+            hint="check that the broker runs (swarmkit listeners diagnose --bootstrap HOST:PORT)",
+        ) from None
+    min_isr = _min_isr_by_topic(client, sorted(raw.topics), timeout)
+    states = [
+        PartitionState(t.topic, p.id, p.leader, tuple(p.replicas), tuple(p.isrs), min_isr.get(t.topic, 1))
+        for t in sorted(raw.topics.values(), key=lambda t: t.topic)
+        for p in sorted(t.partitions.values(), key=lambda p: p.id)
+    ]
+    return tuple(sorted(raw.brokers)), states

@@ -1,0 +1,358 @@
+"""Runs the PySpark verify job (spark/verify_job.py) for `swarmkit verify --spark` and reads its report.
+
+The job is submitted with the spark-submit of the installed pyspark package and Spark's Kafka
+connector jars from the cache `scripts/setup.sh` fills from Maven Central (``--jars``: local files,
+no Ivy resolution at run time). The driver runs this interpreter (it has confluent-kafka for
+metadata); Spark tasks run only JVM code. The whole process group is killed if it outlives the
+timeout: a JVM that hangs must not hang swarmkit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from swarmkit.images import maven
+from swarmkit.assets import SPARK_DIR
+from swarmkit.errors import VerifyError
+
+JOB = SPARK_DIR / "verify_job.py"
+FETCH_JARS = "bash scripts/setup.sh"
+SCALA = "2.13"
+DEFAULT_TIMEOUT = 600.0
+KILL_GRACE = 5.0
+STDERR_TAIL = 15
+
+
+class SparkJobError(VerifyError):
+    """The Spark job failed or found bad brokers; ``report`` holds its findings when it got that far."""
+
+    def __init__(self, message: str, hint: str = "", report: SparkReport | None = None) -> None:
+        super().__init__(message, hint)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class PartitionTraffic:
+    """One partition's line of the job's report: what its leader got and gave back."""
+
+    partition: int
+    expected: int
+    consumed: int
+    missing: int
+    duplicates: int
+    unexpected: int
+    checksum_ok: bool
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+    produce_records_per_s: float
+    ok: bool
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PartitionTraffic:
+        latency = data.get("latency_ms") or {}
+        counts = ("partition", "expected", "consumed", "missing", "duplicates", "unexpected")
+        return cls(
+            **{name: int(data[name]) for name in counts},
+            checksum_ok=bool(data["checksum_ok"]),
+            latency_p50_ms=latency.get("p50"),
+            latency_p99_ms=latency.get("p99"),
+            produce_records_per_s=float(data["produce_records_per_s"]),
+            ok=bool(data["ok"]),
+        )
+
+
+@dataclass(frozen=True)
+class BrokerTraffic:
+    """One broker's line of the job's report."""
+
+    broker: str
+    node_id: int
+    reachable: bool
+    ok: bool
+    produced: int
+    consumed: int
+    missing: int
+    duplicates: int
+    unexpected: int
+    checksum_ok: bool
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+    produce_records_per_s: float
+    consume_records_per_s: float
+    error: str
+    partitions: tuple[PartitionTraffic, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BrokerTraffic:
+        latency = data.get("latency_ms") or {}
+        return cls(
+            broker=data["broker"],
+            node_id=int(data.get("node_id", -1)),
+            reachable=bool(data["reachable"]),
+            ok=bool(data["ok"]),
+            produced=int(data["produced"]),
+            consumed=int(data["consumed"]),
+            missing=int(data["missing"]),
+            duplicates=int(data["duplicates"]),
+            unexpected=int(data.get("unexpected", 0)),
+            checksum_ok=bool(data["checksum_ok"]),
+            latency_p50_ms=latency.get("p50"),
+            latency_p99_ms=latency.get("p99"),
+            produce_records_per_s=float(data["produce_records_per_s"]),
+            consume_records_per_s=float(data["consume_records_per_s"]),
+            error=data.get("error") or "",
+            partitions=tuple(PartitionTraffic.from_dict(p) for p in data.get("partitions", [])),
+        )
+
+    def problem(self) -> str:
+        """What is wrong with this broker, in one phrase; empty when it is fine."""
+        if self.ok:
+            return ""
+        if self.error:
+            return self.error
+        wrong = [
+            f"{self.missing} missing" if self.missing else "",
+            f"{self.duplicates} duplicated" if self.duplicates else "",
+            f"{self.unexpected} unexpected" if self.unexpected else "",
+            "checksum mismatch" if not self.checksum_ok else "",
+        ]
+        return ", ".join(w for w in wrong if w)
+
+
+@dataclass(frozen=True)
+class SparkReport:
+    ok: bool
+    topic: str
+    master: str
+    records_per_broker: int
+    brokers: tuple[BrokerTraffic, ...]
+    spark_startup_s: float
+    traffic_s: float
+    records_per_s: float
+    elapsed_s: float
+    wall_s: float
+    report_path: str
+    error: str = ""
+    write_s: float = 0.0
+    read_s: float = 0.0
+    check_s: float = 0.0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], wall_s: float, report_path: str) -> SparkReport:
+        return cls(
+            ok=bool(data["ok"]),
+            topic=data.get("topic", ""),
+            master=data.get("master", ""),
+            records_per_broker=int(data["records_per_broker"]),
+            brokers=tuple(BrokerTraffic.from_dict(b) for b in data.get("brokers", [])),
+            spark_startup_s=float(data.get("spark_startup_s", 0.0)),
+            traffic_s=float(data.get("traffic_s", 0.0)),
+            records_per_s=float(data.get("records_per_s", 0.0)),
+            elapsed_s=float(data.get("elapsed_s", 0.0)),
+            wall_s=round(wall_s, 3),
+            report_path=report_path,
+            error=data.get("error") or "",
+            **{
+                phase: round(sum(float(c.get(phase, 0.0)) for c in data.get("clusters", [])), 3)
+                for phase in ("write_s", "read_s", "check_s")
+            },
+        )
+
+    @property
+    def failures(self) -> list[str]:
+        """One line per failing broker (and the job's own error, if it died)."""
+        lines = [f"{b.broker}: {b.problem()}" for b in self.brokers if not b.ok]
+        return ([self.error] if self.error else []) + lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def spark_submit() -> Path:
+    """The spark-submit shipped in the pyspark package (no system Spark needed)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise SparkJobError("pyspark is not installed", hint="run scripts/setup.sh or .venv/bin/pip install pyspark")
+    script = Path(next(iter(spec.submodule_search_locations))) / "bin" / "spark-submit"
+    if not script.is_file():
+        raise SparkJobError(
+            f"spark-submit missing at {script}", hint="reinstall pyspark: .venv/bin/pip install -U pyspark"
+        )
+    return script
+
+
+def connector_dir(version: str | None = None) -> Path:
+    """Where setup puts the connector jars for a pyspark version (the installed one by default)."""
+    version = version or importlib.metadata.version("pyspark")
+    return maven.cache_dir() / f"spark-kafka-{version}" / "jars"
+
+
+def fetch_connector() -> Path:
+    """Resolve spark/pom.xml (the connector at the pinned pyspark's version) into the cache, once."""
+    with maven.cache_lock(maven.cache_dir()):
+        return maven.resolved(SPARK_DIR / "pom.xml", connector_dir())
+
+
+def connector_jars(version: str | None = None) -> list[Path]:
+    """Spark's Kafka connector and its runtime dependencies; SparkJobError naming the first jar missing."""
+    version = version or importlib.metadata.version("pyspark")
+    folder = connector_dir(version)
+    wanted = [
+        f"spark-sql-kafka-0-10_{SCALA}-{version}.jar",
+        f"spark-token-provider-kafka-0-10_{SCALA}-{version}.jar",
+        "kafka-clients-*.jar",
+        "commons-pool2-*.jar",
+    ]
+    jars = []
+    for pattern in wanted:
+        found = sorted(folder.glob(pattern))
+        if not found:
+            raise SparkJobError(
+                f"Spark's Kafka connector jar {pattern} is missing from {folder}",
+                hint=f"fetch the jars from Maven Central: {FETCH_JARS}",
+            )
+        jars.append(found[-1])
+    return jars
+
+
+@dataclass(frozen=True)
+class ClassArchive:
+    """A class-data sharing archive of the driver JVM's classes (JDK 17 dynamic CDS): Spark's start-up
+    loads and verifies thousands of classes, and mapping them from an archive takes about a third off.
+    The first run writes it to a staging file, kept only if that run succeeded; a JVM that does not
+    match the archive (another JDK) ignores it, and its name carries the java binary's identity."""
+
+    path: Path
+    staging: Path | None = None  # set when this run writes the archive
+
+    @classmethod
+    def for_this_run(cls) -> ClassArchive:
+        java = Path(shutil.which("java", path=os.environ.get("JAVA_HOME", "") + "/bin:" + os.environ["PATH"]) or "java")
+        identity = f"{java.resolve()}:{java.resolve().stat().st_mtime_ns}" if java.is_file() else "none"
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+        path = connector_dir().parent / f"driver-classes-{digest}.jsa"
+        return cls(path) if path.is_file() else cls(path, path.with_name(f"{path.name}.{os.getpid()}.tmp"))
+
+    def options(self) -> list[str]:
+        flag = f"-XX:ArchiveClassesAtExit={self.staging}" if self.staging else f"-XX:SharedArchiveFile={self.path}"
+        return ["--driver-java-options", f"{flag} -Xlog:cds=off -Xlog:cds+dynamic=off"]
+
+    def keep(self, succeeded: bool) -> None:
+        if self.staging is None:
+            return
+        if succeeded and self.staging.is_file():
+            self.staging.replace(self.path)
+        else:
+            self.staging.unlink(missing_ok=True)
+
+
+def job_command(
+    brokers: Sequence[str],
+    topic: str,
+    report_path: Path,
+    records: int | None = None,
+    master: str | None = None,
+    task_timeout: float | None = None,
+    extra_args: Sequence[str] = (),
+    submit_options: Sequence[str] = (),
+) -> list[str]:
+    """The spark-submit command line; also what to run by hand to repeat a verification."""
+    jars = ",".join(str(jar) for jar in connector_jars())
+    command = [str(spark_submit()), "--jars", jars, "--conf", "spark.log.level=WARN", *submit_options, str(JOB)]
+    command += ["--bootstrap", ",".join(brokers), "--topic", topic, "--report", str(report_path), *extra_args]
+    if master:
+        command += ["--master", master]
+    if records is not None:
+        command += ["--records", str(records)]
+    if task_timeout is not None:
+        command += ["--timeout", str(task_timeout)]
+    return command
+
+
+def job_env(master: str | None = None) -> dict[str, str]:
+    """Spark's Python driver runs this interpreter, which has confluent-kafka for the job's metadata."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    if master is None or master.startswith("local"):
+        env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    return env
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Stop spark-submit and everything it started (JVM, Python workers): they share its process group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(KILL_GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(text: str) -> str:
+    return "\n".join(text.strip().splitlines()[-STDERR_TAIL:])
+
+
+def run_verify_job(
+    brokers: Sequence[str],
+    topic: str,
+    records: int | None = None,
+    *,
+    master: str | None = None,
+    report_path: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    task_timeout: float | None = None,
+    extra_args: Sequence[str] = (),
+) -> SparkReport:
+    """Submit the job and return its report; SparkJobError (with the report, if any) unless every broker passed."""
+    if not brokers:
+        raise SparkJobError("no brokers to verify", hint="pass the brokers' advertised HOST:PORT endpoints")
+    if report_path is None:
+        report_path = Path(tempfile.mkdtemp(prefix="swarmkit-spark-")) / "report.json"
+    report_path.unlink(missing_ok=True)
+    archive = ClassArchive.for_this_run()
+    command = job_command(brokers, topic, report_path, records, master, task_timeout, extra_args, archive.options())
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command, env=job_env(master), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(process)
+        raise SparkJobError(
+            f"the Spark verify job did not finish within {timeout:g}s and was stopped",
+            hint="raise the timeout, lower --records, or check the Spark master",
+        ) from None
+    wall = time.monotonic() - started
+    archive.keep(process.returncode == 0)
+    if not report_path.is_file():
+        raise SparkJobError(
+            f"the Spark verify job exited with status {process.returncode} and wrote no report:\n{_tail(stderr)}",
+            hint="check that Java 17 is installed and that pyspark runs (spark-submit --version)",
+        )
+    report = SparkReport.from_dict(json.loads(report_path.read_text()), wall, str(report_path))
+    if process.returncode != 0 or not report.ok:
+        raise SparkJobError(
+            "the Spark verify job failed: " + "; ".join(report.failures or [f"exit status {process.returncode}"]),
+            hint="for an unreachable broker run `swarmkit listeners diagnose --bootstrap HOST:PORT`; "
+            f"full report: {report_path}",
+            report=report,
+        )
+    return report

@@ -1,0 +1,410 @@
+"""Verify a deployed cluster from the client's side: every node, every broker, every topic.
+
+Each broker is judged the way a client meets it: ask the node's published port for metadata,
+check that it advertises the address swarmkit expects for that node, then resolve and dial that
+advertised address from here. The last passing result is kept beside the inventory so that a
+later run can say what changed (a node added or lost, a broker that moved).
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from swarmkit.cluster import diagnose
+from swarmkit.hosts import dockerapi
+from swarmkit.cluster import health
+from swarmkit.cluster import kafka
+from swarmkit.cluster import spark as sparkjob
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.stack.engines import engine_module
+from swarmkit.errors import SwarmkitError, VerifyError
+from swarmkit.cluster.health import ClusterHealth
+from swarmkit.swarm.identity import ID_LABEL
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.stack.render import expected_advertised_host
+from swarmkit.stack.topics import TopicSpec, parse_topic_specs
+
+SPARK_TOPIC = "swarmkit-verify"
+SPARK_PARTITIONS_PER_BROKER = 2  # Kafka places leaders round-robin: every broker leads some
+SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    stack_name: str = "kafka"
+    external_port: int = 9094
+    timeout: float = 5.0
+    spark: bool = False
+    spark_records: int | None = None
+    spark_master: str | None = None
+    spark_report: str | None = None
+
+
+@dataclass(frozen=True)
+class BrokerVerdict:
+    node: str
+    expected: str
+    advertised: str
+    resolves: bool
+    reachable: bool
+    metadata_ok: bool
+    task: str
+    detail: str
+    fix: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.resolves and self.reachable and self.metadata_ok and not self.fix
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ok": self.ok}
+
+
+@dataclass(frozen=True)
+class TopicVerdict:
+    broker: str
+    topic: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    brokers: tuple[BrokerVerdict, ...]
+    topics: tuple[TopicVerdict, ...]
+    changes: tuple[str, ...]
+    spark: sparkjob.SparkReport | None = None
+    spark_error: str = ""
+    cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
+    cluster_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (
+            all(b.ok for b in self.brokers)
+            and all(t.ok for t in self.topics)
+            and not self.spark_error
+            and not self.cluster_error
+            and (self.cluster is None or self.cluster.ok)
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "brokers": [b.to_dict() for b in self.brokers],
+            "cluster": self.cluster.to_dict() if self.cluster else None,
+            "cluster_error": self.cluster_error or None,
+            "topics": [asdict(t) for t in self.topics],
+            "spark": self.spark.to_dict() if self.spark else None,
+            "spark_error": self.spark_error or None,
+            "changes": list(self.changes),
+        }
+
+
+# --- gathering ------------------------------------------------------------------------------
+
+
+def _engine_states(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo | SwarmkitError]:
+    def ask(host: Host) -> EngineInfo | SwarmkitError:
+        try:
+            return dockerapi.engine_info(docker[host])
+        except SwarmkitError as error:
+            return error
+
+    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
+        return dict(zip((h.name for h in inventory.hosts), pool.map(ask, inventory.hosts)))
+
+
+def _manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
+    for host in inventory.managers:
+        info = engines[host.name]
+        if isinstance(info, EngineInfo) and info.swarm_state == "active":
+            return host
+    raise VerifyError(
+        "no manager of the inventory answers as an active swarm manager",
+        hint="start dockerd on a manager, or build the swarm with: swarmkit up -i INVENTORY",
+    )
+
+
+def _node_for(host: Host, nodes: list[SwarmNode], engine: EngineInfo | SwarmkitError) -> SwarmNode | None:
+    for node in nodes:
+        if node.labels.get("swarmkit.host") == host.name:
+            return node
+    node_id = engine.swarm_node_id if isinstance(engine, EngineInfo) else ""
+    return next((n for n in nodes if n.id == node_id), None)
+
+
+def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
+    """(state of the node's current broker task, a problem description or '').
+
+    Between two attempts of a crash-looping task the old one is shut down and the next one waits
+    out the restart delay, so the newest task that is not being removed is the one that counts.
+    """
+    if not tasks:
+        return "none", "no broker task is scheduled on this node"
+    newest = sorted(tasks, key=lambda t: t.created_at, reverse=True)
+    current = next((t for t in newest if t.desired_state not in ("shutdown", "remove")), newest[0])
+    failures = [t for t in tasks if t.state in ("failed", "rejected")]
+    last_error = next((t.error or t.message for t in newest if t.state in ("failed", "rejected")), "")
+    if current.state == "running":
+        if len(failures) >= 2:
+            return current.state, f"running, but failed {len(failures)} times before (last error: {last_error})"
+        return current.state, ""
+    attempts = f" after {len(failures)} failed attempts" if failures else ""
+    detail = current.error or last_error or current.message
+    return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
+
+
+FIX_BY_MODE = {
+    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with "
+    "--advertise inventory-address",
+    "inventory-address": "check the inventory address of this host: clients must reach it",
+    "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
+    "cloud metadata service), or redeploy with --advertise inventory-address",
+}
+
+
+def _own_entry(answered: tuple[tuple[int, str], ...], node: SwarmNode) -> tuple[int, str] | None:
+    """The metadata entry of this node's broker: by its id where swarmkit gave one, else the only one."""
+    broker_id = node.labels.get(ID_LABEL, "")
+    if broker_id.isdigit() and len(answered) > 1:
+        return next((entry for entry in answered if entry[0] == int(broker_id)), None)
+    return answered[0] if answered else (0, "")
+
+
+def _judge_node(
+    host: Host,
+    engine: EngineInfo | SwarmkitError,
+    node: SwarmNode | None,
+    tasks: list[TaskState],
+    mode: str,
+    options: VerifyOptions,
+) -> BrokerVerdict:
+    port = options.external_port
+
+    def failed(detail: str, fix: str, task: str = "", advertised: str = "", expected: str = "") -> BrokerVerdict:
+        return BrokerVerdict(host.name, expected, advertised, False, False, False, task, detail, fix)
+
+    if isinstance(engine, SwarmkitError):
+        return failed(
+            f"the Docker engine of {host.name} does not answer: {engine.message}",
+            f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})",
+        )
+    if node is None:
+        return failed(f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY")
+    if node.state != "ready":
+        return failed(f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it")
+    task_state, task_problem = _task_summary(tasks)
+    host_expected = expected_advertised_host(mode, node.hostname, host.address)
+    expected = diagnose.endpoint(host_expected, port) if host_expected else ""
+    bootstrap = diagnose.probe_address(host.address, port, options.timeout)
+    if not bootstrap.answered:
+        where = diagnose.endpoint(host.address, port)
+        why = {
+            "refused": "refuses connections",
+            "timeout": "does not answer (connections time out: a firewall drops them)",
+        }.get(bootstrap.connect, bootstrap.connect_error or bootstrap.metadata_error or bootstrap.connect)
+        detail = f"{where} {why}" + (f"; {task_problem}" if task_problem else "")
+        fix = (
+            f"open {port}/tcp inbound on {host.name} for clients"
+            if bootstrap.connect == "timeout"
+            else f"see `docker service ps {options.stack_name}_broker` for {host.name}'s broker"
+        )
+        return failed(detail, fix, task_state, expected=expected)
+    own = _own_entry(bootstrap.answered_brokers, node)
+    if own is None:
+        return BrokerVerdict(
+            host.name, expected, "", False, True, False, task_state,
+            f"{diagnose.endpoint(host.address, port)} answers, but broker {node.labels.get(ID_LABEL)} of {host.name} "
+            "is not in its metadata (not registered with the controllers yet, or fenced)",
+            f"see `docker service logs {options.stack_name}_broker` for {host.name}'s broker",
+        )
+    node_id, advertised = own
+    if expected and advertised != expected:
+        return BrokerVerdict(
+            host.name, expected, advertised, False, True, True, task_state,
+            f"{host.name} advertises {advertised}, but clients should get {expected}",
+            FIX_BY_MODE[mode],
+        )
+    adv_host, adv_port = diagnose.split_endpoint(advertised)
+    check = diagnose.judge_broker(node_id, diagnose.probe_address(adv_host, adv_port, options.timeout), client_local=False)
+    fix = check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}"
+    detail = check.detail + (f"; {task_problem}" if task_problem else "")
+    return BrokerVerdict(
+        host.name, expected, advertised, check.resolves, check.reachable, check.metadata_ok, task_state, detail, fix
+    )
+
+
+def _topics_on(bootstrap: str, specs: list[TopicSpec], timeout: float) -> list[TopicVerdict]:
+    try:
+        topics = {t.name: t for t in kafka.broker_metadata(bootstrap, timeout).topics}
+    except VerifyError as error:
+        return [TopicVerdict(bootstrap, "*", False, error.message)]
+    verdicts = []
+    for spec in specs:
+        found = topics.get(spec.name)
+        if found is None:
+            verdicts.append(TopicVerdict(bootstrap, spec.name, False, "missing: run swarmkit deploy to create it"))
+            continue
+        actual = (found.partition_count, found.replication_factor)
+        ok = actual == (spec.partitions, spec.replicas)
+        detail = f"{actual[0]} partitions, replication {actual[1]}" + ("" if ok else f"; expected {spec.to_spec_string()}")
+        verdicts.append(TopicVerdict(bootstrap, spec.name, ok, detail))
+    return verdicts
+
+
+def _check_topics(brokers: list[BrokerVerdict], specs: list[TopicSpec], shared: bool, timeout: float) -> list[TopicVerdict]:
+    """One broker speaks for a shared cluster; otherwise every broker is asked, all at once."""
+    healthy = [b.advertised for b in brokers if b.ok]
+    targets = healthy[:1] if shared else healthy
+    if not targets:
+        return []
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        return [verdict for found in pool.map(lambda b: _topics_on(b, specs, timeout), targets) for verdict in found]
+
+
+# --- changes since the last passing run -----------------------------------------------------
+
+
+def state_path(inventory: Inventory, stack_name: str) -> Path:
+    source = Path(inventory.path or "inventory.yaml")
+    return source.parent / ".swarmkit" / f"{source.stem}.{stack_name}.verified.json"
+
+
+def _snapshot(brokers: list[BrokerVerdict]) -> dict[str, str]:
+    return {b.node: b.advertised for b in brokers if b.ok}
+
+
+def compare(previous: dict[str, str] | None, current: list[BrokerVerdict]) -> list[str]:
+    """Pure: what changed between the last verified brokers and this run."""
+    if previous is None:
+        return ["first verification: no earlier state to compare with"]
+    changes = []
+    now = {b.node: b for b in current}
+    for node in sorted(set(now) - set(previous)):
+        changes.append(f"node added: {node} (broker {'ok' if now[node].ok else 'failing'})")
+    for node, advertised in sorted(previous.items()):
+        verdict = now.get(node)
+        if verdict is None:
+            changes.append(f"node lost: {node} is no longer in the inventory (was {advertised})")
+        elif not verdict.ok:
+            changes.append(f"node lost: {node}'s broker ({advertised}) no longer passes: {verdict.detail}")
+        elif verdict.advertised != advertised:
+            changes.append(f"broker moved: {node} advertised {advertised}, now {verdict.advertised}")
+    return changes
+
+
+def _load_previous(path: Path) -> dict[str, str] | None:
+    try:
+        return json.loads(path.read_text())["brokers"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# --- the whole verification -----------------------------------------------------------------
+
+
+def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None) -> VerifyReport:
+    docker = dockerapi.hosts_of(inventory, docker)
+    engines = _engine_states(inventory, docker)
+    manager = _manager(inventory, engines)
+    nodes = dockerapi.swarm_nodes(docker[manager])
+    service_name = f"{options.stack_name}_broker"
+    service = dockerapi.service_state(docker[manager], service_name)
+    if service is None:
+        raise VerifyError(
+            f"stack '{options.stack_name}' is not deployed (no service {service_name})",
+            hint="deploy it with: swarmkit up -i INVENTORY",
+        )
+    shared = engine_module(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        quorum = pool.submit(_quorum, inventory, docker, service, options) if shared else None
+        brokers = _judge_all(inventory, engines, nodes, service, options)
+        cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum.result(), options) if quorum else (None, "")
+    specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
+    topics = _check_topics(brokers, specs, shared, options.timeout)
+    path = state_path(inventory, options.stack_name)
+    changes = compare(_load_previous(path), brokers)
+    report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error)
+    if options.spark:
+        report = _with_spark(report, shared, options)
+    if report.ok:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
+    return report
+
+
+def _quorum(inventory: Inventory, docker: DockerHosts, service: ServiceState, options: VerifyOptions) -> health.Quorum:
+    """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
+    voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
+    port = voters.split(",")[0].rsplit(":", 1)[-1]
+    if not port.isdigit():
+        return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
+    return health.read_quorum(inventory, docker, options.stack_name, int(port))
+
+
+def _cluster(
+    inventory: Inventory,
+    nodes: list[SwarmNode],
+    brokers: list[BrokerVerdict],
+    quorum: health.Quorum,
+    options: VerifyOptions,
+) -> tuple[ClusterHealth | None, str]:
+    """The cluster-wide view, asked of the first broker that passed its own checks."""
+    healthy = [b.advertised for b in brokers if b.ok]
+    if not healthy:
+        return None, "no broker passed its checks, so the cluster's state cannot be read"
+    names = {h.name for h in inventory.hosts}
+    expected = {}
+    for node in nodes:
+        host_name, broker_id = node.labels.get("swarmkit.host", ""), node.labels.get(ID_LABEL, "")
+        if host_name in names and broker_id.isdigit():
+            expected[host_name] = int(broker_id)
+    try:
+        return health.cluster_health_from(quorum, healthy[0], expected, options.timeout), ""
+    except VerifyError as error:
+        return None, error.message
+
+
+def _judge_all(
+    inventory: Inventory,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    nodes: list[SwarmNode],
+    service: ServiceState,
+    options: VerifyOptions,
+) -> list[BrokerVerdict]:
+    mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
+
+    def judge(host: Host) -> BrokerVerdict:
+        node = _node_for(host, nodes, engines[host.name])
+        tasks = [t for t in service.tasks if node and t.node_id == node.id]
+        return _judge_node(host, engines[host.name], node, tasks, mode, options)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
+        return list(pool.map(judge, inventory.hosts))
+
+
+def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:
+    """Real traffic through every broker; only once every broker passed the address checks."""
+    if not all(b.ok for b in report.brokers):
+        return replace(report, spark_error="skipped: some brokers failed")
+    endpoints = [b.advertised for b in report.brokers]
+    if shared:
+        spec = TopicSpec(SPARK_TOPIC, SPARK_PARTITIONS_PER_BROKER * len(endpoints), min(3, len(endpoints)))
+        kafka.ensure_led_by_every_broker(endpoints[0], spec, options.timeout)
+    else:
+        kafka.ensure_topics_on_each(endpoints, [TopicSpec(SPARK_TOPIC, SPARK_TANSU_PARTITIONS, 1)], options.timeout)
+    try:
+        spark = sparkjob.run_verify_job(
+            endpoints,
+            SPARK_TOPIC,
+            options.spark_records,
+            master=options.spark_master,
+            report_path=Path(options.spark_report) if options.spark_report else None,
+        )
+    except sparkjob.SparkJobError as error:
+        return replace(report, spark=error.report, spark_error=error.message)
+    return replace(report, spark=spark)

@@ -1,0 +1,443 @@
+"""The one adapter over Docker: every engine call in swarmkit goes through python-on-whales here."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from python_on_whales import DockerClient
+from python_on_whales.exceptions import DockerException
+from python_on_whales.utils import run
+
+from swarmkit.errors import EngineError
+from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One Docker engine: its endpoint and the client that carries that endpoint's TLS settings."""
+
+    endpoint: str
+    client: DockerClient = field(repr=False, compare=False)
+
+    @classmethod
+    def connect(cls, endpoint: str, tls: TlsFiles | None = None) -> Engine:
+        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
+        if tls is None:
+            return cls(endpoint, DockerClient(host=endpoint))
+        docker = DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
+        return cls(endpoint, docker)
+
+
+@dataclass(frozen=True)
+class DockerHosts:
+    """The engines of one inventory, built once and passed to whatever talks to Docker.
+
+    Each host's client holds its own endpoint and TLS files, so what a call uses never depends on
+    what ran before."""
+
+    engines: Mapping[str, Engine]  # by inventory host name
+
+    @classmethod
+    def from_inventory(cls, inventory: Inventory) -> DockerHosts:
+        return cls({host.name: Engine.connect(host.endpoint, host.tls) for host in inventory.hosts})
+
+    def __getitem__(self, host: Host) -> Engine:
+        """The engine of an inventory host; one from another inventory is a clear error."""
+        engine = self.engines.get(host.name)
+        if engine is None or engine.endpoint != host.endpoint:
+            raise EngineError(
+                f"no Docker client for host {host.name} ({host.endpoint})",
+                hint="build DockerHosts from the same inventory the command uses",
+            )
+        return engine
+
+
+def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
+    """The caller's DockerHosts, else the inventory's own: a library caller gets each host's TLS as the CLI does."""
+    return docker if docker is not None else DockerHosts.from_inventory(inventory)
+
+
+def _short(error: DockerException) -> str:
+    text = (error.stderr or error.stdout or str(error)).strip()
+    return text.splitlines()[-1] if text else str(error)
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    endpoint: str
+    version: str
+    hostname: str
+    swarm_state: str
+    swarm_node_id: str
+    swarm_cluster_id: str
+    memory_bytes: int
+
+
+def _unanswered_hint(engine: Engine, detail: str) -> str:
+    """A refused TLS handshake needs other files, not another network path."""
+    if engine.client.client_config.tlsverify and any(word in detail for word in ("x509", "tls", "certificate")):
+        return (
+            "check this host's tls: files in the inventory: ca must be the CA that signed the engine's certificate"
+            " (for its address or name), cert and key a client pair the engine's CA signed"
+        )
+    return "check that dockerd runs there and that this machine may reach it"
+
+
+def engine_info(engine: Engine) -> EngineInfo:
+    try:
+        info = engine.client.system.info()
+        if not info.server_version:
+            # `docker info` exits 0 on some server errors (plain HTTP to a TLS port); `docker version` fails with the reason
+            run([*engine.client.docker_cmd, "version", "--format", "{{.Server.Version}}"])
+    except DockerException as error:
+        detail = _short(error)
+        raise EngineError(
+            f"the Docker engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
+        ) from error
+    if not info.server_version:
+        raise EngineError(f"the Docker engine at {engine.endpoint} does not answer: no server version", hint=_unanswered_hint(engine, ""))
+    swarm = info.swarm
+    cluster = getattr(swarm, "cluster", None)
+    return EngineInfo(
+        endpoint=engine.endpoint,
+        version=info.server_version or "",
+        hostname=info.name or "",
+        swarm_state=(swarm.local_node_state or "inactive") if swarm else "inactive",
+        swarm_node_id=(swarm.node_id or "") if swarm else "",
+        swarm_cluster_id=(cluster.id if cluster and cluster.id else ""),
+        memory_bytes=int(info.mem_total or 0),
+    )
+
+
+def wait_until_ready(engine: Engine, timeout: float) -> EngineInfo:
+    """Poll an engine that was just started until it answers."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return engine_info(engine)
+        except EngineError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
+    """Build with the classic builder: it needs no BuildKit and no network for FROM scratch images."""
+    try:
+        engine.client.legacy_build(context_dir, tags=tag, pull=False)
+    except DockerException as error:
+        raise EngineError(f"building {tag} on {engine.endpoint} failed: {_short(error)}") from error
+
+
+def push_image(engine: Engine, tag: str) -> None:
+    try:
+        engine.client.image.push(tag, quiet=True)
+    except DockerException as error:
+        raise EngineError(
+            f"pushing {tag} from {engine.endpoint} failed: {_short(error)}",
+            hint="is the registry running and is it listed as --insecure-registry for that engine?",
+        ) from error
+
+
+def has_image(engine: Engine, tag: str) -> bool:
+    return engine.client.image.exists(tag)
+
+
+def run_detached(
+    engine: Engine,
+    image: str,
+    name: str,
+    *,
+    env: dict[str, str] | None = None,
+    host_ports: tuple[int, ...] = (),
+    labels: dict[str, str] | None = None,
+) -> str:
+    """Start a plain container (not a service); returns its id."""
+    try:
+        container = engine.client.run(
+            image,
+            name=name,
+            detach=True,
+            envs=env or {},
+            publish=[(port, port) for port in host_ports],
+            labels=labels or {},
+        )
+    except DockerException as error:
+        raise EngineError(f"starting {image} on {engine.endpoint} failed: {_short(error)}") from error
+    return container.id
+
+
+def remove_containers(engine: Engine, names: list[str]) -> None:
+    existing = [c for c in names if engine.client.container.exists(c)]
+    if existing:
+        engine.client.container.remove(existing, force=True)
+
+
+# --- swarm -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SwarmNode:
+    id: str
+    hostname: str
+    role: str
+    state: str
+    availability: str
+    address: str
+    labels: dict[str, str]
+
+
+def _call(engine: Engine, what: str, action):
+    try:
+        return action(engine.client)
+    except DockerException as error:
+        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+
+
+def swarm_init(engine: Engine, advertise_address: str) -> None:
+    _call(engine, "docker swarm init", lambda c: c.swarm.init(advertise_address=advertise_address))
+
+
+def join_token(engine: Engine, role: str) -> str:
+    """Read from the manager's API into memory only: never printed, logged or stored."""
+    return _call(engine, f"reading the {role} join token", lambda c: c.swarm.join_token(role))
+
+
+def swarm_join(engine: Engine, manager_address: str, token: str, advertise_address: str) -> None:
+    try:
+        engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
+    except DockerException as error:
+        detail = _short(error).replace(token, "<token>")
+        raise EngineError(f"joining the swarm from {engine.endpoint} failed: {detail}") from None
+
+
+def swarm_leave(engine: Engine, force: bool) -> None:
+    _call(engine, "docker swarm leave", lambda c: c.swarm.leave(force=force))
+
+
+def swarm_nodes(engine: Engine) -> list[SwarmNode]:
+    nodes = _call(engine, "docker node ls", lambda c: c.node.list())
+    return [
+        SwarmNode(
+            id=node.id,
+            hostname=node.description.hostname,
+            role=node.spec.role,
+            state=node.status.state,
+            availability=node.spec.availability,
+            address=node.status.addr or "",
+            labels=dict(node.spec.labels or {}),
+        )
+        for node in nodes
+    ]
+
+
+def update_node_labels(engine: Engine, node_id: str, labels: dict[str, str]) -> None:
+    _call(engine, f"labelling node {node_id}", lambda c: c.node.update(node_id, labels_add=labels))
+
+
+def remove_node(engine: Engine, node_id: str) -> None:
+    _call(engine, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
+
+
+# --- preflight probes ---
+# Short-lived containers on the host network that listen on, or send traffic to, the cluster's
+# ports; everything preflight needs from an engine beyond engine_info.
+
+
+def ensure_image(engine: Engine, image: str) -> None:
+    """Pull only when missing, so a host without registry access but with the image loaded works."""
+    try:
+        if not engine.client.image.exists(image):
+            engine.client.image.pull(image, quiet=True)
+    except DockerException as error:
+        raise EngineError(
+            f"the image {image} cannot be pulled on {engine.endpoint}: {_short(error)}",
+            hint="push it to a registry that host can reach, or `docker load` it there",
+        ) from error
+
+
+def start_host_network_script(engine: Engine, image: str, script: str, labels: dict[str, str]) -> str:
+    """Run a shell script detached on the host's network; the container removes itself when it ends."""
+    return _call(
+        engine,
+        "starting a probe container",
+        lambda c: c.run(image, [script], detach=True, remove=True, networks=["host"], labels=labels, pull="never"),
+    ).id
+
+
+def exec_script(engine: Engine, container_id: str, script: str) -> str:
+    """Run a shell script in a running container (cheaper than starting another) and return its output."""
+    return _call(engine, "a probe script", lambda c: c.container.execute(container_id, ["/bin/sh", "-c", script]))
+
+
+def container_output(engine: Engine, container_id: str) -> str:
+    """What a container printed so far; empty once it is gone."""
+    try:
+        return engine.client.container.logs(container_id)
+    except DockerException:
+        return ""
+
+
+def remove_labelled_containers(engine: Engine, label: str) -> int:
+    """Force-remove every container carrying a label (running or not); returns how many."""
+    found = _call(engine, "listing probe containers", lambda c: c.container.list(all=True, filters=[("label", label)]))
+    if found:
+        _call(engine, "removing probe containers", lambda c: c.container.remove(found, force=True))
+    return len(found)
+
+
+def port_publishers(engine: Engine, port: int, protocol: str) -> list[tuple[str, str]]:
+    """(container name, swarm service name or "") for each container publishing a host port."""
+    found = _call(engine, "listing containers", lambda c: c.container.list(filters=[("publish", f"{port}/{protocol}")]))
+    return [(c.name, c.config.labels.get("com.docker.swarm.service.name", "")) for c in found]
+
+
+# --- stack deploy and tasks ---
+# The stack's life on the swarm (deploy, services, tasks) and the per-node identity volume.
+# Tasks and services are read as raw JSON: the typed models drop fields (mounts, update status)
+# that convergence needs.
+
+
+def _raw(engine: Engine, what: str, *args: str) -> str:
+    """Run one docker CLI command against an engine and return its stdout (nothing printed)."""
+    try:
+        return run([*engine.client.docker_cmd, *args])
+    except DockerException as error:
+        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+
+
+def ensure_volume(engine: Engine, name: str, labels: dict[str, str]) -> None:
+    """Create a local volume unless it exists; an existing one is used as it is."""
+    if not engine.client.volume.exists(name):
+        _call(engine, f"creating volume {name}", lambda c: c.volume.create(name, driver="local", labels=labels))
+
+
+def run_with_volume(engine: Engine, image: str, volume: str, target: str, script: str, env: dict[str, str]) -> str:
+    """Run a shell script as root in a throwaway container with no network and one volume; returns its output."""
+    ensure_image(engine, image)
+    return _call(
+        engine,
+        f"a helper container of {image}",
+        lambda c: c.run(
+            image,
+            ["-c", script],
+            entrypoint="/bin/sh",
+            volumes=[(volume, target)],
+            envs=env,
+            user="0",
+            networks=["none"],
+            remove=True,
+            pull="never",
+        ),
+    )
+
+
+def deploy_stack(engine: Engine, name: str, compose_file: Path) -> None:
+    """``docker stack deploy`` of a compose file; the CLI reads the config files it names, relative to it.
+
+    ``--resolve-image never``: no registry query, so the image stays as written (an unchanged stack
+    gives an unchanged task spec) and each node pulls it by tag."""
+    _raw(
+        engine,
+        f"docker stack deploy {name}",
+        "stack", "deploy", "--compose-file", str(compose_file), "--resolve-image", "never", "--quiet", name,
+    )
+
+
+def stack_services(engine: Engine, stack: str) -> list[str]:
+    """Names of the services a stack deployed (none when it is not deployed)."""
+    found = _call(
+        engine,
+        f"listing the services of stack {stack}",
+        lambda c: c.service.list(filters=[("label", f"com.docker.stack.namespace={stack}")]),
+    )
+    return sorted(service.spec.name for service in found)
+
+
+@dataclass(frozen=True)
+class TaskState:
+    """One task of a service, as ``docker service ps --no-trunc`` shows it."""
+
+    id: str
+    name: str
+    node_id: str
+    desired_state: str
+    state: str
+    message: str
+    error: str
+    container_id: str
+    created_at: str
+    current: bool  # runs the service's present container spec (not a task an update will replace)
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    name: str
+    update_state: str  # "" (never updated), updating, paused, completed, rollback_*
+    update_message: str
+    env: dict[str, str]
+    tasks: tuple[TaskState, ...]
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def _container_fingerprint(container_spec: dict) -> tuple:
+    """What decides whether a task runs the present spec: image, command, environment, mounts, configs."""
+    mounts = tuple((m.get("Source"), m.get("Target"), bool(m.get("ReadOnly"))) for m in container_spec.get("Mounts") or ())
+    configs = tuple(sorted((c.get("ConfigName", ""), (c.get("File") or {}).get("Name", "")) for c in container_spec.get("Configs") or ()))
+    fields = ("Image", "Command", "Args", "Env", "Dir", "User", "Hostname")
+    return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts, configs)
+
+
+def service_state(engine: Engine, service: str) -> ServiceState | None:
+    """A service's update status, environment and every task it has (history included); None if absent."""
+    if not engine.client.service.exists(service):
+        return None
+    (spec,) = json.loads(_raw(engine, f"inspecting service {service}", "service", "inspect", service))
+    container = spec["Spec"]["TaskTemplate"].get("ContainerSpec") or {}
+    wanted = _container_fingerprint(container)
+    task_ids = _raw(engine, f"listing the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service).split()
+    raw_tasks = json.loads(_raw(engine, f"inspecting the tasks of {service}", "inspect", *task_ids)) if task_ids else []
+    tasks = []
+    for task in raw_tasks:
+        status = task.get("Status") or {}
+        node_id = task.get("NodeID", "")
+        slot = task.get("Slot") or node_id  # a global service's tasks are named after their node
+        tasks.append(
+            TaskState(
+                id=task["ID"],
+                name=f"{service}.{slot}.{task['ID']}",
+                node_id=node_id,
+                desired_state=task.get("DesiredState", ""),
+                state=status.get("State", ""),
+                message=status.get("Message", ""),
+                error=status.get("Err", ""),
+                container_id=(status.get("ContainerStatus") or {}).get("ContainerID", ""),
+                created_at=task.get("CreatedAt", ""),
+                current=_container_fingerprint((task.get("Spec") or {}).get("ContainerSpec") or {}) == wanted,
+            )
+        )
+    update = spec.get("UpdateStatus") or {}
+    env = dict(item.split("=", 1) for item in container.get("Env") or () if "=" in item)
+    labels = dict(spec["Spec"].get("Labels") or {})
+    return ServiceState(service, update.get("State", ""), update.get("Message", ""), env, tuple(tasks), labels)
+
+
+def exec_in_service(engine: Engine, service: str, command: list[str]) -> str:
+    """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool)."""
+    running = _call(
+        engine,
+        f"listing the containers of {service}",
+        lambda c: c.container.list(filters=[("label", f"com.docker.swarm.service.name={service}")]),
+    )
+    if not running:
+        raise EngineError(f"no running container of {service} on {engine.endpoint}")
+    return _call(engine, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command))
+
+
+def remove_stack(engine: Engine, name: str) -> None:
+    """``docker stack rm``: services, networks and configs go; volumes (data, identities) stay."""
+    _raw(engine, f"docker stack rm {name}", "stack", "rm", name)

@@ -1,0 +1,1 @@
+"""Offline image recipes (probe, tansu, kafka) and the shared Maven cache they and Spark draw on."""

@@ -1,0 +1,255 @@
+"""Offline images built from local files: the Apache Kafka broker, the tansu broker and the preflight probe.
+
+No base image can be pulled, so every image starts FROM scratch.  The Kafka image's jars come from
+Maven Central and its Java runtime from this machine's JDK (jlink); both are made once into a cache
+outside git (``$SWARMKIT_CACHE``, default /var/cache/swarmkit) and reused by every later build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from swarmkit.hosts import dockerapi
+from swarmkit.images import maven
+from swarmkit.hosts.dockerapi import Engine
+from swarmkit.assets import STACKS_DIR, tansu_binary
+from swarmkit.errors import SwarmkitError
+
+BUSYBOX = Path("/bin/busybox")
+SOCAT = Path("/usr/bin/socat")
+TANSU_TAG = "swarmkit/tansu:0.6.0"
+PROBE_TAG = "swarmkit/probe:1"
+KAFKA_VERSION = "4.4.0"
+KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
+KAFKA_DIR = STACKS_DIR / "kafka"
+# The modules Kafka's server and tools use.  jdeps over the resolved jars also names java.compiler
+# and java.scripting, for log4j-core's annotation processor and script conditions, which a running
+# Kafka never loads.  Added: jdk.security.auth for SASL/GSSAPI (Krb5LoginModule is named in
+# configuration, so jdeps cannot see it).
+JRE_MODULES = (
+    "java.base", "java.management", "java.naming", "java.security.jgss", "java.security.sasl",
+    "java.logging", "java.xml", "java.desktop", "java.sql", "jdk.unsupported", "jdk.management",
+    "jdk.management.agent", "jdk.crypto.ec", "jdk.security.auth",
+)  # fmt: skip
+JLINK_OPTIONS = ("--strip-debug", "--no-header-files", "--no-man-pages")
+# java.desktop's native GUI, font and sound libraries: a headless server never loads them, and they
+# would pull X11, freetype and ALSA into the image.
+GUI_LIBRARIES = (
+    "libawt_xawt.so", "libjawt.so", "libsplashscreen.so", "libjsound.so", "libfontmanager.so",
+    "libjavajpeg.so", "liblcms.so",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ImageRecipe:
+    """What a build context holds: files by name, host files at their own path under rootfs/,
+    and whole directories (jars, a Java runtime) by name."""
+
+    tag: str
+    dockerfile: Path
+    files: tuple[tuple[Path, str], ...]
+    rootfs: tuple[Path, ...] = ()
+    directories: tuple[tuple[Path, str], ...] = ()
+
+
+def _require(path: Path, package: str) -> Path:
+    if not path.exists():
+        raise SwarmkitError(f"{path} is missing", hint=f"apt-get install {package} (scripts/setup.sh does)")
+    return path
+
+
+def _shared_libraries(binary: Path, provided: frozenset[str] = frozenset()) -> list[Path]:
+    """The libraries a dynamic binary loads, as ldd resolves them on this machine.
+
+    A library ldd cannot find is an error unless it is one of ``provided`` (found at run time
+    next to the binary, as a JRE's libjvm.so is)."""
+    output = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    libraries = []
+    for line in output.splitlines():
+        parts = line.split()
+        if "not found" in line and parts[0] not in provided:
+            raise SwarmkitError(f"{binary} needs {parts[0]}, which this machine lacks (ldd: {line.strip()})")
+        candidate = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
+        if candidate.startswith("/"):
+            libraries.append(Path(candidate))
+    return libraries
+
+
+def tansu_recipe() -> ImageRecipe:
+    return ImageRecipe(
+        tag=TANSU_TAG,
+        dockerfile=STACKS_DIR / "tansu" / "Dockerfile",
+        files=(
+            (_require(BUSYBOX, "busybox-static"), "busybox"),
+            (tansu_binary(), "tansu"),
+            (STACKS_DIR / "node-identity.sh", "node-identity.sh"),
+            (STACKS_DIR / "tansu" / "entrypoint.sh", "entrypoint.sh"),
+        ),
+    )
+
+
+def probe_recipe() -> ImageRecipe:
+    socat = _require(SOCAT, "socat")
+    return ImageRecipe(
+        tag=PROBE_TAG,
+        dockerfile=STACKS_DIR / "probe" / "Dockerfile",
+        files=((_require(BUSYBOX, "busybox-static"), "busybox"),),
+        rootfs=(socat, *_shared_libraries(socat)),
+    )
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    """Hard-link when the cache and the build context share a file system: 150 MB of jars and JRE
+    are then assembled in milliseconds instead of copied."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _jdk_home() -> Path:
+    """The JDK whose jlink and jmods make the image's runtime (the one on PATH)."""
+    home = Path(maven.tool("jlink", "openjdk-17-jdk-headless")).resolve().parent.parent
+    if not (home / "jmods" / "java.base.jmod").is_file():
+        raise SwarmkitError(f"{home} has no jmods/ for jlink", hint="apt-get install openjdk-17-jdk-headless")
+    return home
+
+
+def _runtime(cache: Path) -> Path:
+    """A Java runtime with only the modules Kafka needs, made by jlink once per JDK build and module
+    list (the cache key), without the GUI libraries; renamed into place when complete."""
+    home = _jdk_home()
+    release = (home / "release").read_text()
+    found = re.search(r'JAVA_RUNTIME_VERSION="([^"]+)"', release) or re.search(r'JAVA_VERSION="([^"]+)"', release)
+    key = maven.digest(release, *JRE_MODULES, *JLINK_OPTIONS, *GUI_LIBRARIES)[:12]
+    target = cache / f"jre-{found.group(1) if found else 'unknown'}-{key}"
+    if target.is_dir():
+        return target
+    staging = Path(tempfile.mkdtemp(prefix=".jre-", dir=cache))
+    command = [str(home / "bin" / "jlink"), "--add-modules", ",".join(JRE_MODULES), *JLINK_OPTIONS]
+    result = subprocess.run([*command, "--output", str(staging / "jre")], capture_output=True, text=True)
+    if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        last = (result.stderr or result.stdout).strip().splitlines()
+        raise SwarmkitError(
+            f"jlink could not make the Kafka image's Java runtime: {last[-1] if last else 'no output'}",
+            hint=f"run it to see why: {shlex.join([*command, '--output', '/tmp/jre'])}",
+        )
+    for library in GUI_LIBRARIES:
+        (staging / "jre" / "lib" / library).unlink(missing_ok=True)
+    (staging / "jre").rename(target)
+    staging.rmdir()
+    return target
+
+
+def _jni_libraries(jar_dirs: tuple[Path, ...], scratch: Path) -> list[Path]:
+    """This machine's native libraries inside the jars (zstd-jni, snappy-java, lz4-java), extracted
+    to ``scratch``: they are unpacked into /tmp and loaded only when a batch is first compressed."""
+    names = {"x86_64": ("amd64", "x86_64"), "aarch64": ("aarch64", "arm64")}.get(platform.machine(), ())
+    wanted = re.compile(rf"(^|/)linux/({'|'.join(names) or '-'})/[^/]+\.so$", re.IGNORECASE)
+    extracted = []
+    for jar in sorted(path for directory in jar_dirs for path in directory.glob("*.jar")):
+        with zipfile.ZipFile(jar) as archive:
+            for entry in (name for name in archive.namelist() if wanted.search(name)):
+                target = scratch / jar.stem / entry
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.read(entry))
+                extracted.append(target)
+    return extracted
+
+
+def _runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> list[Path]:
+    """The machine's libraries that the runtime's java and .so files and the jars' JNI libraries
+    load (ld-linux, libc, libm, libz, libstdc++, libgcc_s, libpthread, ...): with no base image
+    they must be copied in.  A missing one shows only at run time, e.g. zstd-jni needs
+    libpthread.so.0, which nothing in the JRE links."""
+    own = sorted(runtime.glob("lib/**/*.so"))
+    provided = frozenset(library.name for library in own)
+    found: dict[Path, None] = {}
+    with tempfile.TemporaryDirectory(prefix="swarmkit-jni-") as scratch:
+        for binary in (runtime / "bin" / "java", *own, *_jni_libraries(jar_dirs, Path(scratch))):
+            for library in _shared_libraries(binary, provided):
+                if not library.is_relative_to(runtime):
+                    found.setdefault(library)
+    return list(found)
+
+
+def _cached_runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> tuple[Path, ...]:
+    """_runtime_libraries, remembered beside the jars: reading every jar's index takes seconds,
+    and the answer changes only with the jars (their stamps) or the runtime."""
+    stamps = [directory.with_name(f"{directory.name}.sha256").read_text() for directory in jar_dirs]
+    memo = jar_dirs[0].parent / f"host-libraries-{maven.digest(runtime.name, *stamps)[:12]}"
+    if memo.is_file():
+        return tuple(Path(line) for line in memo.read_text().splitlines() if line)
+    libraries = _runtime_libraries(runtime, jar_dirs)
+    memo.write_text("".join(f"{library}\n" for library in libraries))
+    return tuple(libraries)
+
+
+def kafka_recipe() -> ImageRecipe:
+    """The Apache Kafka broker image: Maven's jars and a jlink runtime (both cached) on busybox.
+
+    Resolving is the slow part of a first build (Maven, jlink); every later call only checks stamps."""
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
+        tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
+        runtime = _runtime(cache)
+        libraries = _cached_runtime_libraries(runtime, (libs, tools))
+    scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties")
+    return ImageRecipe(
+        tag=KAFKA_TAG,
+        dockerfile=KAFKA_DIR / "Dockerfile",
+        files=(
+            (_require(BUSYBOX, "busybox-static"), "busybox"),
+            (STACKS_DIR / "node-identity.sh", "node-identity.sh"),
+            (STACKS_DIR / "apache" / "entrypoint.sh", "entrypoint.sh"),
+            *((KAFKA_DIR / name, name) for name in scripts),
+        ),
+        rootfs=libraries,
+        directories=((runtime, "jre"), (libs, "libs"), (tools, "tools-libs"), (KAFKA_DIR / "bin", "bin")),
+    )
+
+
+@contextlib.contextmanager
+def build_context(recipe: ImageRecipe) -> Iterator[Path]:
+    """The recipe's build context in a temporary directory, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="swarmkit-image-") as scratch:
+        context = Path(scratch)
+        shutil.copy(recipe.dockerfile, context / "Dockerfile")
+        for source, name in recipe.files:
+            shutil.copy(source, context / name)
+        for source, name in recipe.directories:
+            shutil.copytree(source, context / name, copy_function=_link_or_copy)
+        rootfs = context / "rootfs"
+        rootfs.mkdir()
+        for source in recipe.rootfs:
+            target = rootfs / source.relative_to("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source.resolve(), target)
+        yield context
+
+
+def build(engine: Engine, recipe: ImageRecipe, tag: str) -> None:
+    """Assemble the build context and build it on one engine."""
+    with build_context(recipe) as context:
+        dockerapi.build_image(engine, context, tag)
+
+
+def publish(engine: Engine, recipe: ImageRecipe, registry: str) -> str:
+    """Build on one engine and push to the registry every host pulls from; returns the full reference."""
+    reference = f"{registry}/{recipe.tag}"
+    build(engine, recipe, reference)
+    dockerapi.push_image(engine, reference)
+    return reference

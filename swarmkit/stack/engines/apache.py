@@ -1,0 +1,203 @@
+"""The apache engine: the official ``apache/kafka`` image in KRaft mode, no ZooKeeper.
+
+Brokers: one per node (the shared global service of ``swarmkit.stack.render``), node id read from the
+identity volume by the entrypoint (``stacks/apache/entrypoint.sh`` and ``stacks/node-identity.sh``,
+mounted as swarm configs, so the official image needs nothing added).  Controllers: one replicated
+service per manager of the inventory (``controller-1``…, pinned with ``node.hostname == <name>``),
+static node ids above ``MAX_BROKER_ID`` so they never collide with broker ids, voters reached over
+the overlay by their service names (dnsrr).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import uuid
+from typing import Any
+
+from swarmkit.errors import SpecError
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack.render import (
+    BROKER_SERVICE,
+    TASK_NAME,
+    ConfigFile,
+    StackRequest,
+    advertise_env,
+    broker_deploy,
+    config_mount,
+    host_port,
+    identity_mount,
+    kafka_env,
+    replication_defaults,
+    stack_script,
+    volume,
+    with_extra_env,
+)
+
+NAME = "apache"
+KAFKA_VERSION = "4.4.0"
+DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
+KRAFT = True
+NEEDS_IDENTITY = True  # the broker id comes from the identity volume
+SHARED_CLUSTER = True
+MAX_BROKER_ID = 9000  # broker ids are 1..9000; controller i has id 9000 + i
+DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a new volume inherits that
+DATA_VOLUME = "data"
+CONTROLLER_DATA_VOLUME = "controller-data"
+STOP_GRACE = "60s"  # time for a controlled shutdown (partition leadership moves away first)
+ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")  # the entrypoint last; it sources the other
+CLUSTER_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+# Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
+# servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
+BROKER_HEAP = "-Xmx512m -Xms512m"
+CONTROLLER_HEAP = "-Xmx256m -Xms256m"
+
+
+def generate_cluster_id() -> str:
+    """A new KRaft cluster id (a random UUID, base64url without padding, as kafka-storage makes).
+
+    Call it once per cluster and keep the result: the renderer never invents one."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+
+
+def topic_broker_limit(broker_count: int) -> int:
+    return broker_count
+
+
+def controller_names(request: StackRequest) -> list[tuple[str, int, str]]:
+    """(service name, node id, manager host name) of each controller, in inventory order."""
+    return controllers_of(request.inventory)
+
+
+def controllers_of(inventory: Inventory) -> list[tuple[str, int, str]]:
+    """The controllers an inventory gets: one per manager, in inventory order."""
+    return [
+        (f"controller-{index}", MAX_BROKER_ID + index, host.name)
+        for index, host in enumerate(inventory.managers, start=1)
+    ]
+
+
+def quorum_voters(request: StackRequest) -> str:
+    port = request.listeners.controller_listener.port
+    return ",".join(f"{node_id}@{service}:{port}" for service, node_id, _ in controller_names(request))
+
+
+def check(request: StackRequest) -> None:
+    if not request.cluster_id:
+        raise SpecError(
+            "CLUSTER_ID: the apache engine needs a cluster id",
+            hint="swarmkit generates one on the first deploy and keeps it; pass it to render with --cluster-id",
+        )
+    if not CLUSTER_ID.match(request.cluster_id):
+        raise SpecError(
+            f"CLUSTER_ID: '{request.cluster_id}' is not a KRaft cluster id",
+            hint="a cluster id is 22 characters of base64url, e.g. from `kafka-storage.sh random-uuid`",
+        )
+    if not request.inventory.managers:
+        raise SpecError(
+            "controller.quorum.voters: the inventory has no manager to run a KRaft controller on",
+            hint="give at least one host role: manager",
+        )
+    if request.broker_count > MAX_BROKER_ID:
+        raise SpecError(f"inventory: more than {MAX_BROKER_ID} brokers", hint="broker ids must stay below controller ids")
+
+
+def _common_env(request: StackRequest, role: str) -> dict[str, str]:
+    return {
+        "KAFKA_PROCESS_ROLES": role,
+        "CLUSTER_ID": request.cluster_id or "",
+        "KAFKA_CONTROLLER_QUORUM_VOTERS": quorum_voters(request),
+        "KAFKA_LOG_DIRS": DATA_DIR,
+    }
+
+
+def _broker(request: StackRequest) -> dict[str, Any]:
+    plan = request.listeners
+    scripts = config_files(request)
+    factor, min_isr = replication_defaults(request)
+    settings = plan.broker_settings()
+    env = {
+        **advertise_env(request),
+        "SWARMKIT_INTERNAL_HOST": TASK_NAME,
+        "SWARMKIT_ADVERTISED_LISTENERS": settings.pop("advertised.listeners"),
+        "SWARMKIT_MAX_BROKER_ID": str(MAX_BROKER_ID),
+        **_common_env(request, "broker"),
+        **kafka_env(settings),
+        **kafka_env(
+            {
+                "default.replication.factor": str(factor),
+                "min.insync.replicas": str(min_isr),
+                "offsets.topic.replication.factor": str(factor),
+                "transaction.state.log.replication.factor": str(factor),
+                "transaction.state.log.min.isr": str(min_isr),
+                "share.coordinator.state.topic.replication.factor": str(factor),
+                "share.coordinator.state.topic.min.isr": str(min_isr),
+            }
+        ),
+    }
+    return {
+        "image": request.image or DEFAULT_IMAGE,
+        "entrypoint": ["/bin/sh", scripts[-1].target],
+        "configs": [config_mount(script) for script in scripts],
+        "environment": {"KAFKA_HEAP_OPTS": BROKER_HEAP} | with_extra_env(request, env),
+        "ports": [host_port(plan.external_listener)],
+        "networks": [request.network],
+        "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR)],
+        "stop_grace_period": STOP_GRACE,
+        "deploy": broker_deploy(request),
+    }
+
+
+def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str, Any]:
+    env = {"KAFKA_NODE_ID": str(node_id), "KAFKA_HEAP_OPTS": CONTROLLER_HEAP, **_common_env(request, "controller")}
+    env.update(kafka_env(request.listeners.controller_settings()))
+    return {
+        "image": request.image or DEFAULT_IMAGE,
+        "environment": env,
+        "networks": [request.network],
+        "volumes": [identity_mount(), volume(CONTROLLER_DATA_VOLUME, DATA_DIR)],
+        "stop_grace_period": STOP_GRACE,
+        "deploy": {
+            "mode": "replicated",
+            "replicas": 1,
+            "endpoint_mode": "dnsrr",
+            "placement": {"constraints": [f"node.hostname == {host_name}"]},
+            "restart_policy": {"condition": "any", "delay": "5s"},
+        },
+    }
+
+
+def services(request: StackRequest) -> dict[str, dict[str, Any]]:
+    result = {BROKER_SERVICE: _broker(request)}
+    for service, node_id, host_name in controller_names(request):
+        result[service] = _controller(request, node_id, host_name)
+    return result
+
+
+def volumes(request: StackRequest) -> tuple[str, ...]:
+    return (DATA_VOLUME, CONTROLLER_DATA_VOLUME)
+
+
+def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:
+    return tuple(stack_script(path) for path in ENTRYPOINT_SCRIPTS)
+
+
+def notes(request: StackRequest) -> dict[str, list[str]]:
+    result = {
+        BROKER_SERVICE: [
+            "One broker per node (mode: global). The entrypoint (stacks/apache/entrypoint.sh, sourcing",
+            "stacks/node-identity.sh; both mounted from the configs below) reads the node's BROKER_ID from the",
+            "identity volume, picks the advertised host (SWARMKIT_ADVERTISE), fills advertised.listeners",
+            "and execs the image's start script. Internal address: the task name ({{.Task.Name}}), the",
+            "container's name, which Docker's DNS resolves for every container on the overlay: unique per",
+            "task, known before start, and needing no name service outside Docker (node hostnames may not",
+            "resolve inside containers). A replaced task registers its new name with the controllers.",
+        ]
+    }
+    for service, node_id, host_name in controller_names(request):
+        result[service] = [f"KRaft controller {node_id} (a quorum voter), pinned to manager {host_name}."]
+    return result
+
+
+def network_notes(request: StackRequest) -> list[str]:
+    return []

@@ -1,0 +1,157 @@
+"""Swarm bootstrap: init on the first manager, join the others, label nodes; idempotent.
+
+A host already in this swarm is left alone; a host in another swarm is an error naming it,
+never forced out. The plan is computed (and checked) for every host before any host changes.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
+from swarmkit.errors import SwarmError
+from swarmkit.hosts.inventory import Host, Inventory
+
+INIT = "init"
+JOIN = "join"
+MEMBER = "member"
+
+
+@dataclass(frozen=True)
+class HostAction:
+    host: str
+    action: str
+    role: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SwarmResult:
+    actions: tuple[HostAction, ...]
+    nodes: tuple[SwarmNode, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(a.action != MEMBER for a in self.actions)
+
+    def to_dict(self) -> dict:
+        return {
+            "changed": self.changed,
+            "actions": [asdict(a) for a in self.actions],
+            "nodes": [asdict(n) for n in self.nodes],
+        }
+
+
+def engine_infos(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo]:
+    """Ask every engine in parallel; the first that does not answer is an error."""
+    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
+        infos = list(pool.map(lambda h: dockerapi.engine_info(docker[h]), inventory.hosts))
+    return {host.name: info for host, info in zip(inventory.hosts, infos)}
+
+
+def plan(inventory: Inventory, infos: dict[str, EngineInfo], members: set[str]) -> list[HostAction]:
+    """Pure: what to do on each host, given each engine's swarm state and this swarm's node ids."""
+    first = inventory.first_manager
+    first_info = infos[first.name]
+    actions = []
+    for host in inventory.hosts:
+        info = infos[host.name]
+        if host == first:
+            action = MEMBER if first_info.swarm_state == "active" else INIT
+        elif info.swarm_state == "inactive":
+            action = JOIN
+        elif info.swarm_state == "active" and info.swarm_node_id in members:
+            action = MEMBER
+        else:
+            raise _foreign(host, info)
+        if action == INIT and first_info.swarm_state != "inactive":
+            raise _foreign(host, info)
+        actions.append(HostAction(host.name, action, host.role))
+    return actions
+
+
+def _foreign(host: Host, info: EngineInfo) -> SwarmError:
+    if info.swarm_state == "active":
+        return SwarmError(
+            f"{host.name} is already in another swarm (node {info.swarm_node_id}); swarmkit leaves it untouched",
+            hint=f"if it should join this group, run 'docker swarm leave' on {host.name} yourself, then retry",
+        )
+    return SwarmError(
+        f"{host.name}'s swarm state is '{info.swarm_state}'; swarmkit will not change it",
+        hint=f"inspect it with 'docker info' on {host.name} (a locked or pending swarm needs a person)",
+    )
+
+
+def current_members(inventory: Inventory, docker: DockerHosts, infos: dict[str, EngineInfo]) -> list[SwarmNode]:
+    first = inventory.first_manager
+    if infos[first.name].swarm_state != "active":
+        return []
+    return dockerapi.swarm_nodes(docker[first])
+
+
+def swarm_up(inventory: Inventory, *, docker: DockerHosts | None = None) -> SwarmResult:
+    docker = dockerapi.hosts_of(inventory, docker)
+    infos = engine_infos(inventory, docker)
+    members = current_members(inventory, docker, infos)
+    actions = plan(inventory, infos, {node.id for node in members})
+    first = inventory.first_manager
+    if actions[0].action == INIT:
+        dockerapi.swarm_init(docker[first], first.address)
+    joining = [inventory.host(a.host) for a in actions if a.action == JOIN]
+    if joining:
+        tokens = {role: dockerapi.join_token(docker[first], role) for role in {h.role for h in joining}}
+        # Managers one at a time (each changes the raft membership), then workers together.
+        for host in (h for h in joining if h.is_manager):
+            dockerapi.swarm_join(docker[host], first.address, tokens["manager"], host.address)
+        workers = [h for h in joining if not h.is_manager]
+        with ThreadPoolExecutor(max_workers=max(1, len(workers))) as pool:
+            list(pool.map(lambda h: dockerapi.swarm_join(docker[h], first.address, tokens["worker"], h.address), workers))
+    changed = [inventory.host(a.host) for a in actions if a.action != MEMBER]
+    ids = {name: info.swarm_node_id for name, info in infos.items()}
+    ids.update({host.name: dockerapi.engine_info(docker[host]).swarm_node_id for host in changed})
+    nodes = _apply_labels(inventory, docker, ids)
+    return SwarmResult(actions=tuple(actions), nodes=tuple(nodes))
+
+
+def node_ids(inventory: Inventory, *, docker: DockerHosts | None = None) -> dict[str, str]:
+    """Inventory host name -> swarm node id, from each engine's own view (names may differ from hostnames)."""
+    docker = dockerapi.hosts_of(inventory, docker)
+    return {name: info.swarm_node_id for name, info in engine_infos(inventory, docker).items() if info.swarm_state == "active"}
+
+
+def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]) -> list[SwarmNode]:
+    """Inventory labels plus swarmkit.host=<inventory name>, added only where missing."""
+    manager = docker[inventory.first_manager]
+    by_id = {node.id: node for node in dockerapi.swarm_nodes(manager)}
+    for host in inventory.hosts:
+        wanted = {**host.labels, "swarmkit.host": host.name}
+        node = by_id[ids[host.name]]
+        missing = {k: v for k, v in wanted.items() if node.labels.get(k) != v}
+        if missing:
+            dockerapi.update_node_labels(manager, node.id, missing)
+    return dockerapi.swarm_nodes(manager)
+
+
+def swarm_down(inventory: Inventory, *, docker: DockerHosts | None = None) -> list[HostAction]:
+    """Leave the swarm on every host: workers first, the first manager last."""
+    docker = dockerapi.hosts_of(inventory, docker)
+    infos = engine_infos(inventory, docker)
+    ordered = sorted(inventory.hosts, key=lambda h: (h.is_manager, h == inventory.first_manager))
+    actions = []
+    for host in ordered:
+        if infos[host.name].swarm_state == "inactive":
+            actions.append(HostAction(host.name, "not in a swarm", host.role))
+            continue
+        dockerapi.swarm_leave(docker[host], force=host.is_manager)
+        actions.append(HostAction(host.name, "left", host.role))
+    return actions
+
+
+def join_command(inventory: Inventory, role: str, show_token: bool, *, docker: DockerHosts | None = None) -> str:
+    """The exact command for a server swarmkit cannot reach; the token stays hidden unless asked."""
+    docker = dockerapi.hosts_of(inventory, docker)
+    first = inventory.first_manager
+    token = dockerapi.join_token(docker[first], role) if show_token else "<token: swarmkit join --show-token>"
+    return f"docker swarm join --token {token} {first.address}:2377"

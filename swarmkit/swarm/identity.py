@@ -1,0 +1,183 @@
+"""Stable broker ids and per-node identity, kept in the swarm itself.
+
+Why labels: swarm templates cannot read node labels and ``.Task.Slot`` is no integer in global
+mode, so no stack can compute a broker id.  swarmkit allocates ids and stores them where every
+manager sees them and nothing else has to be kept: each node carries ``swarmkit.broker-id=<n>``;
+every manager carries the high-water mark ``swarmkit.broker-id.next`` (the next id to hand out).
+The mark is read as the maximum over all managers and over all ids still on nodes, and is
+written before any new id, so a crash in between leaves a gap, never a reused id; a node that
+left takes its label with it but the mark stays.  A node (re)joining gets a new swarm node id and
+so a new broker id.
+
+Each node's broker reads its id from ``node.env`` in the volume ``<stack>_identity`` on that node,
+written here with a throwaway container before the stack is deployed.  The stack itself never
+names a node, so a new node gets an id without any service changing: no other broker restarts.
+The apache engine's KRaft cluster id is kept the same way, as ``swarmkit.cluster-id.<stack>``
+on every manager.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.stack.engines.apache import MAX_BROKER_ID
+from swarmkit.errors import DeployError
+from swarmkit.stack.render import IDENTITY_DIR, IDENTITY_FILE
+
+ID_LABEL = "swarmkit.broker-id"
+NEXT_LABEL = "swarmkit.broker-id.next"
+CLUSTER_ID_LABEL = "swarmkit.cluster-id"
+STACK_LABEL = "com.docker.stack.namespace"  # what docker stack deploy puts on its own volumes
+MAX_ID = MAX_BROKER_ID
+LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL NODE` on a manager, then deploy again"
+UNCHANGED = "unchanged"
+WRITTEN = "written"
+
+
+@dataclass(frozen=True)
+class IdAllocation:
+    """Broker id of every wanted node, which of them are new, and the high-water mark to keep."""
+
+    ids: dict[str, int]  # swarm node id -> broker id
+    new: tuple[str, ...]  # swarm node ids given an id now
+    next_id: int  # the next id ever to be handed out
+
+
+# --- pure ----------------------------------------------------------------------------------------
+
+
+def _parse_id(node: SwarmNode, label: str, value: str, maximum: int) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= maximum:
+        raise DeployError(
+            f"node {node.hostname} ({node.id}) has label {label}='{value}', not a whole number 1..{maximum}",
+            hint=LABEL_HINT,
+        )
+    return int(value)
+
+
+def ids_from_labels(nodes: Iterable[SwarmNode]) -> tuple[dict[str, int], list[int]]:
+    """(node id -> broker id of every labelled node, high-water marks found on managers)."""
+    ids: dict[str, int] = {}
+    marks: list[int] = []
+    owners: dict[int, SwarmNode] = {}
+    for node in nodes:
+        if ID_LABEL in node.labels:
+            broker_id = _parse_id(node, ID_LABEL, node.labels[ID_LABEL], MAX_ID)
+            if broker_id in owners:
+                raise DeployError(
+                    f"nodes {owners[broker_id].hostname} and {node.hostname} both have {ID_LABEL}={broker_id}",
+                    hint=f"a broker id must be unique: remove the label from the node that should get a new id ({LABEL_HINT})",
+                )
+            owners[broker_id] = node
+            ids[node.id] = broker_id
+        if node.role == "manager" and NEXT_LABEL in node.labels:
+            marks.append(_parse_id(node, NEXT_LABEL, node.labels[NEXT_LABEL], MAX_ID + 1))  # 9001: all used
+    return ids, marks
+
+
+def allocate_broker_ids(existing: Mapping[str, int], wanted: Sequence[str], marks: Iterable[int] = ()) -> IdAllocation:
+    """Keep every existing id; give each wanted node without one the next id, in ``wanted`` order.
+
+    ``existing`` holds the ids of every node in the swarm (wanted or not), ``marks`` the kept
+    high-water marks: the next id is above all of them, so no id is ever handed out twice.
+    """
+    next_id = max([1, *marks, *(broker_id + 1 for broker_id in existing.values())])
+    ids: dict[str, int] = {}
+    new: list[str] = []
+    for node_id in wanted:
+        if node_id in existing:
+            ids[node_id] = existing[node_id]
+            continue
+        if next_id > MAX_ID:
+            raise DeployError(
+                f"no broker id left for node {node_id}: ids 1..{MAX_ID} have all been handed out",
+                hint=f"ids are never reused; ids above {MAX_ID} belong to KRaft controllers",
+            )
+        ids[node_id] = next_id
+        new.append(node_id)
+        next_id += 1
+    return IdAllocation(ids, tuple(new), next_id)
+
+
+def node_env(broker_id: int, address: str) -> str:
+    """The content of ``node.env`` that ``stacks/node-identity.sh`` reads."""
+    return f"BROKER_ID={broker_id}\nNODE_ADDRESS={address}\n"
+
+
+def kept_cluster_id(nodes: Iterable[SwarmNode], stack: str) -> str | None:
+    """The KRaft cluster id kept on the managers for a stack, if any; managers that disagree are an error."""
+    label = f"{CLUSTER_ID_LABEL}.{stack}"
+    found = {node.labels[label] for node in nodes if node.role == "manager" and node.labels.get(label)}
+    if len(found) > 1:
+        raise DeployError(
+            f"the managers keep different cluster ids for stack {stack}: {', '.join(sorted(found))}",
+            hint=f"keep the one the brokers' data was formatted with on every manager ({label})",
+        )
+    return found.pop() if found else None
+
+
+# --- on the swarm ----------------------------------------------------------------------------------
+
+
+def assign_broker_ids(manager: Engine, nodes: Sequence[SwarmNode], wanted: Sequence[str]) -> IdAllocation:
+    """Allocate ids for ``wanted`` (swarm node ids, in a stable order) and store them as labels.
+
+    The high-water mark goes on every manager first, then each new node gets its label; labels
+    already right are not touched."""
+    existing, marks = ids_from_labels(nodes)
+    allocation = allocate_broker_ids(existing, wanted, marks)
+    mark = str(allocation.next_id)
+    for node in nodes:
+        if node.role == "manager" and node.labels.get(NEXT_LABEL) != mark:
+            dockerapi.update_node_labels(manager, node.id, {NEXT_LABEL: mark})
+    for node_id in allocation.new:
+        dockerapi.update_node_labels(manager, node_id, {ID_LABEL: str(allocation.ids[node_id])})
+    return allocation
+
+
+def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, cluster_id: str) -> None:
+    """Store the cluster id on every manager that lacks it (a manager that joined later included)."""
+    label = f"{CLUSTER_ID_LABEL}.{stack}"
+    for node in nodes:
+        if node.role == "manager" and node.labels.get(label) != cluster_id:
+            dockerapi.update_node_labels(manager, node.id, {label: cluster_id})
+
+
+# Compare-and-write: the file is replaced (atomically) only when its content differs.
+_WRITE_SCRIPT = f"""
+f={IDENTITY_FILE}
+if [ -f "$f" ] && [ "$(cat "$f")" = "$(printf '%s' "$SWARMKIT_NODE_ENV")" ]; then
+    echo {UNCHANGED}
+else
+    printf '%s' "$SWARMKIT_NODE_ENV" > "$f.new" && chmod 644 "$f.new" && mv "$f.new" "$f" && echo {WRITTEN}
+fi
+"""
+
+
+def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
+    """Fill ``node.env`` in the node's identity volume; returns ``written`` or ``unchanged``.
+
+    The volume is created with the label docker stack deploy gives its own volumes, so the stack
+    adopts it (checked on real engines: a stack volume is a local volume named ``<stack>_<name>``,
+    and an existing one is mounted as it is)."""
+    dockerapi.ensure_volume(engine, volume, {STACK_LABEL: stack})
+    output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, _WRITE_SCRIPT, {"SWARMKIT_NODE_ENV": content})
+    outcome = output.strip().splitlines()[-1] if output.strip() else ""
+    if outcome not in (WRITTEN, UNCHANGED):
+        raise DeployError(
+            f"writing {IDENTITY_FILE} into volume {volume} on {engine.endpoint} failed: {output.strip() or 'no output'}",
+            hint=f"the image {image} must have /bin/sh; check the engine's disk space",
+        )
+    return outcome
+
+
+def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[str]:
+    """``write_identity`` on many engines at once: ``targets`` holds (engine, content) pairs."""
+    if not targets:
+        return []
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        return list(pool.map(lambda target: write_identity(target[0], image, volume, stack, target[1]), targets))

@@ -1,0 +1,200 @@
+"""The Spark job's verdicts and report, the connector jars and their pin, without Spark or brokers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from swarmkit.assets import PROJECT_ROOT, SPARK_DIR
+from swarmkit.images import maven
+from swarmkit.cluster.spark import (
+    ClassArchive,
+    SparkJobError,
+    SparkReport,
+    connector_dir,
+    connector_jars,
+    fetch_connector,
+    job_command,
+    job_env,
+)
+
+sys.path.insert(0, str(SPARK_DIR))
+import verify_job  # noqa: E402
+
+PLAN = verify_job.Plan(
+    "b1:9094,b2:9094", "t", "run12345", 10, 100, ((0, (0, 1, 2)), (1, (4,))), {0: 5, 1: 0, 2: 0, 4: 7}
+)
+JARS = [
+    "spark-sql-kafka-0-10_2.13-9.9.9.jar",
+    "spark-token-provider-kafka-0-10_2.13-9.9.9.jar",
+    "kafka-clients-3.9.2.jar",
+    "commons-pool2-2.13.1.jar",
+]
+
+
+def row(count: int, valid: int | None = None, distinct: int | None = None, crc: int = 7) -> dict:
+    valid = count if valid is None else valid
+    return {
+        "count": count,
+        "valid": valid,
+        "distinct": valid if distinct is None else distinct,
+        "crc": crc,
+        "first_ts": 1000,
+        "last_ts": 2000,
+        "lat": [1.0, 2.0, 3.0],
+    }
+
+
+def run_of(rows: dict[int, dict], error: str = "") -> verify_job.ClusterRun:
+    end = {p: PLAN.start[p] + PLAN.expected(p) for p in PLAN.partitions}
+    crc = dict.fromkeys(PLAN.partitions, 7)
+    return verify_job.ClusterRun(PLAN, rows, end, end, crc, 1.0, 2.0, 0.5, error)
+
+
+def test_plan_gives_every_broker_its_records_spread_over_the_partitions_it_leads() -> None:
+    assert [PLAN.expected(p) for p in (0, 1, 2, 4, 3)] == [4, 3, 3, 10, 0]
+    assert PLAN.total == 20 and PLAN.partitions == [0, 1, 2, 4]
+
+
+def test_summarize_judges_each_partition_and_broker() -> None:
+    probes = [verify_job.Probe(0, "b1:9094", 1, ("b1:9094", "b2:9094")), verify_job.Probe(1, "b2:9094", 2)]
+    good = verify_job.summarize(probes, [run_of({0: row(4), 1: row(3), 2: row(3), 4: row(10)})], {}, 10)
+    assert [b["ok"] for b in good] == [True, True]
+    assert good[0]["consumed"] == 10 and [p["partition"] for p in good[0]["partitions"]] == [0, 1, 2]
+    assert good[0]["latency_ms"] == {"p50": 2.0, "p99": 3.0} and good[1]["consume_records_per_s"] == 5.0
+    assert good[1]["produce_records_per_s"] == 10.0  # 10 records over 1 s of record timestamps
+    assert "_lat" not in good[0]["partitions"][0]
+    bad = verify_job.summarize(probes, [run_of({0: row(5, distinct=3), 1: row(3, valid=2), 2: row(3, crc=8)})], {}, 10)
+    parts = {p["partition"]: p for p in bad[0]["partitions"]}
+    assert (parts[0]["duplicates"], parts[0]["missing"], parts[0]["ok"]) == (2, 1, False)
+    assert (parts[1]["unexpected"], parts[1]["missing"]) == (1, 1)
+    assert not parts[2]["checksum_ok"] and parts[2]["missing"] == 0
+    assert not bad[0]["ok"] and bad[0]["duplicates"] == 2 and bad[0]["unexpected"] == 1
+    assert not bad[1]["ok"] and bad[1]["missing"] == 10 and bad[1]["consumed"] == 0
+
+
+def test_unreachable_broken_and_idle_brokers_are_named() -> None:
+    probes = [
+        verify_job.Probe(0, "b1:9094", 1),
+        verify_job.Probe(1, "b2:9094", 2),
+        verify_job.Probe(2, "b3:9094", error="b3:9094 unreachable: refused"),
+    ]
+    errors = {1: "b2:9094 (node 2) leads no partition of t", 2: probes[2].error}
+    failed = run_of({}, error="b1:9094: KafkaException: timed out")
+    one, idle, dead = verify_job.summarize(probes, [failed], errors, 10)
+    assert not one["ok"] and "timed out" in one["error"] and one["produced"] == 0 and one["missing"] == 10
+    assert not idle["ok"] and idle["reachable"] and "leads no partition" in idle["error"]
+    assert not dead["ok"] and not dead["reachable"] and dead["missing"] == 10 and "refused" in dead["error"]
+
+
+def test_report_parses_partitions_phases_and_names_failures() -> None:
+    probes = [verify_job.Probe(0, "b1:9094", 1), verify_job.Probe(1, "b2:9094", error="b2:9094 unreachable")]
+    brokers = verify_job.summarize(probes, [run_of({0: row(4), 1: row(3), 2: row(2)})], {1: probes[1].error}, 10)
+    data = {
+        "ok": False,
+        "records_per_broker": 10,
+        "topic": "t",
+        "brokers": brokers,
+        "spark_startup_s": 3.0,
+        "traffic_s": 4.0,
+        "records_per_s": 9.0,
+        "elapsed_s": 5.0,
+        "master": "local[*]",
+        "clusters": [{"write_s": 1.0, "read_s": 2.0, "check_s": 0.5}, {"write_s": 1.5}],
+    }
+    report = SparkReport.from_dict(data, wall_s=7.5, report_path="/tmp/r.json")
+    assert not report.ok and (report.write_s, report.read_s, report.check_s) == (2.5, 2.0, 0.5)
+    assert report.failures == ["b1:9094: 1 missing", "b2:9094: b2:9094 unreachable"]
+    assert [p.partition for p in report.brokers[0].partitions] == [0, 1, 2]
+    assert report.brokers[0].partitions[2].missing == 1 and not report.brokers[0].partitions[2].ok
+    assert report.to_dict()["brokers"][0]["partitions"][0]["latency_p50_ms"] == 2.0
+
+
+def test_missing_connector_jar_is_named_with_the_command_that_fetches_it(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    folder = tmp_path / "spark-kafka-9.9.9" / "jars"
+    folder.mkdir(parents=True)
+    for name in JARS[:2] + JARS[3:]:
+        (folder / name).touch()
+    with pytest.raises(SparkJobError) as caught:
+        connector_jars("9.9.9")
+    assert "kafka-clients" in caught.value.message and str(folder) in caught.value.message
+    assert "scripts/setup.sh" in caught.value.hint
+    (folder / JARS[2]).touch()
+    assert [jar.name for jar in connector_jars("9.9.9")] == JARS
+
+
+def test_job_command_passes_the_jars_and_env(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "9.9.9")
+    folder = tmp_path / "spark-kafka-9.9.9" / "jars"
+    folder.mkdir(parents=True)
+    for name in JARS:
+        (folder / name).touch()
+    command = job_command(
+        ["b1:9094", "b2:9094"], "t", tmp_path / "r.json", 5, "spark://m:7077", None, ["--linger-ms", "5"]
+    )
+    assert Path(command[0]).name == "spark-submit" and Path(command[0]).is_file()
+    assert command[command.index("--jars") + 1] == ",".join(str(folder / name) for name in JARS)
+    assert command.index("--jars") < command.index(str(SPARK_DIR / "verify_job.py"))
+    assert command[command.index("--bootstrap") + 1] == "b1:9094,b2:9094"
+    assert command[command.index("--master") + 1] == "spark://m:7077"
+    assert command[command.index("--linger-ms") + 1] == "5"
+    env = job_env()
+    assert env["PYSPARK_PYTHON"] == sys.executable and env["SPARK_LOCAL_IP"] == "127.0.0.1"
+
+
+def test_class_archive_is_written_by_a_successful_run_then_reused(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    first = ClassArchive.for_this_run()
+    assert first.staging is not None and first.path.parent == tmp_path / f"spark-kafka-{version('pyspark')}"
+    assert first.options() == [
+        "--driver-java-options",
+        f"-XX:ArchiveClassesAtExit={first.staging} -Xlog:cds=off -Xlog:cds+dynamic=off",
+    ]
+    first.path.parent.mkdir(parents=True)
+    first.staging.write_bytes(b"half")
+    first.keep(False)  # a failed run's archive is not trusted
+    assert not first.staging.exists() and not first.path.exists()
+    first.staging.write_bytes(b"archive")
+    first.keep(True)
+    assert first.path.read_bytes() == b"archive" and not first.staging.exists()
+    second = ClassArchive.for_this_run()
+    assert second.staging is None and f"-XX:SharedArchiveFile={first.path}" in second.options()[1]
+
+
+def test_pyspark_pin_matches_the_connector_pom() -> None:
+    pom = (SPARK_DIR / "pom.xml").read_text()
+    spark_version = re.search(r"<spark.version>(.+?)</spark.version>", pom).group(1)
+    deps = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"pyspark=={spark_version}" in deps
+
+
+def test_the_connector_is_resolved_from_the_spark_pom_into_the_cache(tmp_path, monkeypatch) -> None:
+    calls = []
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(maven, "resolved", lambda pom, target: calls.append((pom, target)) or target)
+    target = fetch_connector()
+    assert calls == [(SPARK_DIR / "pom.xml", target)] and target == connector_dir()
+    assert target.is_relative_to(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--bootstrap", "", "--topic", "t", "--report", "r"],
+        ["--bootstrap", "b:1", "--topic", "t", "--report", "r", "--records", "0"],
+        ["--bootstrap", "b:1", "--topic", "t", "--report", "r", "--payload-bytes", "10"],
+    ],
+)
+def test_job_rejects_bad_arguments(argv: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        verify_job.parse_args(argv)

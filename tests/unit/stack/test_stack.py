@@ -1,0 +1,390 @@
+"""The rendered stack: shape rules, escaping, stability, golden files and the example stacks.
+
+Set SWARMKIT_UPDATE_GOLDEN=1 to rewrite the golden files and stacks/examples/ after an intended change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from swarmkit.assets import STACKS_DIR
+from swarmkit.stack.engines import engine_module, engine_names
+from swarmkit.stack.engines.apache import generate_cluster_id
+from swarmkit.errors import SpecError
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.render import CONTAINER_LIB, StackRequest, build_stack, render, render_stack, swarm_escape
+from swarmkit.stack.topics import parse_topic_specs
+
+GOLDEN = Path(__file__).parents[1] / "golden"
+EXAMPLES = STACKS_DIR / "examples"
+CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"  # base64url of "swarmkit-example"
+
+
+def inventory(count: int = 3, managers: int = 1) -> Inventory:
+    return Inventory(
+        tuple(
+            Host(f"node{i}", f"ssh://ops@10.231.0.{10 + i}", f"10.231.0.{10 + i}", "manager" if i <= managers else "worker")
+            for i in range(1, count + 1)
+        )
+    )
+
+
+def apache(**changes) -> StackRequest:
+    return replace(StackRequest(inventory(), engine="apache", cluster_id=CLUSTER_ID), **changes)
+
+
+def tansu(**changes) -> StackRequest:
+    return replace(StackRequest(inventory(), engine="tansu"), **changes)
+
+
+# What stacks/examples/ and tests/unit/golden/ hold, and the requests they are rendered from.
+RENDERED = {
+    EXAMPLES / "apache-3-servers.yaml": apache(
+        inventory=inventory(3, managers=3), topics=parse_topic_specs("myTopic:3:3,anotherTopic:2:2")
+    ),
+    EXAMPLES / "tansu-3-servers.yaml": tansu(topics=parse_topic_specs("myTopic:3:1,anotherTopic:2:1")),
+    GOLDEN / "apache-inventory-address.yaml": apache(advertise="inventory-address"),
+    GOLDEN / "apache-command-ports.yaml": apache(
+        inventory=inventory(5, managers=3),
+        advertise="command",
+        hostname_command="wget -qO- http://169.254.169.254/latest/meta-data/public-hostname",
+        listeners=ListenerPlan.build(internal_port=19092, external_port=29094, controller_port=19093),
+        extra_env=(("KAFKA_NUM_PARTITIONS", "6"),),
+        stack_name="events",
+    ),
+    GOLDEN / "tansu-command-templates.yaml": tansu(
+        advertise="command", hostname_command="echo {{.Node.Hostname}}-$HOSTNAME.example.com"
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(RENDERED), ids=lambda p: p.name)
+def test_rendered_files_are_in_sync(path: Path):
+    text = render_stack(RENDERED[path])
+    if os.environ.get("SWARMKIT_UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == text, f"{path} is stale: rerun with SWARMKIT_UPDATE_GOLDEN=1"
+
+
+def test_examples_exist_for_every_engine():
+    assert {path.name.split("-")[0] for path in EXAMPLES.glob("*.yaml")} == set(engine_names())
+
+
+@pytest.mark.parametrize("request_", list(RENDERED.values()), ids=[p.name for p in RENDERED])
+def test_same_input_same_bytes(request_: StackRequest):
+    assert render_stack(request_) == render_stack(replace(request_))
+
+
+def _load(request: StackRequest) -> dict:
+    return yaml.safe_load(render_stack(request))
+
+
+@pytest.mark.parametrize("request_", list(RENDERED.values()), ids=[p.name for p in RENDERED])
+def test_shape_rules(request_: StackRequest):
+    text = render_stack(request_)
+    assert "docker stack deploy -c " in text.split("\n\n")[0]
+    assert "docker.sock" not in text
+    doc = yaml.safe_load(text)
+    assert doc["version"] == "3.8"
+    broker = doc["services"]["broker"]
+    assert broker["deploy"]["mode"] == "global"
+    external = request_.listeners.external_listener.port
+    assert broker["ports"] == [{"target": external, "published": external, "protocol": "tcp", "mode": "host"}]
+    (network,) = doc["networks"]
+    assert doc["networks"][network] == {"driver": "overlay", "attachable": True}
+    for name, service in doc["services"].items():
+        assert service["networks"] == [network], name
+        assert service["deploy"]["endpoint_mode"] == "dnsrr", name
+        assert {"type": "volume", "source": "identity", "target": "/swarmkit/identity", "read_only": True} in service["volumes"]
+        for mount in service["volumes"]:
+            assert mount["type"] == "volume" and mount["source"] in doc["volumes"], name
+    assert doc["volumes"]["identity"] == {"driver": "local"}
+    for name, service in doc["services"].items():
+        for key in ("entrypoint", "command"):
+            assert len(" ".join(service.get(key) or ())) < 300, (name, key)  # scripts are files, never inline
+        for config in service.get("configs", ()):
+            assert doc["configs"][config["source"]] == {"file": f"./{Path(config['target']).name}"}, name
+
+
+def test_every_dollar_is_escaped_for_compose():
+    for request_ in RENDERED.values():
+        body = render_stack(request_).split("\n\n", 1)[1]
+        assert "$" not in body.replace("$$", ""), "compose would interpolate a single $"
+
+
+def _swarm_expand(value: str, **context: str) -> str:
+    """The little of Go's text/template that swarm applies to env values here."""
+
+    def action(match: re.Match) -> str:
+        inner = match.group(1).strip()
+        if inner.startswith('"'):
+            return inner.strip('"')
+        return context[inner]
+
+    return re.sub(r"\{\{(.*?)\}\}", action, value)
+
+
+def test_hostname_command_templates_reach_the_container_literally():
+    command = "echo {{.Node.Hostname}}-$HOSTNAME.example.com"
+    env = _load(tansu(advertise="command", hostname_command=command))["services"]["broker"]["environment"]
+    env = {key: value.replace("$$", "$") for key, value in env.items()}  # what compose hands to swarm
+    assert _swarm_expand(env["HOSTNAME_COMMAND"]) == command
+    assert _swarm_expand(env["SWARMKIT_NODE_HOSTNAME"], **{".Node.Hostname": "node2"}) == "node2"
+
+
+@pytest.mark.parametrize("value", ["plain", "{{", "a{{b}}c{{{d", "}}{{.X}}"])
+def test_swarm_escape_round_trips(value):
+    assert _swarm_expand(swarm_escape(value)) == value
+
+
+def test_topics_travel_only_as_a_service_label():
+    doc = _load(tansu(topics=parse_topic_specs("a:3:1,b:2:1:compact")))
+    broker = doc["services"]["broker"]
+    assert broker["deploy"]["labels"]["swarmkit.topics"] == "a:3:1,b:2:1:cleanup.policy=compact"
+    assert "labels" not in broker  # container labels would restart every task when topics change
+    assert not any("TOPIC" in key for key in broker["environment"])
+
+
+def test_apache_controllers_on_each_manager():
+    doc = _load(apache(inventory=inventory(4, managers=3)))
+    controllers = {name: svc for name, svc in doc["services"].items() if name.startswith("controller-")}
+    assert list(controllers) == ["controller-1", "controller-2", "controller-3"]
+    voters = "9001@controller-1:9093,9002@controller-2:9093,9003@controller-3:9093"
+    for index, (name, service) in enumerate(controllers.items(), start=1):
+        env = service["environment"]
+        assert env["KAFKA_NODE_ID"] == str(9000 + index)
+        assert env["KAFKA_PROCESS_ROLES"] == "controller"
+        assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
+        assert env["KAFKA_LISTENERS"] == "CONTROLLER://:9093"
+        assert "KAFKA_ADVERTISED_LISTENERS" not in env  # the image refuses it on a controller
+        assert env["CLUSTER_ID"] == CLUSTER_ID
+        assert service["deploy"]["mode"] == "replicated" and service["deploy"]["replicas"] == 1
+        assert service["deploy"]["placement"]["constraints"] == [f"node.hostname == node{index}"]
+        assert "ports" not in service
+    env = doc["services"]["broker"]["environment"]
+    assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
+    assert env["KAFKA_PROCESS_ROLES"] == "broker"
+    assert "KAFKA_NODE_ID" not in env  # per node, from the identity volume
+
+
+@pytest.mark.parametrize("brokers, factor, min_isr", [(1, 1, 1), (2, 2, 1), (3, 3, 2), (7, 3, 2)])
+def test_replication_defaults_follow_broker_count(brokers, factor, min_isr):
+    env = _load(apache(inventory=inventory(brokers)))["services"]["broker"]["environment"]
+    assert env["KAFKA_DEFAULT_REPLICATION_FACTOR"] == str(factor)
+    assert env["KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR"] == str(factor)
+    assert env["KAFKA_MIN_INSYNC_REPLICAS"] == str(min_isr)
+    assert env["KAFKA_TRANSACTION_STATE_LOG_MIN_ISR"] == str(min_isr)
+
+
+@pytest.mark.parametrize("make", [apache, tansu], ids=["apache", "tansu"])
+def test_adding_a_worker_leaves_every_service_unchanged(make):
+    before = build_stack(make(inventory=inventory(3)))
+    after = build_stack(make(inventory=inventory(4)))
+    assert after["services"] == before["services"]
+
+
+def _run_entrypoint(tmp_path: Path, env_changes: dict[str, str], identity: str | None) -> subprocess.CompletedProcess:
+    """Run the apache broker's entrypoint as `render -o` writes it, templates filled in as swarm would."""
+    stack = render(apache(**env_changes))
+    directory = stack.write(tmp_path / "stack").parent
+    document = yaml.safe_load(stack.text)
+    broker = document["services"]["broker"]
+    mounted = {c["target"]: str(directory / document["configs"][c["source"]]["file"]) for c in broker["configs"]}
+    context = {".Node.Hostname": "node2", ".Task.Name": "kafka_broker.n2.t7"}
+    env = {key: _swarm_expand(value.replace("$$", "$"), **context) for key, value in broker["environment"].items()}
+    recorder = tmp_path / "record.sh"
+    recorder.write_text('#!/bin/sh\nenv | grep ^KAFKA_ | sort > "$RECORD"\n')
+    recorder.chmod(0o755)
+    identity_file = tmp_path / "node.env"
+    if identity is not None:
+        identity_file.write_text(identity)
+    env.update(
+        SWARMKIT_IDENTITY_FILE=str(identity_file),
+        KAFKA_START_COMMAND=str(recorder),
+        RECORD=str(tmp_path / "record.txt"),
+        PATH=os.environ["PATH"],
+        SWARMKIT_LIB=mounted[f"{CONTAINER_LIB}/node-identity.sh"],
+    )
+    command = [mounted.get(argument, argument) for argument in broker["entrypoint"]]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=20)
+
+
+def _recorded(tmp_path: Path) -> dict[str, str]:
+    lines = (tmp_path / "record.txt").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines)
+
+
+@pytest.mark.parametrize(
+    "changes, external",
+    [
+        ({}, "node2"),
+        ({"advertise": "inventory-address"}, "10.231.0.12"),
+        ({"advertise": "command", "hostname_command": "echo {{.Node.Hostname}}.$((40+2)).example"}, "{{.Node.Hostname}}.42.example"),
+    ],
+    ids=["hostname", "inventory-address", "command"],
+)
+def test_rendered_entrypoint_configures_kafka(tmp_path, changes, external):
+    result = _run_entrypoint(tmp_path, changes, "BROKER_ID=7\nNODE_ADDRESS=10.231.0.12\n")
+    if "{{" in external:
+        # '{' is not a host character: the entrypoint refuses it, which proves the command got it literally
+        assert result.returncode == 64 and "'{{.Node.Hostname}}.42.example' is not a host name" in result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    recorded = _recorded(tmp_path)
+    assert recorded["KAFKA_NODE_ID"] == "7"
+    assert recorded["KAFKA_ADVERTISED_LISTENERS"] == f"INTERNAL://kafka_broker.n2.t7:9092,EXTERNAL://{external}:9094"
+    assert recorded["KAFKA_LISTENERS"] == "INTERNAL://:9092,EXTERNAL://:9094"
+    assert recorded["KAFKA_CONTROLLER_QUORUM_VOTERS"] == "9001@controller-1:9093"
+    assert "KAFKA_START_COMMAND" not in recorded  # it would become a bogus server property
+
+
+def test_rendered_entrypoint_hostname_command_output(tmp_path):
+    result = _run_entrypoint(tmp_path, {"advertise": "command", "hostname_command": "echo $((40+2)).example.com"}, "BROKER_ID=3\n")
+    assert result.returncode == 0, result.stderr
+    assert _recorded(tmp_path)["KAFKA_ADVERTISED_LISTENERS"].endswith("EXTERNAL://42.example.com:9094")
+
+
+@pytest.mark.parametrize(
+    "identity, words",
+    [
+        (None, "no BROKER_ID in"),
+        ("NODE_ADDRESS=10.0.0.1\n", "no BROKER_ID in"),
+        ("BROKER_ID=x1\n", "is not a whole number"),
+        ("BROKER_ID=9001\n", "outside 1..9000"),
+    ],
+)
+def test_rendered_entrypoint_fails_clearly_without_a_broker_id(tmp_path, identity, words):
+    result = _run_entrypoint(tmp_path, {}, identity)
+    assert result.returncode == 64
+    assert words in result.stderr
+    assert not (tmp_path / "record.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "request_, words",
+    [
+        (apache(engine="kafka2"), "engine: unknown engine 'kafka2'"),
+        (apache(cluster_id=None), "CLUSTER_ID: the apache engine needs a cluster id"),
+        (apache(cluster_id="not-a-uuid"), "CLUSTER_ID: 'not-a-uuid'"),
+        (apache(inventory=inventory(3, managers=0)), "no manager"),
+        (apache(inventory=Inventory(())), "inventory: no hosts"),
+        (apache(advertise="dns"), "advertise: unknown mode 'dns'"),
+        (apache(advertise="command"), "needs a HOSTNAME_COMMAND"),
+        (apache(hostname_command="hostname -f"), "advertise mode is 'hostname'"),
+        (apache(advertise="command", hostname_command="a\nb"), "must be one line"),
+        (apache(topics=parse_topic_specs("a:3:5")), "5 replicas but only 3 broker(s)"),
+        (apache(topics=parse_topic_specs("bad name!:1:1")), "illegal characters"),
+        (apache(topics=parse_topic_specs("x:0:1")), "partitions must be at least 1"),
+        (tansu(topics=parse_topic_specs("a:3:2")), "every tansu broker is its own"),
+        (tansu(listeners=ListenerPlan.build(external_protocol="SSL")), "tansu serves EXTERNAL only as PLAINTEXT"),
+        (apache(listeners=ListenerPlan.build(external_port=9092)), "listeners: port 9092"),
+        (apache(stack_name="Kafka!"), "stack name 'Kafka!'"),
+        (apache(image=""), "image ''"),
+        (apache(replication_factor=4), "default.replication.factor: 4"),
+        (apache(extra_env=(("KAFKA_LISTENERS", "x"),)), "KAFKA_LISTENERS is set by swarmkit"),
+        (apache(extra_env=(("BAD-NAME", "x"),)), "'BAD-NAME' is not a valid variable name"),
+    ],
+)
+def test_bad_requests_raise_spec_error(request_, words):
+    with pytest.raises(SpecError) as err:
+        render_stack(request_)
+    assert words in err.value.message
+    assert err.value.hint
+
+
+def test_extra_env_is_passed_and_swarm_escaped():
+    env = _load(tansu(extra_env={"STORAGE_ENGINE": "memory://{{x}}/"}))["services"]["broker"]["environment"]
+    assert env["STORAGE_ENGINE"] == 'memory://{{"{{"}}x}}/'
+
+
+def test_request_normalises_sequences():
+    request_ = tansu(topics=parse_topic_specs("a:1:1"), extra_env={"A": "1"})
+    assert request_.topics == tuple(parse_topic_specs("a:1:1"))
+    assert request_.extra_env == (("A", "1"),)
+    assert request_.broker_service == "kafka_broker"
+    assert request_.identity_volume == "kafka_identity"
+
+
+def test_generated_cluster_ids_are_valid_and_distinct():
+    first, second = generate_cluster_id(), generate_cluster_id()
+    assert first != second
+    render_stack(apache(cluster_id=first))
+
+
+def test_engine_modules_share_one_interface():
+    for name in engine_names():
+        module = engine_module(name)
+        assert module.NAME == name
+        for attribute in ("DEFAULT_IMAGE", "KRAFT", "NEEDS_IDENTITY", "SHARED_CLUSTER", "topic_broker_limit", "check",
+                          "services", "volumes", "config_files", "notes", "network_notes"):
+            assert hasattr(module, attribute), (name, attribute)
+
+
+def test_container_scripts_are_configs_named_after_their_content():
+    stack = render(apache())
+    broker = yaml.safe_load(stack.text)["services"]["broker"]
+    assert broker["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
+    assert [(c["target"], c["mode"]) for c in broker["configs"]] == [
+        (f"{CONTAINER_LIB}/node-identity.sh", 0o555), (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
+    ]
+    assert "        mode: 0555\n" in stack.text
+    sources = (STACKS_DIR / "node-identity.sh", STACKS_DIR / "apache" / "entrypoint.sh")
+    for config, source in zip(stack.files, sources, strict=True):
+        assert config.name == f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:8]}"
+    changed = replace(stack.files[1], content=stack.files[1].content + "\n")
+    assert changed.name != stack.files[1].name and changed.target == stack.files[1].target
+    assert render(apache()) == stack  # unchanged scripts: the same names, so a redeploy changes nothing
+
+
+def test_render_writes_a_directory_deployable_by_hand(tmp_path: Path):
+    stack = render(apache())
+    path = stack.write(tmp_path / "out")
+    assert sorted(p.name for p in path.parent.iterdir()) == ["entrypoint.sh", "node-identity.sh", "stack.yml"]
+    assert path.read_text() == stack.text
+    assert (path.parent / "entrypoint.sh").read_text() == (STACKS_DIR / "apache" / "entrypoint.sh").read_text()
+    assert [p.name for p in render(tansu()).write(tmp_path / "tansu").parent.iterdir()] == ["stack.yml"]
+
+
+@pytest.mark.skipif(not shutil.which("docker"), reason="no docker CLI")
+@pytest.mark.parametrize("path", sorted(RENDERED), ids=lambda p: p.name)
+def test_docker_stack_config_accepts_rendered_files(path: Path):
+    """`docker stack config` parses and interpolates on the client side: no engine is contacted."""
+    env = {key: value for key, value in os.environ.items() if key != "DOCKER_HOST"}
+    result = subprocess.run(
+        ["docker", "stack", "config", "-c", str(path)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    config = yaml.safe_load(result.stdout)
+    original = yaml.safe_load(path.read_text())
+    for name, service in original["services"].items():
+        for key, value in service["environment"].items():
+            assert config["services"][name]["environment"][key] == value.replace("$$", "$"), (name, key)
+
+
+def test_sandbox_and_real_servers_differ_in_the_image_only():
+    """The sandbox's own Kafka image honours the official image's contract, so nothing else changes."""
+    servers = StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID, topics=parse_topic_specs("orders:6:3"))
+    sandbox = replace(servers, image="10.231.0.1:5000/swarmkit/kafka:4.4.0")
+    official = render_stack(servers)
+    ours = render_stack(sandbox)
+    changed = [(a, b) for a, b in zip(official.splitlines(), ours.splitlines()) if a != b]
+    assert len(official.splitlines()) == len(ours.splitlines())
+    assert changed and all("apache/kafka:4.4.0" in a and "swarmkit/kafka:4.4.0" in b for a, b in changed)
+
+
+def test_heap_defaults_can_be_raised_for_real_servers():
+    request = StackRequest(inventory(3), cluster_id=CLUSTER_ID, extra_env={"KAFKA_HEAP_OPTS": "-Xmx4g -Xms4g"})
+    broker = build_stack(request)["services"]["broker"]["environment"]
+    assert broker["KAFKA_HEAP_OPTS"] == "-Xmx4g -Xms4g"
+    assert build_stack(replace(request, extra_env=()))["services"]["broker"]["environment"]["KAFKA_HEAP_OPTS"] == "-Xmx512m -Xms512m"

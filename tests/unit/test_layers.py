@@ -1,0 +1,65 @@
+"""Imports inside swarmkit flow one way: a package imports only packages on a lower layer (or itself).
+
+Layers, highest first: cli → cluster → {swarm, sandbox} → {stack, network, images} → hosts →
+the root modules (errors, assets, the version).  Packages on the same layer do not import each other.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import swarmkit
+
+PACKAGE_DIR = Path(swarmkit.__file__).parent
+LAYERS = (("cli",), ("cluster",), ("swarm", "sandbox"), ("stack", "network", "images"), ("hosts",), ("",))
+RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
+
+
+def _package_of(module: str) -> str:
+    """The top-level subpackage a dotted swarmkit module belongs to ('' for the root modules)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else ""
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every swarmkit module imported by the file, with its line (``from swarmkit import x`` counts as x)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names if alias.name.startswith("swarmkit")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("swarmkit"):
+            if node.module == "swarmkit":
+                found += [(node.lineno, f"swarmkit.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, node.module))
+    return found
+
+
+def _violations() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        module = "swarmkit." + ".".join(path.relative_to(PACKAGE_DIR).with_suffix("").parts)
+        own = _package_of(module)
+        for line, imported in _imports(path):
+            target = _package_of(imported)
+            if target != own and RANK[target] <= RANK[own]:
+                found.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{line}: {own or 'root'} imports {imported}")
+    return found
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {p.name for p in PACKAGE_DIR.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == set(RANK) - {""}
+
+
+def test_imports_flow_down_the_layers() -> None:
+    assert _violations() == []
+
+
+def test_an_upward_import_is_caught(tmp_path, monkeypatch) -> None:
+    fake = tmp_path / "swarmkit"
+    (fake / "hosts").mkdir(parents=True)
+    (fake / "hosts" / "bad.py").write_text("from swarmkit.cluster import deploy\n")
+    monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
+    assert _violations() == ["swarmkit/hosts/bad.py:1: hosts imports swarmkit.cluster"]
