@@ -1,15 +1,26 @@
-"""Where the project's non-Python files live: stack scripts and the tansu binary."""
+"""Where the project's non-Python files live: stack scripts, the Spark job and the tansu binary.
+
+``stacks/`` and ``spark/`` sit at the top of the repository; ``swarmkit/data/`` links to them, so
+they are package data: read through ``importlib.resources`` from a checkout (editable install) and
+from an installed wheel alike.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+from importlib.resources import files
 from pathlib import Path
 
 from swarmkit.errors import SwarmkitError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-STACKS_DIR = PROJECT_ROOT / "stacks"
-SPARK_DIR = PROJECT_ROOT / "spark"
+
+def _shipped(name: str) -> Path:
+    """A directory shipped in the package (installed packages are directories, never zips)."""
+    return Path(str(files("swarmkit") / "data" / name)).resolve()
+
+
+STACKS_DIR = _shipped("stacks")
+SPARK_DIR = _shipped("spark")
 
 
 def tansu_binary() -> Path:

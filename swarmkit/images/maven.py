@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from swarmkit.assets import PROJECT_ROOT
+from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SwarmkitError
 
 DEFAULT_CACHE = Path("/var/cache/swarmkit")
@@ -72,7 +72,9 @@ def _maven_error(output: str) -> str:
 
 
 def _shown(path: Path) -> str:
-    return str(path.relative_to(PROJECT_ROOT)) if path.is_relative_to(PROJECT_ROOT) else str(path)
+    """A shipped pom as ``stacks/...`` or ``spark/...``, whether run from a checkout or a wheel."""
+    root = STACKS_DIR.parent
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 def resolved(pom: Path, target: Path) -> Path:

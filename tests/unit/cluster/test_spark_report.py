@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.assets import PROJECT_ROOT, SPARK_DIR
+from swarmkit.assets import SPARK_DIR
 from swarmkit.images import maven
 from swarmkit.cluster.spark import (
     ClassArchive,
@@ -174,7 +174,7 @@ def test_class_archive_is_written_by_a_successful_run_then_reused(tmp_path, monk
 def test_pyspark_pin_matches_the_connector_pom() -> None:
     pom = (SPARK_DIR / "pom.xml").read_text()
     spark_version = re.search(r"<spark.version>(.+?)</spark.version>", pom).group(1)
-    deps = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    deps = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"pyspark=={spark_version}" in deps
 
 
