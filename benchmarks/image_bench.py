@@ -28,8 +28,8 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit.hosts import dockerapi
-from swarmkit.images import image
 from swarmkit.hosts.dockerapi import Engine
+from swarmkit.images import image
 
 LOCAL = Engine.connect("unix:///var/run/docker.sock")
 M2_MARKER = Path.home() / ".m2/repository/org/apache/kafka/kafka_2.13" / image.KAFKA_VERSION

@@ -14,10 +14,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.sandbox import hosts as sandbox
-from swarmkit.hosts.inventory import load_inventory
 from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import load_inventory
 from swarmkit.network.preflight import plan_probes, run_preflight
+from swarmkit.sandbox import hosts as sandbox
 
 NAME = "pfb"
 SUBNET = "10.233.0.0/24"

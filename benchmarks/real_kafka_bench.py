@@ -24,11 +24,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.sandbox import hosts as sandbox
 from swarmkit.cluster.deploy import DeployOptions, up
+from swarmkit.cluster.verify import VerifyOptions, verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
-from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.sandbox import hosts as sandbox
 
 NAME = "kb"
 SUBNET = "10.252.0.0/24"

@@ -30,7 +30,11 @@ def main() -> None:
         for nodes in (3, 6):
             sandbox.down(NAME)
             try:
-                up = timed(lambda: sandbox.up(nodes, NAME, "bench", SUBNET, f"{scratch}/inventory.yaml", engine="tansu", managers=1))
+                up = timed(
+                    lambda nodes=nodes: sandbox.up(
+                        nodes, NAME, "bench", SUBNET, f"{scratch}/inventory.yaml", engine="tansu", managers=1
+                    )
+                )
             finally:
                 down = timed(lambda: sandbox.down(NAME))
             rows.append((nodes, up, down))

@@ -212,9 +212,7 @@ def spark(args: argparse.Namespace, tuning: job.Tuning) -> SparkReport:
         str(tuning.fetch_bytes),
     ]
     try:
-        return run_verify_job(
-            args.brokers, args.topic, args.records, master=args.master, timeout=1800, extra_args=extra
-        )
+        return run_verify_job(args.brokers, args.topic, args.records, master=args.master, timeout=1800, extra_args=extra)
     except SparkJobError as exc:
         if exc.report is None:
             raise
@@ -329,8 +327,7 @@ def rounds(args: argparse.Namespace, tuning: job.Tuning, err: Console) -> dict[s
     result["ok"] = all(r["ok"] for r in results)
     result["best_ratio"] = ranked[-1]["ratio"]
     result["rounds"] = [
-        {key: r[key] for key in ("spark_records_per_s", "baseline_records_per_s", "ratio", "spark_startup_s")}
-        for r in results
+        {key: r[key] for key in ("spark_records_per_s", "baseline_records_per_s", "ratio", "spark_startup_s")} for r in results
     ]
     return result
 

@@ -18,12 +18,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.cluster import deploy
-from swarmkit.sandbox import hosts as sandbox
-from swarmkit.swarm import bootstrap as swarm
-from swarmkit.cluster import verify
+from swarmkit.cluster import deploy, verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import load_inventory
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.swarm import bootstrap as swarm
 
 NAME = "vb"
 PREFIX = "vb"

@@ -4,4 +4,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
+# Habits before behaviour: lint, format and types (configured in pyproject.toml), a few seconds.
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/mypy
 exec .venv/bin/pytest -ra "$@"

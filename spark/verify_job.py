@@ -161,9 +161,7 @@ def _leaders(admin: AdminClient, topic: str, partitions: int, replicas: int, tim
 def latest_offsets(bootstrap: str, topic: str, partitions: list[int], timeout: float) -> dict[int, int]:
     """The high watermark of every partition: the first offset the next record gets."""
     admin = _admin(bootstrap, timeout)
-    futures = admin.list_offsets(
-        {TopicPartition(topic, p): OffsetSpec.latest() for p in partitions}, request_timeout=timeout
-    )
+    futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions}, request_timeout=timeout)
     return {tp.partition: future.result().offset for tp, future in futures.items()}
 
 
@@ -195,9 +193,7 @@ def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, t
         producer.produce(topic, f"swarmkit-verify-start:{run}".encode(), partition=partition, on_delivery=delivered)
     producer.flush(timeout)
     if len(offsets) < len(partitions):
-        raise TimeoutError(
-            f"start markers not acknowledged within {timeout:g}s: {errors[-1] if errors else 'no answer'}"
-        )
+        raise TimeoutError(f"start markers not acknowledged within {timeout:g}s: {errors[-1] if errors else 'no answer'}")
     return offsets
 
 
@@ -305,9 +301,7 @@ def _source(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tuning
         .option("kafkaConsumer.pollTimeoutMs", str(POLL_TIMEOUT_MS))
         .option("kafka.max.partition.fetch.bytes", str(tuning.fetch_bytes))
         .option("kafka.fetch.max.bytes", str(4 * tuning.fetch_bytes))
-        .option(
-            "kafka.check.crcs", "false"
-        )  # every value's crc32 is checked end to end below (librdkafka's default too)
+        .option("kafka.check.crcs", "false")  # every value's crc32 is checked end to end below (librdkafka's default too)
     )
     if tuning.min_partitions:
         reader = reader.option("minPartitions", str(tuning.min_partitions))

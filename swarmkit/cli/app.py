@@ -21,9 +21,7 @@ def version_callback(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: bool = typer.Option(
-        False, "--version", callback=version_callback, is_eager=True, help="Print the version."
-    ),
+    version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True, help="Print the version."),
 ) -> None:
     """swarmkit: Kafka on Docker Swarm, one broker per server, reachable by every client."""
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from swarmkit.cli import tables
@@ -17,9 +15,9 @@ listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no
 def verify_command(
     inventory: str = INVENTORY_OPTION,
     spark: bool = typer.Option(False, "--spark", help="Also run the PySpark job through every broker."),
-    records: Optional[int] = typer.Option(None, "--records", help="Records per broker for the Spark job."),
-    master: Optional[str] = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
-    report: Optional[str] = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
+    records: int | None = typer.Option(None, "--records", help="Records per broker for the Spark job."),
+    master: str | None = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
+    report: str | None = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
     stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
     port: int = typer.Option(9094, "--external-port", help="The brokers' published client port."),
     as_json: bool = JSON_OPTION,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import typer
 from rich.console import Console

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -38,9 +39,7 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
 )
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
 STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
-TIMEOUT_OPTION = typer.Option(
-    None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node)."
-)
+TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node).")
 REPLICATION_OPTION = typer.Option(
     None,
     "--replication-factor",
@@ -50,15 +49,15 @@ CLUSTER_ID_OPTION = typer.Option(None, "--cluster-id", help="apache: KRaft clust
 
 
 STACK_PARAMETERS = {
-    "engine": (Optional[str], ENGINE_OPTION),
-    "image": (Optional[str], IMAGE_OPTION),
+    "engine": (str | None, ENGINE_OPTION),
+    "image": (str | None, IMAGE_OPTION),
     "advertise": (str, ADVERTISE_OPTION),
-    "hostname_command": (Optional[str], HOSTNAME_COMMAND_OPTION),
+    "hostname_command": (str | None, HOSTNAME_COMMAND_OPTION),
     "topics": (str, TOPICS_OPTION),
     "stack_name": (str, STACK_OPTION),
-    "timeout": (Optional[float], TIMEOUT_OPTION),
-    "cluster_id": (Optional[str], CLUSTER_ID_OPTION),
-    "replication_factor": (Optional[int], REPLICATION_OPTION),
+    "timeout": (float | None, TIMEOUT_OPTION),
+    "cluster_id": (str | None, CLUSTER_ID_OPTION),
+    "replication_factor": (int | None, REPLICATION_OPTION),
     "external_port": (int, EXTERNAL_PORT_OPTION),
     "internal_port": (int, INTERNAL_PORT_OPTION),
 }
@@ -67,9 +66,7 @@ STACK_PARAMETERS = {
 def _deploy_options(internal_port: int, external_port: int, **given: Any) -> deploy.DeployOptions:
     if given["hostname_command"] and given["advertise"] == "hostname":
         given["advertise"] = "command"
-    return deploy.DeployOptions(
-        **given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port)
-    )
+    return deploy.DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
 
 
 def stack_options(command: Callable) -> Callable:
@@ -85,8 +82,9 @@ def stack_options(command: Callable) -> Callable:
         stack = {name: given.pop(name) for name in STACK_PARAMETERS}
         return command(options=_deploy_options(**stack), **given)
 
-    wrapper.__signature__ = inspect.Signature([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared)
-    wrapper.__annotations__ = {p.name: p.annotation for p in wrapper.__signature__.parameters.values()}
+    signature = inspect.Signature([p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared)
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]  # what typer reads
+    wrapper.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
     return wrapper
 
 
@@ -122,10 +120,11 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
 @stack_options
 def render(
     inventory: str = INVENTORY_OPTION,
-    output: Optional[str] = typer.Option(
+    output: str | None = typer.Option(
         None, "--output", "-o", help="Write DIR/stack.yml and the files its configs name, instead of printing."
     ),
-    options: deploy.DeployOptions = None,
+    *,
+    options: deploy.DeployOptions,
 ) -> None:
     """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
     hosts, docker = load_hosts(inventory)
@@ -141,9 +140,7 @@ def render(
 
 @expected_failures
 @stack_options
-def deploy_command(
-    inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, options: deploy.DeployOptions = None
-) -> None:
+def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: deploy.DeployOptions) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
     hosts, docker = load_hosts(inventory)
     _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p, docker=docker)), as_json)
@@ -156,7 +153,8 @@ def up_command(
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Do not probe ports first."),
     memory: float = MEMORY_OPTION,
     as_json: bool = JSON_OPTION,
-    options: deploy.DeployOptions = None,
+    *,
+    options: deploy.DeployOptions,
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
     hosts, docker = load_hosts(inventory)

@@ -39,10 +39,10 @@ def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: L
 
 
 def gate_preflight(
-    hosts: Inventory, docker: DockerHosts, memory_gib: float, as_json: bool, plan: ListenerPlan = ListenerPlan()
+    hosts: Inventory, docker: DockerHosts, memory_gib: float, as_json: bool, plan: ListenerPlan | None = None
 ) -> dict:
     """Run preflight before a change: show it, and stop (changing nothing) when it fails."""
-    report = _preflight(hosts, docker, memory_gib, plan)
+    report = _preflight(hosts, docker, memory_gib, plan or ListenerPlan())
     if as_json and not report.ok:
         print_json(report.to_dict())
         raise typer.Exit(1)

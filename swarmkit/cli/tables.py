@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 
 from swarmkit.cluster.deploy import DeployResult
 from swarmkit.cluster.diagnose import DiagnoseReport
 from swarmkit.cluster.health import ClusterHealth
+from swarmkit.cluster.verify import VerifyReport
 from swarmkit.network.preflight import GIB, Check, Failure, PortSpec, PreflightReport
 from swarmkit.sandbox.hosts import SandboxStatus
 from swarmkit.swarm.bootstrap import MEMBER, SwarmResult
-from swarmkit.cluster.verify import VerifyReport
 
 
-def _table(title: str, columns: tuple[str, ...], **column_options: object) -> Table:
+def _table(title: str, columns: tuple[str, ...], **column_options: Any) -> Table:
     table = Table(title=title)
     for column in columns:
         table.add_column(column, **column_options)
@@ -45,9 +47,7 @@ def print_sandbox(status: SandboxStatus, console: Console) -> None:
 def print_swarm(result: SwarmResult, console: Console) -> None:
     table = _table("swarm", ("host", "role", "action"))
     for action in result.actions:
-        table.add_row(
-            action.host, action.role, "already a member (unchanged)" if action.action == MEMBER else action.action
-        )
+        table.add_row(action.host, action.role, "already a member (unchanged)" if action.action == MEMBER else action.action)
     console.print(table)
     console.print("changed the swarm" if result.changed else "nothing to change: every host is already in this swarm")
 
@@ -119,9 +119,7 @@ def print_verify(report: VerifyReport, console: Console) -> None:
         console.print(f"[red]Spark job: {report.spark_error}[/]")
     for change in report.changes:
         console.print(f"change: {change}")
-    console.print(
-        "[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]"
-    )
+    console.print("[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]")
 
 
 def _print_cluster(cluster: ClusterHealth, console: Console) -> None:
@@ -173,9 +171,7 @@ def print_diagnosis(result: DiagnoseReport, console: Console) -> None:
     )
     checks = ([result.bootstrap_check] if result.bootstrap_check else []) + list(result.brokers)
     for check in checks:
-        verdict = (
-            check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
-        )
+        verdict = check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
         table.add_row(
             str(check.node_id),
             check.advertised,

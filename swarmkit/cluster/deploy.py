@@ -23,19 +23,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from swarmkit.hosts import dockerapi
-from swarmkit.swarm import identity
-from swarmkit.swarm import bootstrap as swarm
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
-from swarmkit.stack.engines import engine_module
-from swarmkit.errors import DeployError, SpecError, VerifyError
-from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
-from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.errors import DeployError, SpecError, VerifyError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.network.preflight import PreflightReport, run_preflight
+from swarmkit.stack.engines import engine_module
+from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import RenderedStack, StackRequest, check_request, expected_advertised_host, image_of, render
-from swarmkit.swarm.bootstrap import SwarmResult
 from swarmkit.stack.topics import TopicSpec, parse_topic_specs
+from swarmkit.swarm import bootstrap as swarm
+from swarmkit.swarm import identity
+from swarmkit.swarm.bootstrap import SwarmResult
 
 # A changed stack rolls one broker at a time (update delay 10 s, plus stop and start), so the
 # default wait grows with the number of nodes.
@@ -384,7 +384,11 @@ def _converge(
         if time.monotonic() > deadline:
             lines = "; ".join(
                 f"{t.name}: "
-                + _why_not_running(state, t, lambda task, t=t: dockerapi.container_output(docker[t.member.host], task.container_id))
+                + _why_not_running(
+                    state,
+                    t,
+                    lambda task, t=t: dockerapi.container_output(docker[t.member.host], task.container_id),  # type: ignore[misc]  # mypy cannot type lambdas with defaults
+                )
                 for t in waiting
             )
             raise DeployError(

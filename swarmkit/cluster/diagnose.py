@@ -42,13 +42,11 @@ FIX_PORT = (
     "9094 by default, not the internal one) and check that the broker runs on that node"
 )
 FIX_OWN_ADDRESS = (
-    "give every broker its own node's address (swarmkit's default: the node's hostname, "
-    "or --advertise inventory-address)"
+    "give every broker its own node's address (swarmkit's default: the node's hostname, or --advertise inventory-address)"
 )
 FIX_NOT_KAFKA = "check listener.security.protocol.map and which process holds the port on that node"
 FIX_FIREWALL = (
-    "open the port from clients to the broker (cloud security group / iptables), "
-    "or advertise the listener meant for this network"
+    "open the port from clients to the broker (cloud security group / iptables), or advertise the listener meant for this network"
 )
 
 
@@ -184,8 +182,7 @@ def judge_broker(node_id: int, probe: Probe, client_local: bool, cluster_id: str
     if kind == "wildcard":
         return check(
             f"broker {node_id} advertises {where}",
-            f"advertises {probe.host}, the bind-all address of `listeners`: it is not an address a client can "
-            "connect to",
+            f"advertises {probe.host}, the bind-all address of `listeners`: it is not an address a client can connect to",
             FIX_ADVERTISE,
         )
     if kind == "loopback" and not client_local:
@@ -216,8 +213,7 @@ def judge_broker(node_id: int, probe: Probe, client_local: bool, cluster_id: str
         return check(
             f"{where} resolves to {addresses} but {what}",
             f"{where} cannot be reached from here: a firewall or security group drops the traffic, or the "
-            "address belongs to a network this client is not on (the wrong listener for this network)."
-            + _private_note(probe),
+            "address belongs to a network this client is not on (the wrong listener for this network)." + _private_note(probe),
             FIX_FIREWALL,
         )
     if not probe.answered:

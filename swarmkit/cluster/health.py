@@ -14,13 +14,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from swarmkit.hosts import dockerapi
 from swarmkit.cluster import kafka
-from swarmkit.hosts.dockerapi import DockerHosts
-from swarmkit.stack.engines.apache import controllers_of
-from swarmkit.errors import SwarmkitError
-from swarmkit.hosts.inventory import Inventory
 from swarmkit.cluster.kafka import PartitionState
+from swarmkit.errors import SwarmkitError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack.engines.apache import controllers_of
 
 QUORUM_TOOL = "/opt/kafka/bin/kafka-metadata-quorum.sh"
 LAG_LIMIT_MS = 10_000  # a voter that has not caught up with the leader for this long is lagging
@@ -44,9 +44,7 @@ class Quorum:
     @property
     def lagging(self) -> tuple[QuorumMember, ...]:
         return tuple(
-            v
-            for v in self.voters
-            if v.status != "Leader" and (v.caught_up_ms_ago is None or v.caught_up_ms_ago > LAG_LIMIT_MS)
+            v for v in self.voters if v.status != "Leader" and (v.caught_up_ms_ago is None or v.caught_up_ms_ago > LAG_LIMIT_MS)
         )
 
 
@@ -145,7 +143,9 @@ def _quorum_problems(quorum: Quorum) -> list[str]:
         return [f"controller quorum: {quorum.error}"]
     problems = [] if quorum.leader >= 0 else ["controller quorum has no leader"]
     for voter in quorum.lagging:
-        since = "never caught up" if voter.caught_up_ms_ago is None else f"last caught up {voter.caught_up_ms_ago / 1000:.0f} s ago"
+        since = (
+            "never caught up" if voter.caught_up_ms_ago is None else f"last caught up {voter.caught_up_ms_ago / 1000:.0f} s ago"
+        )
         problems.append(f"controller {voter.node_id} lags the quorum leader ({since}, {voter.lag} records behind)")
     return problems
 

@@ -118,16 +118,15 @@ class _Client:
         self.bootstrap = bootstrap
         self.errors: list[str] = []
         ms = max(int(timeout * 1000), 1000)
-        self.admin = AdminClient(
-            {
-                "bootstrap.servers": bootstrap,
-                "socket.connection.setup.timeout.ms": ms,
-                "socket.timeout.ms": ms,
-                "reconnect.backoff.max.ms": 1000,
-                "logger": _QUIET,
-                "error_cb": lambda err: self.errors.append(err.str()),
-            }
-        )
+        config: dict[str, Any] = {  # the stubs allow only plain values; logger and error_cb are real settings
+            "bootstrap.servers": bootstrap,
+            "socket.connection.setup.timeout.ms": ms,
+            "socket.timeout.ms": ms,
+            "reconnect.backoff.max.ms": 1000,
+            "logger": _QUIET,
+            "error_cb": lambda err: self.errors.append(err.str()),
+        }
+        self.admin = AdminClient(config)
 
     def last_error(self) -> str:
         self.admin.poll(0)
@@ -149,8 +148,7 @@ def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
         TopicInfo(
             name=t.topic,
             partitions=tuple(
-                PartitionInfo(p.id, p.leader, tuple(p.replicas))
-                for p in sorted(t.partitions.values(), key=lambda p: p.id)
+                PartitionInfo(p.id, p.leader, tuple(p.replicas)) for p in sorted(t.partitions.values(), key=lambda p: p.id)
             ),
             error=t.error.str() if t.error else "",
         )

@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from swarmkit.images import maven
 from swarmkit.assets import SPARK_DIR
 from swarmkit.errors import VerifyError
+from swarmkit.images import maven
 
 JOB = SPARK_DIR / "verify_job.py"
 FETCH_JARS = "bash scripts/setup.sh"
@@ -189,9 +189,7 @@ def spark_submit() -> Path:
         raise SparkJobError("pyspark is not installed", hint="run scripts/setup.sh or .venv/bin/pip install pyspark")
     script = Path(next(iter(spec.submodule_search_locations))) / "bin" / "spark-submit"
     if not script.is_file():
-        raise SparkJobError(
-            f"spark-submit missing at {script}", hint="reinstall pyspark: .venv/bin/pip install -U pyspark"
-        )
+        raise SparkJobError(f"spark-submit missing at {script}", hint="reinstall pyspark: .venv/bin/pip install -U pyspark")
     return script
 
 
@@ -351,8 +349,7 @@ def run_verify_job(
     if process.returncode != 0 or not report.ok:
         raise SparkJobError(
             "the Spark verify job failed: " + "; ".join(report.failures or [f"exit status {process.returncode}"]),
-            hint="for an unreachable broker run `swarmkit listeners diagnose --bootstrap HOST:PORT`; "
-            f"full report: {report_path}",
+            hint=f"for an unreachable broker run `swarmkit listeners diagnose --bootstrap HOST:PORT`; full report: {report_path}",
             report=report,
         )
     return report

@@ -13,19 +13,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from swarmkit.cluster import diagnose
-from swarmkit.hosts import dockerapi
-from swarmkit.cluster import health
-from swarmkit.cluster import kafka
+from swarmkit.cluster import diagnose, health, kafka
 from swarmkit.cluster import spark as sparkjob
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
-from swarmkit.stack.engines import engine_module
-from swarmkit.errors import SwarmkitError, VerifyError
 from swarmkit.cluster.health import ClusterHealth
-from swarmkit.swarm.identity import ID_LABEL
+from swarmkit.errors import SwarmkitError, VerifyError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.stack.engines import engine_module
 from swarmkit.stack.render import expected_advertised_host
 from swarmkit.stack.topics import TopicSpec, parse_topic_specs
+from swarmkit.swarm.identity import ID_LABEL
 
 SPARK_TOPIC = "swarmkit-verify"
 SPARK_PARTITIONS_PER_BROKER = 2  # Kafka places leaders round-robin: every broker leads some
@@ -159,8 +157,7 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
 
 
 FIX_BY_MODE = {
-    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with "
-    "--advertise inventory-address",
+    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
     "inventory-address": "check the inventory address of this host: clients must reach it",
     "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
     "cloud metadata service), or redeploy with --advertise inventory-address",
@@ -217,7 +214,13 @@ def _judge_node(
     own = _own_entry(bootstrap.answered_brokers, node)
     if own is None:
         return BrokerVerdict(
-            host.name, expected, "", False, True, False, task_state,
+            host.name,
+            expected,
+            "",
+            False,
+            True,
+            False,
+            task_state,
             f"{diagnose.endpoint(host.address, port)} answers, but broker {node.labels.get(ID_LABEL)} of {host.name} "
             "is not in its metadata (not registered with the controllers yet, or fenced)",
             f"see `docker service logs {options.stack_name}_broker` for {host.name}'s broker",
@@ -225,7 +228,13 @@ def _judge_node(
     node_id, advertised = own
     if expected and advertised != expected:
         return BrokerVerdict(
-            host.name, expected, advertised, False, True, True, task_state,
+            host.name,
+            expected,
+            advertised,
+            False,
+            True,
+            True,
+            task_state,
             f"{host.name} advertises {advertised}, but clients should get {expected}",
             FIX_BY_MODE[mode],
         )

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
@@ -99,7 +100,9 @@ def engine_info(engine: Engine) -> EngineInfo:
             f"the Docker engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
         ) from error
     if not info.server_version:
-        raise EngineError(f"the Docker engine at {engine.endpoint} does not answer: no server version", hint=_unanswered_hint(engine, ""))
+        raise EngineError(
+            f"the Docker engine at {engine.endpoint} does not answer: no server version", hint=_unanswered_hint(engine, "")
+        )
     swarm = info.swarm
     cluster = getattr(swarm, "cluster", None)
     return EngineInfo(
@@ -277,7 +280,7 @@ def exec_script(engine: Engine, container_id: str, script: str) -> str:
 def container_output(engine: Engine, container_id: str) -> str:
     """What a container printed so far; empty once it is gone."""
     try:
-        return engine.client.container.logs(container_id)
+        return cast(str, engine.client.container.logs(container_id))  # not streamed: one string
     except DockerException:
         return ""
 
@@ -305,7 +308,7 @@ def port_publishers(engine: Engine, port: int, protocol: str) -> list[tuple[str,
 def _raw(engine: Engine, what: str, *args: str) -> str:
     """Run one docker CLI command against an engine and return its stdout (nothing printed)."""
     try:
-        return run([*engine.client.docker_cmd, *args])
+        return cast(str, run([*engine.client.docker_cmd, *args]))  # stdout only
     except DockerException as error:
         raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
 
@@ -344,7 +347,14 @@ def deploy_stack(engine: Engine, name: str, compose_file: Path) -> None:
     _raw(
         engine,
         f"docker stack deploy {name}",
-        "stack", "deploy", "--compose-file", str(compose_file), "--resolve-image", "never", "--quiet", name,
+        "stack",
+        "deploy",
+        "--compose-file",
+        str(compose_file),
+        "--resolve-image",
+        "never",
+        "--quiet",
+        name,
     )
 
 
@@ -387,7 +397,9 @@ class ServiceState:
 def _container_fingerprint(container_spec: dict) -> tuple:
     """What decides whether a task runs the present spec: image, command, environment, mounts, configs."""
     mounts = tuple((m.get("Source"), m.get("Target"), bool(m.get("ReadOnly"))) for m in container_spec.get("Mounts") or ())
-    configs = tuple(sorted((c.get("ConfigName", ""), (c.get("File") or {}).get("Name", "")) for c in container_spec.get("Configs") or ()))
+    configs = tuple(
+        sorted((c.get("ConfigName", ""), (c.get("File") or {}).get("Name", "")) for c in container_spec.get("Configs") or ())
+    )
     fields = ("Image", "Command", "Args", "Env", "Dir", "User", "Hostname")
     return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts, configs)
 

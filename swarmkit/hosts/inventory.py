@@ -185,9 +185,9 @@ def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
     where = _Where(top.path, f"#{index}")
     if not isinstance(raw, dict):
         raise where.error("must be a mapping with name, endpoint, address and role")
-    name = raw.get("name")
-    if isinstance(name, str) and NAME_PATTERN.match(name):
-        where = _Where(top.path, name)
+    given = raw.get("name")
+    if isinstance(given, str) and NAME_PATTERN.match(given):
+        where = _Where(top.path, given)
     _reject_unknown(raw, HOST_FIELDS, where)
     for key in REQUIRED_HOST_FIELDS:
         if raw.get(key) in (None, ""):
@@ -195,6 +195,7 @@ def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
     for key in ("name", "endpoint", "address", "role"):
         if key in raw and not isinstance(raw[key], str):
             raise where.at(key).error(f"{raw[key]!r} is not a string")
+    name: str = raw["name"]
     if not NAME_PATTERN.match(name):
         raise where.at("name").error(f"'{name}' is not a valid host name", hint="use letters, digits, '.', '_' or '-'")
     role = raw.get("role", "worker")

@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmkit.hosts import dockerapi
-from swarmkit.images import maven
-from swarmkit.hosts.dockerapi import Engine
 from swarmkit.assets import STACKS_DIR, tansu_binary
 from swarmkit.errors import SwarmkitError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import Engine
+from swarmkit.images import maven
 
 BUSYBOX = Path("/bin/busybox")
 SOCAT = Path("/usr/bin/socat")

@@ -11,6 +11,7 @@ time stays near one probe round however many pairs there are.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import shlex
 import socket
@@ -20,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import TypeVar
 
+from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
-from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.hosts.inventory import Host, Inventory
 
 GIB = 1024**3
@@ -97,8 +98,15 @@ class Check:
     detail: str = ""
 
     def to_dict(self) -> dict:
-        return {"check": self.check, "status": self.status, "from": self.from_, "to": self.to,
-                "port": self.port, "protocol": self.protocol, "detail": self.detail}
+        return {
+            "check": self.check,
+            "status": self.status,
+            "from": self.from_,
+            "to": self.to,
+            "port": self.port,
+            "protocol": self.protocol,
+            "detail": self.detail,
+        }
 
 
 @dataclass(frozen=True)
@@ -112,8 +120,15 @@ class Failure:
     fix: str
 
     def to_dict(self) -> dict:
-        return {"check": self.check, "from": self.from_, "to": self.to, "port": self.port,
-                "protocol": self.protocol, "detail": self.detail, "fix": self.fix}
+        return {
+            "check": self.check,
+            "from": self.from_,
+            "to": self.to,
+            "port": self.port,
+            "protocol": self.protocol,
+            "detail": self.detail,
+            "fix": self.fix,
+        }
 
     @property
     def summary(self) -> str:
@@ -297,16 +312,32 @@ def engine_checks(engines: Sequence[EngineStatus], memory_per_broker: int) -> li
         if not engine.answered:
             checks.append(Check("engine", "failed", engine.host, CLIENT, detail=engine.error))
             continue
-        swarm = f", {engine.swarm_state} in swarm {engine.swarm_cluster_id or '(id known to managers)'}" if engine.in_swarm else ""
+        swarm = (
+            f", {engine.swarm_state} in swarm {engine.swarm_cluster_id or '(id known to managers)'}" if engine.in_swarm else ""
+        )
         if _version_tuple(engine.version) < MIN_ENGINE_VERSION:
-            checks.append(Check("engine", "failed", engine.host, CLIENT, detail=f"Docker Engine {engine.version} is too old for stacks"))
+            checks.append(
+                Check("engine", "failed", engine.host, CLIENT, detail=f"Docker Engine {engine.version} is too old for stacks")
+            )
         else:
-            checks.append(Check("engine", "note" if engine.in_swarm else "ok", engine.host, CLIENT, detail=f"Docker Engine {engine.version}{swarm}"))
+            checks.append(
+                Check(
+                    "engine",
+                    "note" if engine.in_swarm else "ok",
+                    engine.host,
+                    CLIENT,
+                    detail=f"Docker Engine {engine.version}{swarm}",
+                )
+            )
         enough = engine.memory_bytes >= memory_per_broker
-        checks.append(Check(
-            "memory", "ok" if enough else "failed", engine.host,
-            detail=f"{_gib(engine.memory_bytes)} total, a broker needs {_gib(memory_per_broker)}",
-        ))
+        checks.append(
+            Check(
+                "memory",
+                "ok" if enough else "failed",
+                engine.host,
+                detail=f"{_gib(engine.memory_bytes)} total, a broker needs {_gib(memory_per_broker)}",
+            )
+        )
     return checks
 
 
@@ -323,7 +354,11 @@ def fix_for(check: Check, failed_checks: Sequence[Check], ports: Sequence[PortSp
     key = f"{check.port}/{check.protocol}"
     purpose = next((p.purpose for p in ports if p.key == key), "")
     if check.check == "reachable":
-        sources = [c.from_ for c in failed_checks if c.check == "reachable" and (c.to, c.port, c.protocol) == (check.to, check.port, check.protocol)]
+        sources = [
+            c.from_
+            for c in failed_checks
+            if c.check == "reachable" and (c.to, c.port, c.protocol) == (check.to, check.port, check.protocol)
+        ]
         return f"open {key} inbound on {check.to} from {_joined(sources)} ({purpose})"
     if check.check == "port_free":
         return f"stop or move what holds {key} on {check.to}: the cluster needs it for the {purpose}"
@@ -410,7 +445,9 @@ class _Listener:
     checks: tuple[Check, ...]
 
 
-def _listen(host: Host, docker: Engine, engine: EngineStatus, ports: tuple[PortSpec, ...], image: str, deadline: float) -> _Listener:
+def _listen(
+    host: Host, docker: Engine, engine: EngineStatus, ports: tuple[PortSpec, ...], image: str, deadline: float
+) -> _Listener:
     """Start the probe container on one host and classify each port as soon as its socat reported."""
     dockerapi.remove_labelled_containers(docker, PROBE_LABEL_FILTER)
     dockerapi.ensure_image(docker, image)
@@ -419,7 +456,9 @@ def _listen(host: Host, docker: Engine, engine: EngineStatus, ports: tuple[PortS
     while True:
         status = parse_listener(dockerapi.container_output(docker, container))
         if all(p.key in status for p in ports):
-            return _Listener(host, docker, container, tuple(_port_free_check(host, docker, engine, p, status[p.key]) for p in ports))
+            return _Listener(
+                host, docker, container, tuple(_port_free_check(host, docker, engine, p, status[p.key]) for p in ports)
+            )
         if time.monotonic() > deadline:
             missing = ", ".join(p.key for p in ports if p.key not in status)
             raise PreflightError(f"the probe listener on {host.name} did not report {missing} in time")
@@ -442,7 +481,7 @@ def _probe_from_host(listener: _Listener, probes: list[Probe]) -> list[tuple[boo
 
 
 def _probe_from_client(probes: list[Probe], deadline: float) -> list[tuple[bool, str]]:
-    results = _parallel([lambda p=p: _probe_from_here(p) for p in probes], deadline)
+    results = _parallel([functools.partial(_probe_from_here, p) for p in probes], deadline)
     return [r if isinstance(r, tuple) else (False, _message(r)) for r in results]
 
 
@@ -451,10 +490,13 @@ def _reachability(probes: list[Probe], listeners: dict[str, _Listener], deadline
     sources = list(dict.fromkeys(p.source for p in probes))
     groups = {s: [p for p in probes if p.source == s] for s in sources}
     calls = [
-        (lambda s=s: _probe_from_client(groups[s], deadline)) if s == CLIENT else (lambda s=s: _probe_from_host(listeners[s], groups[s]))
+        (lambda s=s: _probe_from_client(groups[s], deadline))
+        if s == CLIENT
+        else (lambda s=s: _probe_from_host(listeners[s], groups[s]))
         for s in sources
     ]
-    checks, results = [], {}
+    checks: list[Check] = []
+    results: dict[Probe, tuple[bool, str]] = {}
     for source, outcome in zip(sources, _parallel(calls, deadline)):
         if isinstance(outcome, Exception):
             checks.append(Check("probe", "failed", source, CLIENT, detail=_message(outcome)))
@@ -462,14 +504,23 @@ def _reachability(probes: list[Probe], listeners: dict[str, _Listener], deadline
             results.update(zip(groups[source], outcome))
     for probe in (p for p in probes if p in results):
         reached, why = results[probe]
-        checks.append(Check(
-            "reachable", "ok" if reached else "failed", probe.target, probe.source, probe.port.port,
-            probe.port.protocol, "" if reached else _reach_detail(probe, why),
-        ))
+        checks.append(
+            Check(
+                "reachable",
+                "ok" if reached else "failed",
+                probe.target,
+                probe.source,
+                probe.port.port,
+                probe.port.protocol,
+                "" if reached else _reach_detail(probe, why),
+            )
+        )
     return checks
 
 
-def _probeable(probes: list[Probe], port_checks: dict[tuple[str, str], Check], ready: set[str]) -> tuple[list[Probe], list[Check]]:
+def _probeable(
+    probes: list[Probe], port_checks: dict[tuple[str, str], Check], ready: set[str]
+) -> tuple[list[Probe], list[Check]]:
     """Drop probes whose source or target has no probe running or whose port another process holds.
 
     A UDP port the swarm already holds cannot echo: it is noted rather than probed.
@@ -482,7 +533,9 @@ def _probeable(probes: list[Probe], port_checks: dict[tuple[str, str], Check], r
         if held.status == "failed":
             continue
         if held.status == "note" and probe.port.protocol == "udp":
-            notes.append(Check("reachable", "note", probe.target, probe.source, probe.port.port, "udp", f"not probed: {held.detail}"))
+            notes.append(
+                Check("reachable", "note", probe.target, probe.source, probe.port.port, "udp", f"not probed: {held.detail}")
+            )
             continue
         kept.append(probe)
     return kept, notes
@@ -511,7 +564,7 @@ def run_preflight(
     ports = cluster_ports(client_port, internal_port)
     started = time.monotonic()
     deadline = started + timeout
-    outcomes = _parallel([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)
+    outcomes = _parallel([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)  # type: ignore[misc]  # mypy cannot type lambdas with defaults
     engines = [
         o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o))
         for h, o in zip(inventory.hosts, outcomes)
@@ -519,7 +572,10 @@ def run_preflight(
     checks = engine_checks(engines, memory_per_broker)
     answering = [(h, e) for h, e in zip(inventory.hosts, engines) if e.answered]
     try:
-        listened = _parallel([lambda h=h, e=e: _listen(h, docker[h], e, ports_on(h, ports), image, deadline) for h, e in answering], deadline)
+        listened = _parallel(
+            [lambda h=h, e=e: _listen(h, docker[h], e, ports_on(h, ports), image, deadline) for h, e in answering],  # type: ignore[misc]
+            deadline,
+        )
         listeners: dict[str, _Listener] = {}
         for (host, _), outcome in zip(answering, listened):
             if isinstance(outcome, Exception):
@@ -531,5 +587,8 @@ def run_preflight(
         probes, notes = _probeable(plan_probes(inventory.hosts, ports), port_checks, set(listeners))
         checks += notes + _reachability(probes, listeners, deadline)
     finally:
-        _parallel([lambda h=h: dockerapi.remove_labelled_containers(docker[h], PROBE_LABEL_FILTER) for h, _ in answering], time.monotonic() + 30)
+        _parallel(
+            [lambda h=h: dockerapi.remove_labelled_containers(docker[h], PROBE_LABEL_FILTER) for h, _ in answering],  # type: ignore[misc]
+            time.monotonic() + 30,
+        )
     return build_report(engines, checks, ports, inventory.hosts, time.monotonic() - started)

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import yaml
 
-from swarmkit.hosts import dockerapi
-from swarmkit.images import image
-from swarmkit.hosts.dockerapi import Engine
 from swarmkit.errors import SandboxError, SwarmkitError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
+from swarmkit.images import image
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
 HOSTS_FILE = Path("/etc/hosts")
@@ -207,7 +207,8 @@ def check_prerequisites() -> None:
     for module in KERNEL_MODULES:
         if not Path("/sys/module", module).exists():
             raise SandboxError(
-                f"kernel feature '{module}' is not available", hint=f"load the '{module}' kernel module on this machine (modprobe {module})"
+                f"kernel feature '{module}' is not available",
+                hint=f"load the '{module}' kernel module on this machine (modprobe {module})",
             )
     if "overlay" not in Path("/proc/filesystems").read_text():
         raise SandboxError("the kernel has no overlay filesystem (needed by dockerd)", hint="modprobe overlay")
@@ -239,7 +240,9 @@ def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: 
     for line in routes.splitlines():
         destination = line.split()[0]
         if destination != "default" and ipaddress.ip_network(destination, strict=False).overlaps(network):
-            raise SandboxError(f"subnet {subnet} is already in use on this machine ({line.strip()})", hint="pick another --subnet")
+            raise SandboxError(
+                f"subnet {subnet} is already in use on this machine ({line.strip()})", hint="pick another --subnet"
+            )
     taken = _names_in_hosts_file()
     clashes = sorted({f"{prefix}{i}" for i in range(1, nodes + 1)} & taken)
     if clashes:
@@ -345,16 +348,20 @@ def _start_engine(sandbox: Sandbox, host: SandboxHost, tls: TlsFiles | None = No
         f" --insecure-registry {sandbox.registry}"
     )
     if tls is not None:
-        script += (
-            f" -H tcp://{host.address}:{TLS_PORT} --tlsverify"
-            f" --tlscacert {tls.ca} --tlscert {tls.cert} --tlskey {tls.key}"
-        )
+        script += f" -H tcp://{host.address}:{TLS_PORT} --tlsverify --tlscacert {tls.ca} --tlscert {tls.cert} --tlskey {tls.key}"
     with open(directory / "dockerd.log", "ab") as log:
         process = subprocess.Popen(
             [
-                "nsenter", f"--net=/var/run/netns/{host.netns}",
-                "unshare", "--uts", "--mount", "--propagation", "private",
-                "sh", "-c", script,
+                "nsenter",
+                f"--net=/var/run/netns/{host.netns}",
+                "unshare",
+                "--uts",
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                script,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,

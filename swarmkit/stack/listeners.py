@@ -155,7 +155,9 @@ class ListenerPlan:
     def for_node(self, advertised_host: str, internal_host: str) -> ListenerPlan:
         """The plan with one node's hosts filled in (so ``validate`` can check them)."""
         filled = tuple(
-            replace(item, advertised_host=item.advertised_host or (advertised_host if item.name == self.external else internal_host))
+            replace(
+                item, advertised_host=item.advertised_host or (advertised_host if item.name == self.external else internal_host)
+            )
             for item in self.listeners
         )
         return replace(self, listeners=filled)
@@ -175,7 +177,9 @@ class ListenerPlan:
             if item.name in names:
                 raise SpecError(f"listeners: listener name '{item.name}' is used twice", hint="give each listener its own name")
             if isinstance(item.port, bool) or not isinstance(item.port, int) or not 1 <= item.port <= 65535:
-                raise SpecError(f"listeners: port {item.port!r} of {item.name} is not in 1..65535", hint="choose a TCP port from 1 to 65535")
+                raise SpecError(
+                    f"listeners: port {item.port!r} of {item.name} is not in 1..65535", hint="choose a TCP port from 1 to 65535"
+                )
             if item.port in ports:
                 raise SpecError(
                     f"listeners: port {item.port} is used by both {ports[item.port].name} and {item.name}",

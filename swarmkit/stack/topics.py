@@ -10,8 +10,8 @@ the value of the previous spec's last setting.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from swarmkit.errors import SpecError
 

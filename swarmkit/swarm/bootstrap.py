@@ -9,9 +9,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
+from swarmkit.errors import SwarmError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
-from swarmkit.errors import SwarmError
 from swarmkit.hosts.inventory import Host, Inventory
 
 INIT = "init"

@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from swarmkit.errors import DeployError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.stack.engines.apache import MAX_BROKER_ID
-from swarmkit.errors import DeployError
 from swarmkit.stack.render import IDENTITY_DIR, IDENTITY_FILE
 
 ID_LABEL = "swarmkit.broker-id"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -43,7 +43,9 @@ def leftovers(name: str) -> list[str]:
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found += [line.split()[0] for line in namespaces.splitlines() if line.startswith(f"swk-{name}-")]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [line.split(":")[1].strip() for line in links.splitlines() if sandbox.bridge_name(name) in line or f"skv-{name}-" in line]
+    found += [
+        line.split(":")[1].strip() for line in links.splitlines() if sandbox.bridge_name(name) in line or f"skv-{name}-" in line
+    ]
     rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True).stdout
     found += [rule for rule in rules.splitlines() if sandbox.bridge_name(name) in rule]
     directory = sandbox.STATE_ROOT / name

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.cluster import kafka
 from swarmkit.assets import tansu_binary
+from swarmkit.cluster import kafka
 from swarmkit.errors import VerifyError
 
 START_TIMEOUT = 20.0
@@ -78,9 +78,12 @@ def tansu_brokers(advertised_hosts: list[str | None], log_dir: Path) -> Iterator
                     [
                         str(tansu_binary()),
                         "broker",
-                        "--listener-url", f"tcp://{listen}",
-                        "--advertised-listener-url", f"tcp://{advertised}",
-                        "--storage-engine", "memory://tansu/",
+                        "--listener-url",
+                        f"tcp://{listen}",
+                        "--advertised-listener-url",
+                        f"tcp://{advertised}",
+                        "--storage-engine",
+                        "memory://tansu/",
                     ],
                     stdout=log,
                     stderr=subprocess.STDOUT,

@@ -14,17 +14,17 @@ from typing import TypeVar
 
 import pytest
 
-from swarmkit.hosts import dockerapi
-from swarmkit.images import image
-from swarmkit.sandbox import hosts as sandbox
-from swarmkit.swarm import bootstrap as swarm
 from swarmkit.assets import STACKS_DIR
 from swarmkit.cluster.deploy import DeployOptions, DeployResult, deploy
+from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, TaskState
-from swarmkit.swarm.identity import CLUSTER_ID_LABEL
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.images import image
+from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import kafka_env
+from swarmkit.swarm import bootstrap as swarm
+from swarmkit.swarm.identity import CLUSTER_ID_LABEL
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
@@ -86,12 +86,16 @@ def recorded(inventory: Inventory, service: str, host_name: str) -> tuple[TaskSt
     log = dockerapi.container_output(docker[inventory.host(host_name)], task.container_id)
     if "recorder: ready" not in log:
         return None
-    env = dict(line.removeprefix("recorder: env ").split("=", 1) for line in log.splitlines() if line.startswith("recorder: env "))
+    env = dict(
+        line.removeprefix("recorder: env ").split("=", 1) for line in log.splitlines() if line.startswith("recorder: env ")
+    )
     return task, env
 
 
 def all_recorded(inventory: Inventory) -> dict[str, tuple[TaskState, dict[str, str]]]:
-    return {h.name: wait_until(f"the recorder on {h.name}", lambda h=h: recorded(inventory, BROKER, h.name)) for h in inventory.hosts}
+    return {
+        h.name: wait_until(f"the recorder on {h.name}", lambda h=h: recorded(inventory, BROKER, h.name)) for h in inventory.hosts
+    }
 
 
 def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: sandbox.Sandbox, first_deploy: DeployResult) -> None:
@@ -145,7 +149,7 @@ def test_a_restarted_task_keeps_its_id(ap: sandbox.Sandbox, first_deploy: Deploy
     DockerHosts.from_inventory(inventory)[inventory.host("ap2")].client.container.kill(old_task.container_id)
     task, env = wait_until(
         "a new task on ap2",
-        lambda: (found if (found := recorded(inventory, BROKER, "ap2")) and found[0].id != old_task.id else None),
+        lambda: found if (found := recorded(inventory, BROKER, "ap2")) and found[0].id != old_task.id else None,
         timeout=45,
     )
     assert env["KAFKA_NODE_ID"] == old_env["KAFKA_NODE_ID"]

@@ -13,15 +13,15 @@ from collections import Counter
 
 import pytest
 
-from swarmkit.hosts import dockerapi
-from swarmkit.sandbox import hosts as sandbox
-from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.cluster.deploy import DeployOptions, DeployResult, deploy, up
-from swarmkit.errors import DeployError, SpecError
-from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL
-from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.cluster.kafka import broker_metadata
+from swarmkit.errors import DeployError, SpecError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, Engine
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
@@ -81,7 +81,9 @@ def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inv
     progress: list[tuple[int, int, str]] = []
     started = time.monotonic()
     result = up(inventory, DeployOptions(topics=TOPICS), on_progress=lambda *report: progress.append(report), docker=docker)
-    print(f"\nup: {time.monotonic() - started:.1f}s, deploy {result.deploy.deploy_s:.1f}s, converge {result.deploy.converge_s:.1f}s")
+    print(
+        f"\nup: {time.monotonic() - started:.1f}s, deploy {result.deploy.deploy_s:.1f}s, converge {result.deploy.converge_s:.1f}s"
+    )
     assert result.preflight is not None and result.preflight.ok
     assert [a.action for a in result.swarm.actions] == ["init", "join", "join"]
     assert result.ok, result.deploy.problems
@@ -165,7 +167,11 @@ def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(i
 
 def test_a_broker_that_cannot_start_is_named_with_its_task_error(inventory: Inventory, docker: DockerHosts) -> None:
     options = DeployOptions(  # a HOSTNAME_COMMAND that prints nothing: the entrypoint exits 64
-        advertise="command", hostname_command="true", stack_name="broken", listeners=ListenerPlan.build(external_port=9394), timeout=8
+        advertise="command",
+        hostname_command="true",
+        stack_name="broken",
+        listeners=ListenerPlan.build(external_port=9394),
+        timeout=8,
     )
     with pytest.raises(DeployError) as raised:
         deploy(inventory, options, docker=docker)

@@ -19,8 +19,8 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from python_on_whales.exceptions import DockerException
 
-from swarmkit.images import image
 from swarmkit.hosts.dockerapi import Engine
+from swarmkit.images import image
 from swarmkit.stack.engines.apache import generate_cluster_id
 from tests.integration.tansu_local import free_port
 
@@ -138,7 +138,9 @@ def produce(node: Node, topic: str, count: int, compression: str) -> list[bytes]
 
 def consume(node: Node, topic: str, count: int) -> list[bytes]:
     """Read ``count`` records back from the start of every partition (assign, no consumer group)."""
-    consumer = Consumer({"bootstrap.servers": node.bootstrap, "group.id": f"it-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False})
+    consumer = Consumer(
+        {"bootstrap.servers": node.bootstrap, "group.id": f"it-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False}
+    )
     consumer.assign([TopicPartition(topic, partition, 0) for partition in range(3)])
     received: list[bytes] = []
     deadline = time.monotonic() + 60
@@ -177,7 +179,9 @@ def test_server_logs_through_log4j2_at_info(node: Node) -> None:
 
 
 def test_metadata_quorum_and_tools_work_inside_the_container(node: Node) -> None:
-    status = docker_exec(node, "/opt/kafka/bin/kafka-metadata-quorum.sh", "--bootstrap-controller", "localhost:9093", "describe", "--status")
+    status = docker_exec(
+        node, "/opt/kafka/bin/kafka-metadata-quorum.sh", "--bootstrap-controller", "localhost:9093", "describe", "--status"
+    )
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     assert fields["ClusterId"].strip() == node.cluster_id
     assert fields["LeaderId"].strip() == "1"

@@ -11,8 +11,8 @@ import pytest
 
 from swarmkit.cluster import kafka
 from swarmkit.cluster.diagnose import diagnose
-from swarmkit.errors import VerifyError
 from swarmkit.cluster.spark import SparkJobError, run_verify_job
+from swarmkit.errors import VerifyError
 from swarmkit.stack.topics import TopicSpec
 from tests.integration.tansu_local import LocalBroker
 
@@ -162,9 +162,7 @@ def test_spark_job_timeout_stops_the_whole_job(local_brokers: list[LocalBroker],
     report_path = tmp_path / "slow.json"
     started = time.monotonic()
     with pytest.raises(SparkJobError) as caught:
-        run_verify_job(
-            [local_brokers[0].advertised], unique("slow"), records=10_000_000, report_path=report_path, timeout=4
-        )
+        run_verify_job([local_brokers[0].advertised], unique("slow"), records=10_000_000, report_path=report_path, timeout=4)
     assert time.monotonic() - started < 30  # stopped near the 4 s timeout, not after 10M records
     assert "did not finish within 4s" in caught.value.message
     leftovers = subprocess.run(["pgrep", "-f", str(report_path)], capture_output=True, text=True).stdout.split()

@@ -5,19 +5,19 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Iterator
 
 import pytest
 
 from swarmkit.cluster import deploy
-from swarmkit.hosts import dockerapi
-from swarmkit.network import preflight
-from swarmkit.sandbox import hosts as sandbox
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.errors import PreflightError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Host, Inventory, load_inventory
+from swarmkit.network import preflight
 from swarmkit.network.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
+from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
@@ -48,10 +48,7 @@ def blocked(host: str, port: str) -> Iterator[None]:
 
 
 def probe_containers(inventory: Inventory, docker: DockerHosts) -> int:
-    return sum(
-        len(docker[h].client.container.list(all=True, filters=[("label", PROBE_LABEL_FILTER)]))
-        for h in inventory.hosts
-    )
+    return sum(len(docker[h].client.container.list(all=True, filters=[("label", PROBE_LABEL_FILTER)])) for h in inventory.hosts)
 
 
 def test_fresh_hosts_pass(inventory, docker):
@@ -78,7 +75,10 @@ def test_blocked_port_names_host_port_and_the_hosts_that_could_not_reach_it(inve
     assert {(f.check, f.to, f.port, f.protocol) for f in report.failures} == {("reachable", "pf3", int(number), protocol)}
     assert {f.from_ for f in report.failures} == sources
     purpose = next(p.purpose for p in report.ports if p.key == port)
-    assert report.failures[0].fix == f"open {port} inbound on pf3 from {', '.join(sorted(sources - {CLIENT}) + sorted(sources & {CLIENT}))} ({purpose})"
+    assert (
+        report.failures[0].fix
+        == f"open {port} inbound on pf3 from {', '.join(sorted(sources - {CLIENT}) + sorted(sources & {CLIENT}))} ({purpose})"
+    )
     assert report.to_dict()["failures"][0]["to"] == "pf3"
     assert probe_containers(inventory, docker) == 0
 

@@ -14,15 +14,15 @@ import pytest
 from confluent_kafka import Producer
 
 from swarmkit.cluster import diagnose
-from swarmkit.hosts import dockerapi
-from swarmkit.sandbox import hosts as sandbox
 from swarmkit.cluster.deploy import DeployOptions, deploy, up
+from swarmkit.cluster.kafka import broker_metadata, ensure_topics, partition_states
+from swarmkit.cluster.verify import VerifyOptions, VerifyReport, verify
+from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
-from swarmkit.cluster.kafka import broker_metadata, ensure_topics, partition_states
+from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import TopicSpec
-from swarmkit.cluster.verify import VerifyOptions, VerifyReport, verify
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
 from tests.integration.sandboxes import module_sandbox
 
@@ -127,7 +127,9 @@ def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inve
 
 def meta_properties(inventory: Inventory, host: str) -> dict[str, str]:
     text = dockerapi.exec_in_service(
-        DockerHosts.from_inventory(inventory)[inventory.host(host)], "kafka_broker", ["cat", "/var/lib/kafka/data/meta.properties"]
+        DockerHosts.from_inventory(inventory)[inventory.host(host)],
+        "kafka_broker",
+        ["cat", "/var/lib/kafka/data/meta.properties"],
     )
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swarmkit.hosts import dockerapi
 from swarmkit.cluster import kafka
-from swarmkit.sandbox import hosts as sandbox
 from swarmkit.errors import SandboxError, VerifyError
+from swarmkit.hosts import dockerapi
+from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import fresh_sandbox, in_host, leftovers, module_sandbox
 
 pytestmark = pytest.mark.integration
@@ -30,9 +30,7 @@ sbx = module_sandbox(NAME, 3, "10.241.0.0/24")
 
 
 def start_broker(host: sandbox.SandboxHost, image: str) -> None:
-    dockerapi.run_detached(
-        host.docker, image, BROKER, env={"SWARMKIT_NODE_HOSTNAME": host.name}, host_ports=(9094,)
-    )
+    dockerapi.run_detached(host.docker, image, BROKER, env={"SWARMKIT_NODE_HOSTNAME": host.name}, host_ports=(9094,))
 
 
 def metadata_from(host: sandbox.SandboxHost, target: str, timeout: float = 5) -> str:

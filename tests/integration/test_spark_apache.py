@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from swarmkit.sandbox import hosts as sandbox
 from swarmkit.cluster.deploy import DeployOptions, up
-from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.cluster.kafka import partition_states
 from swarmkit.cluster.spark import run_verify_job
 from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration

@@ -8,13 +8,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from swarmkit.cli.app import app
+from swarmkit.errors import EngineError, SwarmError
 from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, Engine
+from swarmkit.hosts.inventory import TlsFiles, load_inventory
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.swarm import bootstrap as swarm
-from swarmkit.cli.app import app
-from swarmkit.hosts.dockerapi import DockerHosts, Engine
-from swarmkit.errors import EngineError, SwarmError
-from swarmkit.hosts.inventory import TlsFiles, load_inventory
 from tests.integration.sandboxes import module_sandbox
 from tests.integration.tls_certs import EngineCerts, authority, engine_certs
 
@@ -70,7 +70,6 @@ def test_swarm_down_leaves_on_every_host(sw: sandbox.Sandbox) -> None:
     assert {dockerapi.engine_info(docker[h]).swarm_state for h in inventory.hosts} == {"inactive"}
 
 
-
 @pytest.fixture(scope="module")
 def tls_certs(sw: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> EngineCerts:
     """sw2's dockerd restarted as a real server's: also on tcp://ADDRESS:2376, --tlsverify, certificates made here."""
@@ -103,12 +102,12 @@ def test_an_engine_behind_tls_is_reached_through_the_inventory_tls_block(
     assert dockerapi.engine_info(docker[inventory.host("sw2")]).swarm_state == "inactive"
 
 
-def test_a_wrong_ca_is_one_clear_error_without_traceback(
-    sw: sandbox.Sandbox, tls_certs: EngineCerts, tmp_path: Path
-) -> None:
+def test_a_wrong_ca_is_one_clear_error_without_traceback(sw: sandbox.Sandbox, tls_certs: EngineCerts, tmp_path: Path) -> None:
     stranger = authority(tmp_path, "stranger")  # did not sign sw2's certificate
     wrong = TlsFiles(ca=str(stranger.cert_path), cert=tls_certs.client.cert, key=tls_certs.client.key)
-    result = CliRunner().invoke(app, ["swarm", "up", "--skip-preflight", "-i", str(tls_inventory(sw, tmp_path / "wrong.yaml", wrong))])
+    result = CliRunner().invoke(
+        app, ["swarm", "up", "--skip-preflight", "-i", str(tls_inventory(sw, tmp_path / "wrong.yaml", wrong))]
+    )
     print(f"\n{result.output}")
     assert result.exit_code != 0 and isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output

@@ -6,14 +6,12 @@ import time
 
 import pytest
 
-from swarmkit.cluster import deploy
-from swarmkit.cluster import diagnose
-from swarmkit.sandbox import hosts as sandbox
-from swarmkit.swarm import bootstrap as swarm
-from swarmkit.cluster import verify
+from swarmkit.cluster import deploy, diagnose, verify
 from swarmkit.errors import DeployError
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.swarm import bootstrap as swarm
 from tests.integration.sandboxes import fresh_sandbox
 
 pytestmark = pytest.mark.integration

@@ -20,8 +20,15 @@ from swarmkit.hosts.inventory import TlsFiles
 
 VALID_FOR = datetime.timedelta(days=1)
 _CA_USAGE = x509.KeyUsage(
-    digital_signature=False, content_commitment=False, key_encipherment=False, data_encipherment=False,
-    key_agreement=False, key_cert_sign=True, crl_sign=True, encipher_only=False, decipher_only=False,
+    digital_signature=False,
+    content_commitment=False,
+    key_encipherment=False,
+    data_encipherment=False,
+    key_agreement=False,
+    key_cert_sign=True,
+    crl_sign=True,
+    encipher_only=False,
+    decipher_only=False,
 )
 
 
@@ -52,7 +59,7 @@ def _write_key(path: Path, key: ec.EllipticCurvePrivateKey) -> None:
 
 
 def _builder(subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePrivateKey) -> x509.CertificateBuilder:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     return (
         x509.CertificateBuilder()
         .subject_name(subject)

@@ -71,14 +71,13 @@ def controller_names(request: StackRequest) -> list[tuple[str, int, str]]:
 
 def controllers_of(inventory: Inventory) -> list[tuple[str, int, str]]:
     """The controllers an inventory gets: one per manager, in inventory order."""
-    return [
-        (f"controller-{index}", MAX_BROKER_ID + index, host.name)
-        for index, host in enumerate(inventory.managers, start=1)
-    ]
+    return [(f"controller-{index}", MAX_BROKER_ID + index, host.name) for index, host in enumerate(inventory.managers, start=1)]
 
 
 def quorum_voters(request: StackRequest) -> str:
-    port = request.listeners.controller_listener.port
+    controller = request.listeners.controller_listener
+    assert controller is not None, "the apache engine always plans a controller listener"
+    port = controller.port
     return ",".join(f"{node_id}@{service}:{port}" for service, node_id, _ in controller_names(request))
 
 

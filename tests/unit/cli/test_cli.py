@@ -15,8 +15,12 @@ runner = CliRunner()
 INVENTORY = {
     "stack": {"engine": "tansu", "image": "registry.example:5000/swarmkit/tansu:0.6.0"},
     "hosts": [
-        {"name": f"node{i}", "endpoint": f"unix:///nonexistent/node{i}.sock", "address": f"10.9.0.{i}",
-         "role": "manager" if i == 1 else "worker"}
+        {
+            "name": f"node{i}",
+            "endpoint": f"unix:///nonexistent/node{i}.sock",
+            "address": f"10.9.0.{i}",
+            "role": "manager" if i == 1 else "worker",
+        }
         for i in (1, 2, 3)
     ],
 }

@@ -8,12 +8,12 @@ import pytest
 
 from swarmkit.cluster import deploy as deploy_module
 from swarmkit.cluster.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
-from swarmkit.hosts.dockerapi import DockerHosts, ServiceState, SwarmNode, TaskState
-from swarmkit.stack.render import expected_advertised_host
-from swarmkit.errors import DeployError, SpecError, VerifyError
-from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult
+from swarmkit.errors import DeployError, SpecError, VerifyError
+from swarmkit.hosts.dockerapi import DockerHosts, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.render import expected_advertised_host
 
 INVENTORY = Inventory(
     hosts=tuple(
@@ -143,7 +143,9 @@ def test_a_host_outside_the_swarm_is_an_error(monkeypatch: pytest.MonkeyPatch) -
 def test_an_eligible_node_missing_from_the_inventory_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     stranger = swarm_node(9, hostname="stranger")
     gone = swarm_node(8, hostname="gone", state="down")  # a departed node gets no task: fine
-    fake_swarm(monkeypatch, {"n1": "id1", "n2": "id2", "n3": "id3"}, [swarm_node(1), swarm_node(2), swarm_node(3), stranger, gone])
+    fake_swarm(
+        monkeypatch, {"n1": "id1", "n2": "id2", "n3": "id3"}, [swarm_node(1), swarm_node(2), swarm_node(3), stranger, gone]
+    )
     with pytest.raises(DeployError, match="not in the inventory: stranger;"):
         deploy_module._members(INVENTORY, DOCKER)
 
@@ -164,7 +166,16 @@ def test_a_given_cluster_id_must_match_the_kept_one() -> None:
 
 def task(task_id: str, node_id: str, state: str = "running", current: bool = True, **changes) -> TaskState:
     base = TaskState(
-        task_id, f"kafka_broker.{node_id}.{task_id}", node_id, "running", state, "", "", "", f"2026-01-01T00:00:0{task_id[-1]}Z", current
+        task_id,
+        f"kafka_broker.{node_id}.{task_id}",
+        node_id,
+        "running",
+        state,
+        "",
+        "",
+        "",
+        f"2026-01-01T00:00:0{task_id[-1]}Z",
+        current,
     )
     return replace(base, **changes)
 
@@ -185,7 +196,10 @@ def test_expected_hosts_per_advertise_mode() -> None:
 
 
 def test_probe_checks_what_the_node_advertises(monkeypatch: pytest.MonkeyPatch) -> None:
-    answers = {"10.9.0.11:9094": metadata(BrokerInfo(111, "n1", 9094)), "10.9.0.12:9094": metadata(BrokerInfo(111, "wrong", 9094))}
+    answers = {
+        "10.9.0.11:9094": metadata(BrokerInfo(111, "n1", 9094)),
+        "10.9.0.12:9094": metadata(BrokerInfo(111, "wrong", 9094)),
+    }
     monkeypatch.setattr(deploy_module, "broker_metadata", lambda bootstrap, timeout: answers[bootstrap])
     assert deploy_module._probe(target(1)) == ("n1:9094", "")
     assert deploy_module._probe(target(2)) == ("wrong:9094", "10.9.0.12:9094 advertises wrong:9094, expected n2:9094")
@@ -239,7 +253,9 @@ def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytes
     monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: metadata(BrokerInfo(111, f"n{b[-6]}", 9094)))
     reports: list[tuple[int, int, str]] = []
     targets = [target(1), target(2)]
-    deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, True, 5, lambda *r: reports.append(r))
+    deploy_module._converge(
+        DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, True, 5, lambda *r: reports.append(r)
+    )
     assert [t.task_id for t in targets] == ["t1", "t2"]
     assert [t.advertised for t in targets] == ["n1:9094", "n2:9094"]
     assert reports == [
@@ -270,7 +286,9 @@ def test_timeout_names_each_node_and_its_task_error(monkeypatch: pytest.MonkeyPa
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr(deploy_module.time, "monotonic", lambda: next(clock))
     with pytest.raises(DeployError) as raised:
-        deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", [target(1), target(2), target(3)], True, 15, lambda *r: None)
+        deploy_module._converge(
+            DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", [target(1), target(2), target(3)], True, 15, lambda *r: None
+        )
     message = raised.value.message
     assert "on 3 of 3 node(s)" in message
     assert "n1: task kafka_broker.id1.t1 runs, but 10.9.0.11:9094 advertises elsewhere:9094, expected n1:9094" in message

@@ -12,8 +12,8 @@ from swarmkit.cluster.diagnose import (
     judge_cluster,
     split_endpoint,
 )
-from swarmkit.errors import SpecError
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata
+from swarmkit.errors import SpecError
 
 EC2_INTERNAL = "ip-172-31-18-160.us-west-2.compute.internal"
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import subprocess
 import sys
 import tomllib
 from importlib.metadata import version
@@ -14,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from swarmkit.assets import SPARK_DIR
-from swarmkit.images import maven
 from swarmkit.cluster.spark import (
     ClassArchive,
     SparkJobError,
@@ -25,13 +21,12 @@ from swarmkit.cluster.spark import (
     job_command,
     job_env,
 )
+from swarmkit.images import maven
 
 sys.path.insert(0, str(SPARK_DIR))
 import verify_job  # noqa: E402
 
-PLAN = verify_job.Plan(
-    "b1:9094,b2:9094", "t", "run12345", 10, 100, ((0, (0, 1, 2)), (1, (4,))), {0: 5, 1: 0, 2: 0, 4: 7}
-)
+PLAN = verify_job.Plan("b1:9094,b2:9094", "t", "run12345", 10, 100, ((0, (0, 1, 2)), (1, (4,))), {0: 5, 1: 0, 2: 0, 4: 7})
 JARS = [
     "spark-sql-kafka-0-10_2.13-9.9.9.jar",
     "spark-token-provider-kafka-0-10_2.13-9.9.9.jar",
@@ -139,9 +134,7 @@ def test_job_command_passes_the_jars_and_env(tmp_path, monkeypatch) -> None:
     folder.mkdir(parents=True)
     for name in JARS:
         (folder / name).touch()
-    command = job_command(
-        ["b1:9094", "b2:9094"], "t", tmp_path / "r.json", 5, "spark://m:7077", None, ["--linger-ms", "5"]
-    )
+    command = job_command(["b1:9094", "b2:9094"], "t", tmp_path / "r.json", 5, "spark://m:7077", None, ["--linger-ms", "5"])
     assert Path(command[0]).name == "spark-submit" and Path(command[0]).is_file()
     assert command[command.index("--jars") + 1] == ",".join(str(folder / name) for name in JARS)
     assert command.index("--jars") < command.index(str(SPARK_DIR / "verify_job.py"))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from swarmkit.hosts.dockerapi import TaskState
 from swarmkit.cluster.verify import BrokerVerdict, _task_summary, compare
+from swarmkit.hosts.dockerapi import TaskState
 
 
 def verdict(node: str, advertised: str, ok: bool = True) -> BrokerVerdict:

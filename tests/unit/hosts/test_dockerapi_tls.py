@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.errors import EngineError
+from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
 
 TLS = TlsFiles(ca="/certs/ca.pem", cert="/certs/cert.pem", key="/certs/key.pem")
@@ -17,7 +17,11 @@ def test_tls_material_reaches_the_client_of_that_host_only() -> None:
     docker = DockerHosts.from_inventory(Inventory(hosts=(SECURED, PLAIN)))
     secured = docker[SECURED].client.client_config
     assert (secured.host, secured.tlsverify, str(secured.tlscacert), str(secured.tlscert), str(secured.tlskey)) == (
-        "tcp://a.example:2376", True, "/certs/ca.pem", "/certs/cert.pem", "/certs/key.pem",
+        "tcp://a.example:2376",
+        True,
+        "/certs/ca.pem",
+        "/certs/cert.pem",
+        "/certs/key.pem",
     )
     plain = docker[PLAIN].client.client_config
     assert plain.host == "ssh://ops@b.example" and not plain.tlsverify and plain.tlscacert is None
@@ -26,7 +30,9 @@ def test_tls_material_reaches_the_client_of_that_host_only() -> None:
 def test_the_same_endpoint_in_two_inventories_keeps_each_inventorys_tls() -> None:
     """What a client uses depends only on the DockerHosts it came from, never on what was built before."""
     with_tls = DockerHosts.from_inventory(Inventory(hosts=(SECURED,)))
-    without = DockerHosts.from_inventory(Inventory(hosts=(Host("a", "tcp://a.example:2376", "10.0.0.1", "manager", insecure=True),)))
+    without = DockerHosts.from_inventory(
+        Inventory(hosts=(Host("a", "tcp://a.example:2376", "10.0.0.1", "manager", insecure=True),))
+    )
     assert with_tls[SECURED].client.client_config.tlsverify
     assert not without.engines["a"].client.client_config.tlsverify
 

@@ -64,14 +64,20 @@ def test_sandbox_inventory_loads_into_typed_objects(tmp_path):
     assert inventory.path == str(tmp_path / "inventory.yaml")
     assert inventory.stack == StackDefaults("tansu", "10.231.0.1:5000/swarmkit/tansu:0.6.0", "10.231.0.1:5000/swarmkit/probe:1")
     assert [h.name for h in inventory.hosts] == ["node1", "node2", "node3"]
-    assert inventory.first_manager == Host("node1", "unix:///var/tmp/swarmkit/sandbox/sk/node1/docker.sock", "10.231.0.11", "manager")
+    assert inventory.first_manager == Host(
+        "node1", "unix:///var/tmp/swarmkit/sandbox/sk/node1/docker.sock", "10.231.0.11", "manager"
+    )
     assert inventory.host("node3").role == "worker"
     assert not inventory.allow_even_managers
 
 
 def test_optional_fields_have_defaults(tmp_path):
-    document = {"hosts": [{"name": "a", "endpoint": "ssh://ops@a.example.com", "address": "a.example.com", "role": "manager"},
-                          {"name": "b", "endpoint": "ssh://ops@b.example.com:2222", "address": "fd00::2"}]}
+    document = {
+        "hosts": [
+            {"name": "a", "endpoint": "ssh://ops@a.example.com", "address": "a.example.com", "role": "manager"},
+            {"name": "b", "endpoint": "ssh://ops@b.example.com:2222", "address": "fd00::2"},
+        ]
+    }
     inventory = load_inventory(write(tmp_path, document))
     assert inventory.stack == StackDefaults()
     assert inventory.host("b") == Host("b", "ssh://ops@b.example.com:2222", "fd00::2", "worker", {}, False, None)
@@ -180,7 +186,10 @@ def test_unknown_role(tmp_path):
 @pytest.mark.parametrize("address", ["10.0.0.300", "1.2.3", "bad_name", "-x.example.com", "a..b"])
 def test_bad_address(tmp_path, address):
     error = load_error(tmp_path, with_host(1, address=address))
-    assert error.message == f"{tmp_path / 'inventory.yaml'}: host 'node2': field 'address': '{address}' is not an IP address or host name"
+    assert (
+        error.message
+        == f"{tmp_path / 'inventory.yaml'}: host 'node2': field 'address': '{address}' is not an IP address or host name"
+    )
 
 
 def test_duplicate_names(tmp_path):

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.images import image
-from swarmkit.images import maven
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SwarmkitError
+from swarmkit.images import image, maven
 
 KAFKA = STACKS_DIR / "kafka"
 RUN = KAFKA / "run"
@@ -217,7 +216,9 @@ def test_maven_error_is_the_line_that_says_what_failed() -> None:
 
 def test_a_failed_resolution_is_a_swarmkit_error_with_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "mvn"
-    fake.write_text("#!/bin/sh\necho '[ERROR] Failed to execute goal: Could not transfer artifact (network unreachable)'\nexit 1\n")
+    fake.write_text(
+        "#!/bin/sh\necho '[ERROR] Failed to execute goal: Could not transfer artifact (network unreachable)'\nexit 1\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     with pytest.raises(SwarmkitError) as raised:
@@ -230,7 +231,9 @@ def test_a_failed_resolution_is_a_swarmkit_error_with_the_command(tmp_path: Path
 def test_a_complete_cache_does_not_run_maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "bin" / "mvn"
     fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho run >>"$(dirname "$0")/calls"\nfor a; do case $a in -DoutputDirectory=*) touch "${a#*=}/x.jar";; esac; done\n')
+    fake.write_text(
+        '#!/bin/sh\necho run >>"$(dirname "$0")/calls"\nfor a; do case $a in -DoutputDirectory=*) touch "${a#*=}/x.jar";; esac; done\n'
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
     target = tmp_path / "cache" / "libs"

@@ -7,6 +7,7 @@ import json
 import pytest
 from rich.console import Console
 
+from swarmkit.cli.tables import print_preflight
 from swarmkit.errors import PreflightError
 from swarmkit.hosts.inventory import Host
 from swarmkit.network.preflight import (
@@ -29,7 +30,6 @@ from swarmkit.network.preflight import (
     prober_script,
     socat_address,
 )
-from swarmkit.cli.tables import print_preflight
 
 HOSTS = (
     Host("node1", "unix:///n1.sock", "10.0.0.11", "manager"),
@@ -40,8 +40,15 @@ PORTS = cluster_ports()
 
 
 def engine(name: str, **changes) -> EngineStatus:
-    values = dict(host=name, endpoint=f"unix:///{name}.sock", answered=True, version="20.10.24", hostname=name,
-                  swarm_state="inactive", memory_bytes=8 * GIB)
+    values = dict(
+        host=name,
+        endpoint=f"unix:///{name}.sock",
+        answered=True,
+        version="20.10.24",
+        hostname=name,
+        swarm_state="inactive",
+        memory_bytes=8 * GIB,
+    )
     values.update(changes)
     return EngineStatus(**values)
 
@@ -92,12 +99,14 @@ def test_listener_script_listens_on_each_port_and_ends_by_itself():
 
 
 def test_parse_listener_first_report_per_port_counts():
-    output = "\n".join([
-        "BOUND 7946/tcp",
-        "BUSY 9092/tcp Address already in use",
-        "BUSY 7946/tcp Connection reset by peer",  # a later error of a child process
-        "BOUND 4789/udp",
-    ])
+    output = "\n".join(
+        [
+            "BOUND 7946/tcp",
+            "BUSY 9092/tcp Address already in use",
+            "BUSY 7946/tcp Connection reset by peer",  # a later error of a child process
+            "BOUND 4789/udp",
+        ]
+    )
     assert parse_listener(output) == {"7946/tcp": "", "9092/tcp": "Address already in use", "4789/udp": ""}
 
 
@@ -112,14 +121,16 @@ def test_prober_script_and_its_output():
     assert f"udp 1 UDP:10.0.0.12:4789,readbytes={len(token) + 1} {token} &" in script
     assert script.endswith("wait")
     assert parse_prober("PROBE 1 FAIL Connection refused\nPROBE 0 OK\nnoise\nPROBE 9 OK", 2) == [
-        (True, ""), (False, "Connection refused")
+        (True, ""),
+        (False, "Connection refused"),
     ]
     assert parse_prober("", 1) == [(False, "the probe did not complete")]
 
 
-@pytest.mark.parametrize("address, expected", [
-    ("10.0.0.1", "UDP:10.0.0.1:4789"), ("fd00::1", "UDP6:[fd00::1]:4789"), ("node2.lan", "UDP:node2.lan:4789")
-])
+@pytest.mark.parametrize(
+    "address, expected",
+    [("10.0.0.1", "UDP:10.0.0.1:4789"), ("fd00::1", "UDP6:[fd00::1]:4789"), ("node2.lan", "UDP:node2.lan:4789")],
+)
 def test_socat_address(address, expected):
     assert socat_address("udp", address, 4789) == expected
 
@@ -184,8 +195,13 @@ def test_json_shape():
     data = json.loads(json.dumps(report.to_dict()))
     assert data["ok"] is False
     assert data["failures"][0] == {
-        "check": "reachable", "from": "node2", "to": "node3", "port": 7946, "protocol": "tcp",
-        "detail": "10.0.0.13: timed out", "fix": "open 7946/tcp inbound on node3 from node2 (swarm node gossip)",
+        "check": "reachable",
+        "from": "node2",
+        "to": "node3",
+        "port": 7946,
+        "protocol": "tcp",
+        "detail": "10.0.0.13: timed out",
+        "fix": "open 7946/tcp inbound on node3 from node2 (swarm node gossip)",
     }
     assert data["engines"][0]["host"] == "node1"
     assert data["checks"][0]["from"] == "node2"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from swarmkit.sandbox import hosts as sandbox
 from swarmkit.errors import SandboxError
+from swarmkit.sandbox import hosts as sandbox
 
 
 def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from swarmkit.assets import STACKS_DIR
-from swarmkit.stack.engines import engine_module, engine_names
-from swarmkit.stack.engines.apache import generate_cluster_id
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.stack.engines import engine_module, engine_names
+from swarmkit.stack.engines.apache import generate_cluster_id
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import CONTAINER_LIB, StackRequest, build_stack, render, render_stack, swarm_escape
 from swarmkit.stack.topics import parse_topic_specs
@@ -161,7 +161,7 @@ def test_apache_controllers_on_each_manager():
     controllers = {name: svc for name, svc in doc["services"].items() if name.startswith("controller-")}
     assert list(controllers) == ["controller-1", "controller-2", "controller-3"]
     voters = "9001@controller-1:9093,9002@controller-2:9093,9003@controller-3:9093"
-    for index, (name, service) in enumerate(controllers.items(), start=1):
+    for index, (_name, service) in enumerate(controllers.items(), start=1):
         env = service["environment"]
         assert env["KAFKA_NODE_ID"] == str(9000 + index)
         assert env["KAFKA_PROCESS_ROLES"] == "controller"
@@ -230,7 +230,10 @@ def _recorded(tmp_path: Path) -> dict[str, str]:
     [
         ({}, "node2"),
         ({"advertise": "inventory-address"}, "10.231.0.12"),
-        ({"advertise": "command", "hostname_command": "echo {{.Node.Hostname}}.$((40+2)).example"}, "{{.Node.Hostname}}.42.example"),
+        (
+            {"advertise": "command", "hostname_command": "echo {{.Node.Hostname}}.$((40+2)).example"},
+            "{{.Node.Hostname}}.42.example",
+        ),
     ],
     ids=["hostname", "inventory-address", "command"],
 )
@@ -250,7 +253,9 @@ def test_rendered_entrypoint_configures_kafka(tmp_path, changes, external):
 
 
 def test_rendered_entrypoint_hostname_command_output(tmp_path):
-    result = _run_entrypoint(tmp_path, {"advertise": "command", "hostname_command": "echo $((40+2)).example.com"}, "BROKER_ID=3\n")
+    result = _run_entrypoint(
+        tmp_path, {"advertise": "command", "hostname_command": "echo $((40+2)).example.com"}, "BROKER_ID=3\n"
+    )
     assert result.returncode == 0, result.stderr
     assert _recorded(tmp_path)["KAFKA_ADVERTISED_LISTENERS"].endswith("EXTERNAL://42.example.com:9094")
 
@@ -326,8 +331,19 @@ def test_engine_modules_share_one_interface():
     for name in engine_names():
         module = engine_module(name)
         assert module.NAME == name
-        for attribute in ("DEFAULT_IMAGE", "KRAFT", "NEEDS_IDENTITY", "SHARED_CLUSTER", "topic_broker_limit", "check",
-                          "services", "volumes", "config_files", "notes", "network_notes"):
+        for attribute in (
+            "DEFAULT_IMAGE",
+            "KRAFT",
+            "NEEDS_IDENTITY",
+            "SHARED_CLUSTER",
+            "topic_broker_limit",
+            "check",
+            "services",
+            "volumes",
+            "config_files",
+            "notes",
+            "network_notes",
+        ):
             assert hasattr(module, attribute), (name, attribute)
 
 
@@ -336,7 +352,8 @@ def test_container_scripts_are_configs_named_after_their_content():
     broker = yaml.safe_load(stack.text)["services"]["broker"]
     assert broker["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
     assert [(c["target"], c["mode"]) for c in broker["configs"]] == [
-        (f"{CONTAINER_LIB}/node-identity.sh", 0o555), (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
+        (f"{CONTAINER_LIB}/node-identity.sh", 0o555),
+        (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
     ]
     assert "        mode: 0555\n" in stack.text
     sources = (STACKS_DIR / "node-identity.sh", STACKS_DIR / "apache" / "entrypoint.sh")
@@ -361,9 +378,7 @@ def test_render_writes_a_directory_deployable_by_hand(tmp_path: Path):
 def test_docker_stack_config_accepts_rendered_files(path: Path):
     """`docker stack config` parses and interpolates on the client side: no engine is contacted."""
     env = {key: value for key, value in os.environ.items() if key != "DOCKER_HOST"}
-    result = subprocess.run(
-        ["docker", "stack", "config", "-c", str(path)], env=env, capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run(["docker", "stack", "config", "-c", str(path)], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     config = yaml.safe_load(result.stdout)
     original = yaml.safe_load(path.read_text())
@@ -387,4 +402,6 @@ def test_heap_defaults_can_be_raised_for_real_servers():
     request = StackRequest(inventory(3), cluster_id=CLUSTER_ID, extra_env={"KAFKA_HEAP_OPTS": "-Xmx4g -Xms4g"})
     broker = build_stack(request)["services"]["broker"]["environment"]
     assert broker["KAFKA_HEAP_OPTS"] == "-Xmx4g -Xms4g"
-    assert build_stack(replace(request, extra_env=()))["services"]["broker"]["environment"]["KAFKA_HEAP_OPTS"] == "-Xmx512m -Xms512m"
+    assert (
+        build_stack(replace(request, extra_env=()))["services"]["broker"]["environment"]["KAFKA_HEAP_OPTS"] == "-Xmx512m -Xms512m"
+    )

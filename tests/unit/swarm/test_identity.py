@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from swarmkit.swarm import identity
-from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.errors import DeployError
+from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.swarm import identity
 from swarmkit.swarm.identity import CLUSTER_ID_LABEL, ID_LABEL, NEXT_LABEL, allocate_broker_ids, ids_from_labels
 
 
