@@ -404,6 +404,24 @@ def _container_fingerprint(container_spec: dict) -> tuple:
     return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts, configs)
 
 
+TASK_READ_ATTEMPTS = 5
+
+
+def _task_documents(engine: Engine, service: str) -> list[dict]:
+    """Every task of a service, inspected. The swarm prunes old tasks at any moment, so one listed
+    may be gone when it is inspected: then the list is read again."""
+    for _ in range(TASK_READ_ATTEMPTS):
+        ids = _raw(engine, f"listing the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service).split()
+        if not ids:
+            return []
+        try:
+            return cast(list[dict], json.loads(_raw(engine, f"inspecting the tasks of {service}", "inspect", *ids)))
+        except EngineError as error:
+            if "No such object" not in error.message:
+                raise
+    raise EngineError(f"the tasks of {service} kept changing while being read ({TASK_READ_ATTEMPTS} attempts)")
+
+
 def service_state(engine: Engine, service: str) -> ServiceState | None:
     """A service's update status, environment and every task it has (history included); None if absent."""
     if not engine.client.service.exists(service):
@@ -411,8 +429,7 @@ def service_state(engine: Engine, service: str) -> ServiceState | None:
     (spec,) = json.loads(_raw(engine, f"inspecting service {service}", "service", "inspect", service))
     container = spec["Spec"]["TaskTemplate"].get("ContainerSpec") or {}
     wanted = _container_fingerprint(container)
-    task_ids = _raw(engine, f"listing the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service).split()
-    raw_tasks = json.loads(_raw(engine, f"inspecting the tasks of {service}", "inspect", *task_ids)) if task_ids else []
+    raw_tasks = _task_documents(engine, service)
     tasks = []
     for task in raw_tasks:
         status = task.get("Status") or {}
