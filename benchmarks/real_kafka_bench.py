@@ -6,8 +6,8 @@ For each engine (tansu first, the baseline, then apache) it builds a fresh 3-hos
 (hosts kb1.., 10.252.0.0/24), times `sandbox up` (images built and distributed), `up` with a
 topic of 3 replicas (apache) and the first passing `verify`; for apache it then reads each broker
 and controller JVM's resident memory, times `verify` N times on 3 brokers, adds a host, runs `up`
-and times `verify` on 4. The image build (cold and cached) comes from benchmarks/image_bench.py.
-Prints one table, or with --json one object. The sandbox is always removed.
+and times `verify` on 4. First it times the Kafka image build (cold, new engine, cached) with
+benchmarks/image_bench.py. Prints the tables, or with --json one object. The sandbox is always removed.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import image_bench  # beside this script: the image build rows
 from rich.console import Console
 from rich.table import Table
 
@@ -124,12 +125,15 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args()
     console = Console(stderr=args.json)
+    console.print("image build: cold, new engine, cached...")
+    result: dict[str, Any] = {"image": image_bench.measure(runs=3)}
     with tempfile.TemporaryDirectory(prefix="swarmkit-kafka-bench-") as scratch:
-        result = {engine: engine_run(engine, args.runs, Path(scratch), console) for engine in ("tansu", "apache")}
+        result |= {engine: engine_run(engine, args.runs, Path(scratch), console) for engine in ("tansu", "apache")}
     result["ratio_to_verified"] = result["apache"]["to_verified_s"] / result["tansu"]["to_verified_s"]
     if args.json:
         print(json.dumps(result))
     else:
+        image_bench.show(result["image"], console)
         print_table(result, console)
 
 
