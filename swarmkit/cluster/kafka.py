@@ -133,9 +133,10 @@ class _Client:
         return self.errors[-1] if self.errors else ""
 
 
-def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
+def _list_topics(client: _Client, timeout: float) -> Any:
+    """The raw metadata answer; VerifyError naming librdkafka's last complaint when there is none."""
     try:
-        raw = client.admin.list_topics(timeout=timeout)
+        return client.admin.list_topics(timeout=timeout)
     except KafkaException as exc:
         detail = client.last_error() or exc.args[0].str()
         raise VerifyError(
@@ -143,6 +144,10 @@ def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
             hint="check that the broker runs and that this address and port are reachable from here "
             "(swarmkit listeners diagnose --bootstrap HOST:PORT)",
         ) from None
+
+
+def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
+    raw = _list_topics(client, timeout)
     brokers = tuple(BrokerInfo(b.id, b.host, b.port) for b in sorted(raw.brokers.values(), key=lambda b: b.id))
     topics = tuple(
         TopicInfo(
@@ -330,13 +335,7 @@ def partition_states(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[
 
     VerifyError when the bootstrap does not answer."""
     client = _Client(bootstrap, timeout)
-    try:
-        raw = client.admin.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise VerifyError(
-            f"no Kafka metadata from {bootstrap} within {timeout:g}s: {client.last_error() or exc.args[0].str()}",
-            hint="check that the broker runs (swarmkit listeners diagnose --bootstrap HOST:PORT)",
-        ) from None
+    raw = _list_topics(client, timeout)
     min_isr = _min_isr_by_topic(client, sorted(raw.topics), timeout)
     states = [
         PartitionState(t.topic, p.id, p.leader, tuple(p.replicas), tuple(p.isrs), min_isr.get(t.topic, 1))
