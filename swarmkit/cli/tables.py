@@ -10,6 +10,7 @@ from rich.table import Table
 from swarmkit.cluster.deploy import DeployResult
 from swarmkit.cluster.diagnose import DiagnoseReport
 from swarmkit.cluster.health import ClusterHealth
+from swarmkit.cluster.spark import SparkReport
 from swarmkit.cluster.verify import VerifyReport
 from swarmkit.network.preflight import GIB, Check, Failure, PortSpec, PreflightReport
 from swarmkit.sandbox.hosts import SandboxStatus
@@ -53,6 +54,26 @@ def print_swarm(result: SwarmResult, console: Console) -> None:
 
 
 def print_verify(report: VerifyReport, console: Console) -> None:
+    console.print(_brokers_table(report))
+    if report.cluster:
+        _print_cluster(report.cluster, console)
+    if report.cluster_error:
+        console.print(f"[red]cluster: {report.cluster_error}[/]")
+    if report.topics:
+        topics = _table("topics", ("broker", "topic", "ok", "detail"))
+        for topic in report.topics:
+            topics.add_row(topic.broker, topic.topic, _mark(topic.ok), topic.detail)
+        console.print(topics)
+    if report.spark:
+        _print_spark(report.spark, console)
+    if report.spark_error:
+        console.print(f"[red]Spark job: {report.spark_error}[/]")
+    for change in report.changes:
+        console.print(f"change: {change}")
+    console.print("[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]")
+
+
+def _brokers_table(report: VerifyReport) -> Table:
     table = _table(
         "brokers, as a client on this machine meets them",
         ("node", "advertised", "expected", "resolves", "reachable", "metadata", "task", "detail"),
@@ -70,56 +91,45 @@ def print_verify(report: VerifyReport, console: Console) -> None:
             broker.task or "-",
             detail,
         )
+    return table
+
+
+SPARK_COLUMNS = (
+    "broker",
+    "produced",
+    "consumed",
+    "missing",
+    "dupes",
+    "checksum",
+    "p50 ms",
+    "p99 ms",
+    "produce rec/s",
+    "consume rec/s",
+)
+
+
+def _print_spark(report: SparkReport, console: Console) -> None:
+    table = _table(
+        f"Spark job through every broker (topic {report.topic}, master {report.master})", SPARK_COLUMNS, justify="right"
+    )
+    for row in report.brokers:
+        table.add_row(
+            row.broker,
+            str(row.produced),
+            str(row.consumed),
+            str(row.missing),
+            str(row.duplicates),
+            _mark(row.checksum_ok),
+            f"{row.latency_p50_ms:.1f}",
+            f"{row.latency_p99_ms:.1f}",
+            f"{row.produce_records_per_s:,.0f}",
+            f"{row.consume_records_per_s:,.0f}",
+        )
     console.print(table)
-    if report.cluster:
-        _print_cluster(report.cluster, console)
-    if report.cluster_error:
-        console.print(f"[red]cluster: {report.cluster_error}[/]")
-    if report.topics:
-        topics = _table("topics", ("broker", "topic", "ok", "detail"))
-        for topic in report.topics:
-            topics.add_row(topic.broker, topic.topic, _mark(topic.ok), topic.detail)
-        console.print(topics)
-    if report.spark:
-        spark = _table(
-            f"Spark job through every broker (topic {report.spark.topic}, master {report.spark.master})",
-            (
-                "broker",
-                "produced",
-                "consumed",
-                "missing",
-                "dupes",
-                "checksum",
-                "p50 ms",
-                "p99 ms",
-                "produce rec/s",
-                "consume rec/s",
-            ),
-            justify="right",
-        )
-        for row in report.spark.brokers:
-            spark.add_row(
-                row.broker,
-                str(row.produced),
-                str(row.consumed),
-                str(row.missing),
-                str(row.duplicates),
-                _mark(row.checksum_ok),
-                f"{row.latency_p50_ms:.1f}",
-                f"{row.latency_p99_ms:.1f}",
-                f"{row.produce_records_per_s:,.0f}",
-                f"{row.consume_records_per_s:,.0f}",
-            )
-        console.print(spark)
-        console.print(
-            f"Spark: start-up {report.spark.spark_startup_s:.1f} s, traffic {report.spark.traffic_s:.1f} s, "
-            f"{report.spark.records_per_s:,.0f} records/s end to end; report {report.spark.report_path}"
-        )
-    if report.spark_error:
-        console.print(f"[red]Spark job: {report.spark_error}[/]")
-    for change in report.changes:
-        console.print(f"change: {change}")
-    console.print("[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]")
+    console.print(
+        f"Spark: start-up {report.spark_startup_s:.1f} s, traffic {report.traffic_s:.1f} s, "
+        f"{report.records_per_s:,.0f} records/s end to end; report {report.report_path}"
+    )
 
 
 def _print_cluster(cluster: ClusterHealth, console: Console) -> None:

@@ -68,6 +68,8 @@ class Probe:
 
 @dataclass(frozen=True)
 class BrokerCheck:
+    """The one per-broker verdict: diagnose judges advertised addresses with it, verify extends it per node."""
+
     node_id: int
     advertised: str
     resolves: bool
@@ -79,7 +81,7 @@ class BrokerCheck:
 
     @property
     def ok(self) -> bool:
-        return self.resolves and self.reachable and self.metadata_ok and not self.cause
+        return self.resolves and self.reachable and self.metadata_ok and not self.fix
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ok": self.ok}

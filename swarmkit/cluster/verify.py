@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from swarmkit.cluster import diagnose, health, kafka
 from swarmkit.cluster import spark as sparkjob
+from swarmkit.cluster.diagnose import BrokerCheck
 from swarmkit.cluster.health import ClusterHealth
 from swarmkit.errors import SwarmkitError, VerifyError
 from swarmkit.hosts import dockerapi
@@ -41,24 +42,17 @@ class VerifyOptions:
     spark_report: str | None = None
 
 
-@dataclass(frozen=True)
-class BrokerVerdict:
+@dataclass(frozen=True, kw_only=True)
+class BrokerVerdict(BrokerCheck):
+    """A broker check seen from its node: what swarmkit expected it to advertise, and its task's state."""
+
     node: str
     expected: str
-    advertised: str
-    resolves: bool
-    reachable: bool
-    metadata_ok: bool
     task: str
-    detail: str
-    fix: str = ""
 
-    @property
-    def ok(self) -> bool:
-        return self.resolves and self.reachable and self.metadata_ok and not self.fix
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "ok": self.ok}
+    @classmethod
+    def of(cls, host: Host, expected: str, task: str, check: BrokerCheck) -> BrokerVerdict:
+        return cls(**{f.name: getattr(check, f.name) for f in fields(BrokerCheck)}, node=host.name, expected=expected, task=task)
 
 
 @dataclass(frozen=True)
@@ -172,6 +166,20 @@ def _own_entry(answered: tuple[tuple[int, str], ...], node: SwarmNode) -> tuple[
     return answered[0] if answered else (0, "")
 
 
+def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode | None) -> SwarmNode | BrokerCheck:
+    """The host's swarm node when it can run a broker, else why not (engine down, not in the swarm)."""
+    if isinstance(engine, SwarmkitError):
+        detail = f"the Docker engine of {host.name} does not answer: {engine.message}"
+        fix = f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})"
+    elif node is None:
+        detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
+    elif node.state != "ready":
+        detail, fix = f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it"
+    else:
+        return node
+    return BrokerCheck(-1, "", False, False, False, detail, fix=fix)
+
+
 def _judge_node(
     host: Host,
     engine: EngineInfo | SwarmkitError,
@@ -180,71 +188,54 @@ def _judge_node(
     mode: str,
     options: VerifyOptions,
 ) -> BrokerVerdict:
-    port = options.external_port
-
-    def failed(detail: str, fix: str, task: str = "", advertised: str = "", expected: str = "") -> BrokerVerdict:
-        return BrokerVerdict(host.name, expected, advertised, False, False, False, task, detail, fix)
-
-    if isinstance(engine, SwarmkitError):
-        return failed(
-            f"the Docker engine of {host.name} does not answer: {engine.message}",
-            f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})",
-        )
-    if node is None:
-        return failed(f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY")
-    if node.state != "ready":
-        return failed(f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it")
+    ready = _ready_node(host, engine, node)
+    if isinstance(ready, BrokerCheck):
+        return BrokerVerdict.of(host, "", "", ready)
+    node = ready
     task_state, task_problem = _task_summary(tasks)
     host_expected = expected_advertised_host(mode, node.hostname, host.address)
-    expected = diagnose.endpoint(host_expected, port) if host_expected else ""
-    bootstrap = diagnose.probe_address(host.address, port, options.timeout)
+    expected = diagnose.endpoint(host_expected, options.external_port) if host_expected else ""
+    check = _check_broker(host, node, expected, mode, options)
+    if task_problem:
+        check = replace(check, detail=f"{check.detail}; {task_problem}")
+    return BrokerVerdict.of(host, expected, task_state, check)
+
+
+def _check_broker(host: Host, node: SwarmNode, expected: str, mode: str, options: VerifyOptions) -> BrokerCheck:
+    """Bootstrap through the node's own port, find its broker in the metadata, then dial what it advertises."""
+    where = diagnose.endpoint(host.address, options.external_port)
+    bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout)
     if not bootstrap.answered:
-        where = diagnose.endpoint(host.address, port)
-        why = {
-            "refused": "refuses connections",
-            "timeout": "does not answer (connections time out: a firewall drops them)",
-        }.get(bootstrap.connect, bootstrap.connect_error or bootstrap.metadata_error or bootstrap.connect)
-        detail = f"{where} {why}" + (f"; {task_problem}" if task_problem else "")
-        fix = (
-            f"open {port}/tcp inbound on {host.name} for clients"
-            if bootstrap.connect == "timeout"
-            else f"see `docker service ps {options.stack_name}_broker` for {host.name}'s broker"
-        )
-        return failed(detail, fix, task_state, expected=expected)
+        return _unanswered(host, where, bootstrap, options)
     own = _own_entry(bootstrap.answered_brokers, node)
     if own is None:
-        return BrokerVerdict(
-            host.name,
-            expected,
-            "",
-            False,
-            True,
-            False,
-            task_state,
-            f"{diagnose.endpoint(host.address, port)} answers, but broker {node.labels.get(ID_LABEL)} of {host.name} "
-            "is not in its metadata (not registered with the controllers yet, or fenced)",
-            f"see `docker service logs {options.stack_name}_broker` for {host.name}'s broker",
+        detail = (
+            f"{where} answers, but broker {node.labels.get(ID_LABEL)} of {host.name} is not in its metadata "
+            "(not registered with the controllers yet, or fenced)"
         )
+        fix = f"see `docker service logs {options.stack_name}_broker` for {host.name}'s broker"
+        return BrokerCheck(-1, "", False, True, False, detail, fix=fix)
     node_id, advertised = own
     if expected and advertised != expected:
-        return BrokerVerdict(
-            host.name,
-            expected,
-            advertised,
-            False,
-            True,
-            True,
-            task_state,
-            f"{host.name} advertises {advertised}, but clients should get {expected}",
-            FIX_BY_MODE[mode],
-        )
+        detail = f"{host.name} advertises {advertised}, but clients should get {expected}"
+        return BrokerCheck(node_id, advertised, False, True, True, detail, fix=FIX_BY_MODE[mode])
     adv_host, adv_port = diagnose.split_endpoint(advertised)
     check = diagnose.judge_broker(node_id, diagnose.probe_address(adv_host, adv_port, options.timeout), client_local=False)
-    fix = check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}"
-    detail = check.detail + (f"; {task_problem}" if task_problem else "")
-    return BrokerVerdict(
-        host.name, expected, advertised, check.resolves, check.reachable, check.metadata_ok, task_state, detail, fix
+    return replace(check, fix=check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}")
+
+
+def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: VerifyOptions) -> BrokerCheck:
+    """The node's own port gave no metadata: a firewall (timeout) or a broker that is not running there."""
+    why = {
+        "refused": "refuses connections",
+        "timeout": "does not answer (connections time out: a firewall drops them)",
+    }.get(bootstrap.connect, bootstrap.connect_error or bootstrap.metadata_error or bootstrap.connect)
+    fix = (
+        f"open {options.external_port}/tcp inbound on {host.name} for clients"
+        if bootstrap.connect == "timeout"
+        else f"see `docker service ps {options.stack_name}_broker` for {host.name}'s broker"
     )
+    return BrokerCheck(-1, "", False, False, False, f"{where} {why}", fix=fix)
 
 
 def _topics_on(bootstrap: str, specs: list[TopicSpec], timeout: float) -> list[TopicVerdict]:

@@ -7,7 +7,8 @@ from swarmkit.hosts.dockerapi import TaskState
 
 
 def verdict(node: str, advertised: str, ok: bool = True) -> BrokerVerdict:
-    return BrokerVerdict(node, advertised, advertised, ok, ok, ok, "running", "ok" if ok else "refused", "" if ok else "fix")
+    detail, fix = ("ok", "") if ok else ("refused", "fix")
+    return BrokerVerdict(1, advertised, ok, ok, ok, detail, fix=fix, node=node, expected=advertised, task="running")
 
 
 def task(state: str, desired: str, created: str, error: str = "") -> TaskState:
