@@ -167,6 +167,9 @@ def _private_note(probe: Probe) -> str:
     return ""
 
 
+Finding = tuple[str, str, str]  # (detail, cause, fix) of a check that failed
+
+
 def judge_broker(node_id: int, probe: Probe, client_local: bool, cluster_id: str | None = None) -> BrokerCheck:
     """The verdict for one advertised broker address.
 
@@ -174,73 +177,81 @@ def judge_broker(node_id: int, probe: Probe, client_local: bool, cluster_id: str
     ``cluster_id``: the bootstrap's cluster; a broker answering for another cluster is someone else.
     """
     where = endpoint(probe.host, probe.port)
+    finding = (
+        _address_finding(node_id, probe, where, client_local)
+        or _connection_finding(probe, where)
+        or _answer_finding(node_id, probe, where, cluster_id)
+    )
+    addresses = ", ".join(probe.addresses)
+    detail, cause, fix = finding or (
+        f"broker {node_id} at {where} resolves ({addresses}), accepts connections and answers as itself",
+        "",
+        "",
+    )
+    return BrokerCheck(node_id, where, bool(probe.addresses), probe.connect == "ok", probe.answered, detail, cause, fix)
+
+
+def _address_finding(node_id: int, probe: Probe, where: str, client_local: bool) -> Finding | None:
+    """An advertised address no remote client can use, whatever the network does."""
     kind = classify_host(probe.host)
-    resolves = bool(probe.addresses)
-    reachable = probe.connect == "ok"
-
-    def check(detail: str, cause: str = "", fix: str = "") -> BrokerCheck:
-        return BrokerCheck(node_id, where, resolves, reachable, probe.answered, detail, cause, fix)
-
     if kind == "wildcard":
-        return check(
-            f"broker {node_id} advertises {where}",
-            f"advertises {probe.host}, the bind-all address of `listeners`: it is not an address a client can connect to",
-            FIX_ADVERTISE,
-        )
+        cause = f"advertises {probe.host}, the bind-all address of `listeners`: it is not an address a client can connect to"
+        return f"broker {node_id} advertises {where}", cause, FIX_ADVERTISE
     if kind == "loopback" and not client_local:
-        return check(
-            f"broker {node_id} advertises {where}",
+        cause = (
             f"advertises {probe.host}: only a client on the broker's own machine can use it; any other client "
-            "connects to itself (the seeds' localhost listener)",
-            FIX_ADVERTISE,
+            "connects to itself (the seeds' localhost listener)"
         )
-    if not resolves:
-        return check(
-            f"{where} does not resolve from here: {probe.resolve_error or 'no address'}",
-            _unresolved_cause(probe.host, kind),
-            FIX_ADVERTISE,
-        )
+        return f"broker {node_id} advertises {where}", cause, FIX_ADVERTISE
+    if not probe.addresses:
+        detail = f"{where} does not resolve from here: {probe.resolve_error or 'no address'}"
+        return detail, _unresolved_cause(probe.host, kind), FIX_ADVERTISE
+    return None
+
+
+def _connection_finding(probe: Probe, where: str) -> Finding | None:
     addresses = ", ".join(probe.addresses)
     if probe.connect == "refused":
-        return check(
-            f"{where} resolves to {addresses} but refuses connections",
+        cause = (
             f"nothing accepts connections at {where}: the broker is down there, or this is the wrong listener "
-            "for this network (an internal port rather than the published external one)." + _private_note(probe),
-            FIX_PORT,
+            "for this network (an internal port rather than the published external one)." + _private_note(probe)
         )
+        return f"{where} resolves to {addresses} but refuses connections", cause, FIX_PORT
     if probe.connect in ("timeout", "unreachable", "error"):
         what = {"timeout": "connections time out", "unreachable": "there is no route to it"}.get(
             probe.connect, probe.connect_error or "the connection fails"
         )
-        return check(
-            f"{where} resolves to {addresses} but {what}",
+        cause = (
             f"{where} cannot be reached from here: a firewall or security group drops the traffic, or the "
-            "address belongs to a network this client is not on (the wrong listener for this network)." + _private_note(probe),
-            FIX_FIREWALL,
+            "address belongs to a network this client is not on (the wrong listener for this network)." + _private_note(probe)
         )
+        return f"{where} resolves to {addresses} but {what}", cause, FIX_FIREWALL
+    return None
+
+
+def _answer_finding(node_id: int, probe: Probe, where: str, cluster_id: str | None) -> Finding | None:
+    """Something answered at the address: is it Kafka, this cluster, and this very broker?"""
     if not probe.answered:
-        return check(
-            f"{where} accepts connections but gives no Kafka metadata: {probe.metadata_error or 'no answer'}",
+        cause = (
             f"something at {where} is not a Kafka listener this client can talk to: another service holds the "
-            "port, or the listener expects TLS/SASL",
+            "port, or the listener expects TLS/SASL"
+        )
+        return (
+            f"{where} accepts connections but gives no Kafka metadata: {probe.metadata_error or 'no answer'}",
+            cause,
             FIX_NOT_KAFKA,
         )
     if cluster_id is not None and probe.answered_cluster_id != cluster_id:
-        return check(
-            f"{where} answers for cluster {probe.answered_cluster_id}, not {cluster_id}",
-            f"{where} leads to a broker of another cluster: the advertised address points at the wrong machine",
-            FIX_OWN_ADDRESS,
-        )
-    claimed = dict(probe.answered_brokers)
-    if claimed.get(node_id) != where:
+        cause = f"{where} leads to a broker of another cluster: the advertised address points at the wrong machine"
+        return f"{where} answers for cluster {probe.answered_cluster_id}, not {cluster_id}", cause, FIX_OWN_ADDRESS
+    if dict(probe.answered_brokers).get(node_id) != where:
         answered_as = ", ".join(f"broker {n} at {e}" for n, e in probe.answered_brokers) or "no broker"
-        return check(
-            f"{where} answers, but its metadata lists {answered_as}",
+        cause = (
             f"{where} leads to a different broker than {node_id}: several brokers advertise the same address, or "
-            "the port is published on another node",
-            FIX_OWN_ADDRESS,
+            "the port is published on another node"
         )
-    return check(f"broker {node_id} at {where} resolves ({addresses}), accepts connections and answers as itself")
+        return f"{where} answers, but its metadata lists {answered_as}", cause, FIX_OWN_ADDRESS
+    return None
 
 
 def judge_bootstrap(probe: Probe) -> BrokerCheck:
