@@ -437,44 +437,73 @@ def deploy(
     stack = render(request)
     eligible = [m for m in members if m.eligible]
     total = len(eligible)
-
-    progress(0, total, "allocating broker ids")
-    allocation = identity.assign_broker_ids(manager, nodes, [m.node.id for m in members])
-    if cluster_id:
-        identity.keep_cluster_id(manager, nodes, options.stack_name, cluster_id)
-    progress(0, total, "writing node identities")
     image = image_of(request, engine)
-    writes = identity.write_identities(
-        [(docker[m.host], identity.node_env(allocation.ids[m.node.id], m.host.address)) for m in members],
-        image,
-        request.identity_volume,
-        options.stack_name,
-    )
+    identities = _write_identities(docker, request, image, members, nodes, progress)
     progress(0, total, f"deploying stack {options.stack_name}")
     _deploy_stack(manager, options.stack_name, stack)
     deployed = time.monotonic()
-
-    port = options.listeners.external_listener.port
-    targets = [
-        _Target(
-            member,
-            allocation.ids[member.node.id],
-            f"{member.host.address}:{port}",
-            f"{host}:{port}"
-            if (host := expected_advertised_host(options.advertise, member.node.hostname, member.host.address))
-            else None,
-        )
-        for member in eligible
-    ]
+    targets = _targets(options, eligible, identities.allocation)
     timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
     _converge(docker, manager, request.broker_service, targets, options.check_kafka, timeout, progress)
     converged = time.monotonic()
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
     topics = _ensure_topics(engine, request.topics, targets)
+    return DeployResult(
+        stack=options.stack_name,
+        engine=request.engine,
+        image=image,
+        advertise=options.advertise,
+        cluster_id=cluster_id,
+        nodes=_node_results(members, identities, targets),
+        topics=tuple(topics),
+        deploy_s=deployed - started,
+        converge_s=converged - deployed,
+        total_s=time.monotonic() - started,
+    )
 
+
+@dataclass(frozen=True)
+class _Identities:
+    allocation: identity.IdAllocation
+    writes: list[str]  # per member, in inventory order: written | unchanged
+
+
+def _write_identities(
+    docker: DockerHosts, request: StackRequest, image: str, members: list[_Member], nodes: list[SwarmNode], progress: Progress
+) -> _Identities:
+    """Broker ids first (kept in node labels), then each node's identity volume, before the stack needs them."""
+    manager = docker[request.inventory.first_manager]
+    total = sum(1 for m in members if m.eligible)
+    progress(0, total, "allocating broker ids")
+    allocation = identity.assign_broker_ids(manager, nodes, [m.node.id for m in members])
+    if request.cluster_id:
+        identity.keep_cluster_id(manager, nodes, request.stack_name, request.cluster_id)
+    progress(0, total, "writing node identities")
+    writes = identity.write_identities(
+        [(docker[m.host], identity.node_env(allocation.ids[m.node.id], m.host.address)) for m in members],
+        image,
+        request.identity_volume,
+        request.stack_name,
+    )
+    return _Identities(allocation, writes)
+
+
+def _targets(options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation) -> list[_Target]:
+    """What to wait on: each eligible node's own port, and the address it must advertise when known in advance."""
+    port = options.listeners.external_listener.port
+
+    def expected(member: _Member) -> str | None:
+        host = expected_advertised_host(options.advertise, member.node.hostname, member.host.address)
+        return f"{host}:{port}" if host else None
+
+    return [_Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m)) for m in eligible]
+
+
+def _node_results(members: list[_Member], identities: _Identities, targets: list[_Target]) -> tuple[NodeResult, ...]:
     by_host = {t.name: t for t in targets}
-    results = tuple(
+    allocation = identities.allocation
+    return tuple(
         NodeResult(
             host=m.host.name,
             node_id=m.node.id,
@@ -486,19 +515,7 @@ def deploy(
             task_id=by_host[m.host.name].task_id if m.host.name in by_host else "",
             advertised=by_host[m.host.name].advertised if m.host.name in by_host else "",
         )
-        for m, written in zip(members, writes)
-    )
-    return DeployResult(
-        stack=options.stack_name,
-        engine=request.engine,
-        image=image,
-        advertise=options.advertise,
-        cluster_id=cluster_id,
-        nodes=results,
-        topics=tuple(topics),
-        deploy_s=deployed - started,
-        converge_s=converged - deployed,
-        total_s=time.monotonic() - started,
+        for m, written in zip(members, identities.writes)
     )
 
 
