@@ -32,6 +32,7 @@ import yaml
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack.listener_checks import validate_plan
 from swarmkit.stack.listeners import Listener, ListenerPlan
 from swarmkit.stack.topics import TopicSpec, format_topic_specs, validate_topic_specs
 
@@ -290,7 +291,7 @@ def check_request(request: StackRequest) -> ModuleType:
         )
     if "\n" in command:
         raise SpecError("HOSTNAME_COMMAND: must be one line", hint="join the commands with ';' or '&&'")
-    request.listeners.validate(kraft=engine.KRAFT)
+    validate_plan(request.listeners, kraft=engine.KRAFT)
     engine.check(request)
     validate_topic_specs(request.topics, engine.topic_broker_limit(request.broker_count))
     return engine

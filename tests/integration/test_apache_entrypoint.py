@@ -21,6 +21,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, TaskState
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.images import image
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.stack.kafka_settings import broker_settings
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import kafka_env
 from swarmkit.swarm import bootstrap as swarm
@@ -110,7 +111,7 @@ def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: sandbox.Sandbox,
         assert env["CLUSTER_ID"] == first_deploy.cluster_id
         assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == "9001@controller-1:9093"
         assert "KAFKA_START_COMMAND" not in env  # it would become a server property
-        expected = kafka_env(ListenerPlan().broker_settings(advertised_host=host.name, internal_host=task.name))
+        expected = kafka_env(broker_settings(ListenerPlan(), advertised_host=host.name, internal_host=task.name))
         assert {key: env[key] for key in expected} == expected
     _, controller = wait_until("the controller's recorder", lambda: recorded(inventory, CONTROLLER, "ap1"))
     assert (controller["KAFKA_NODE_ID"], controller["KAFKA_PROCESS_ROLES"]) == ("9001", "controller")

@@ -17,6 +17,7 @@ from typing import Any
 
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack.kafka_settings import broker_settings, controller_settings
 from swarmkit.stack.render import (
     BROKER_SERVICE,
     TASK_NAME,
@@ -114,7 +115,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     plan = request.listeners
     scripts = config_files(request)
     factor, min_isr = replication_defaults(request)
-    settings = plan.broker_settings()
+    settings = broker_settings(plan)
     env = {
         **advertise_env(request),
         "SWARMKIT_INTERNAL_HOST": TASK_NAME,
@@ -149,7 +150,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
 
 def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str, Any]:
     env = {"KAFKA_NODE_ID": str(node_id), "KAFKA_HEAP_OPTS": CONTROLLER_HEAP, **_common_env(request, "controller")}
-    env.update(kafka_env(request.listeners.controller_settings()))
+    env.update(kafka_env(controller_settings(request.listeners)))
     return {
         "image": request.image or DEFAULT_IMAGE,
         "environment": env,

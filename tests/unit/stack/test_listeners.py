@@ -7,20 +7,28 @@ from dataclasses import replace
 import pytest
 
 from swarmkit.errors import SpecError
+from swarmkit.stack.kafka_settings import (
+    advertised_listeners,
+    broker_settings,
+    controller_settings,
+    listeners_setting,
+    security_protocol_map,
+)
+from swarmkit.stack.listener_checks import validate_plan
 from swarmkit.stack.listeners import ADVERTISED_HOST, INTERNAL_HOST, Listener, ListenerPlan
 
 
 def test_defaults():
-    plan = ListenerPlan().validate()
+    plan = validate_plan(ListenerPlan())
     assert plan.internal_listener == Listener("INTERNAL", 9092)
     assert plan.external_listener == Listener("EXTERNAL", 9094)
     assert plan.controller_listener == Listener("CONTROLLER", 9093)
-    assert plan.inter_broker_listener_name() == "INTERNAL"
-    assert plan.controller_listener_names() == "CONTROLLER"
+    assert plan.inter_broker == "INTERNAL"
+    assert plan.controller == "CONTROLLER"
 
 
 def test_broker_settings_with_hosts():
-    settings = ListenerPlan().broker_settings("node1", "kafka_broker.abc.def")
+    settings = broker_settings(ListenerPlan(), "node1", "kafka_broker.abc.def")
     assert settings == {
         "listeners": "INTERNAL://:9092,EXTERNAL://:9094",
         "advertised.listeners": "INTERNAL://kafka_broker.abc.def:9092,EXTERNAL://node1:9094",
@@ -31,11 +39,11 @@ def test_broker_settings_with_hosts():
 
 
 def test_placeholders_are_the_default_hosts():
-    assert ListenerPlan().advertised_listeners() == f"INTERNAL://{INTERNAL_HOST}:9092,EXTERNAL://{ADVERTISED_HOST}:9094"
+    assert advertised_listeners(ListenerPlan()) == f"INTERNAL://{INTERNAL_HOST}:9092,EXTERNAL://{ADVERTISED_HOST}:9094"
 
 
 def test_controller_settings_have_no_advertised_listeners():
-    assert ListenerPlan().controller_settings() == {
+    assert controller_settings(ListenerPlan()) == {
         "listeners": "CONTROLLER://:9093",
         "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
         "controller.listener.names": "CONTROLLER",
@@ -44,21 +52,21 @@ def test_controller_settings_have_no_advertised_listeners():
 
 def test_build_changes_ports_and_protocols():
     plan = ListenerPlan.build(internal_port=19092, external_port=29094, controller_port=19093, external_protocol="SASL_SSL")
-    plan.validate()
-    assert plan.listeners_setting() == "INTERNAL://:19092,EXTERNAL://:29094"
-    assert plan.listeners_setting("controller") == "CONTROLLER://:19093"
-    assert "EXTERNAL:SASL_SSL" in plan.security_protocol_map()
+    validate_plan(plan)
+    assert listeners_setting(plan) == "INTERNAL://:19092,EXTERNAL://:29094"
+    assert listeners_setting(plan, "controller") == "CONTROLLER://:19093"
+    assert "EXTERNAL:SASL_SSL" in security_protocol_map(plan)
 
 
 def test_ipv6_advertised_host_is_bracketed():
-    assert ListenerPlan().advertised_listeners("fd00::1", "b") == "INTERNAL://b:9092,EXTERNAL://[fd00::1]:9094"
+    assert advertised_listeners(ListenerPlan(), "fd00::1", "b") == "INTERNAL://b:9092,EXTERNAL://[fd00::1]:9094"
 
 
 def test_for_node_fills_hosts_and_validates():
-    plan = ListenerPlan().for_node("node1", "task1").validate()
+    plan = validate_plan(ListenerPlan().for_node("node1", "task1"))
     assert plan.external_listener.advertised_host == "node1"
     assert plan.internal_listener.advertised_host == "task1"
-    assert plan.advertised_listeners() == "INTERNAL://task1:9092,EXTERNAL://node1:9094"
+    assert advertised_listeners(plan) == "INTERNAL://task1:9092,EXTERNAL://node1:9094"
 
 
 def _with(plan: ListenerPlan, which: str, **changes) -> ListenerPlan:
@@ -94,16 +102,16 @@ BASE = ListenerPlan()
 )
 def test_validation_names_the_setting(plan, setting, words):
     with pytest.raises(SpecError) as err:
-        plan.validate()
+        validate_plan(plan)
     assert err.value.message.startswith(setting)
     assert words in err.value.message
     assert err.value.hint
 
 
 def test_controller_is_optional_without_kraft():
-    replace(BASE, controller=None).validate(kraft=False)
+    validate_plan(replace(BASE, controller=None), kraft=False)
 
 
 def test_bool_is_not_a_port():
     with pytest.raises(SpecError):
-        _with(BASE, "EXTERNAL", port=True).validate()
+        validate_plan(_with(BASE, "EXTERNAL", port=True))

@@ -1,0 +1,49 @@
+"""A listener plan as Kafka properties (pure): what a broker or controller process is told.
+
+Hosts default to the placeholders the entrypoint fills in per node; tests and checks pass real ones.
+"""
+
+from __future__ import annotations
+
+from swarmkit.stack.listeners import ADVERTISED_HOST, INTERNAL_HOST, ListenerPlan
+
+
+def listeners_setting(plan: ListenerPlan, role: str = "broker") -> str:
+    """``listeners`` for a ``broker`` or ``controller`` process."""
+    served = plan.broker_listeners() if role == "broker" else plan.controller_listeners()
+    return ",".join(item.bind() for item in served)
+
+
+def advertised_listeners(plan: ListenerPlan, advertised_host: str = ADVERTISED_HOST, internal_host: str = INTERNAL_HOST) -> str:
+    """``advertised.listeners``: the external listener with this node's address, the others with
+    the broker's name on the overlay."""
+    return ",".join(
+        plan.listener(name).advertise(advertised_host if name == plan.external else internal_host) for name in plan.advertised
+    )
+
+
+def security_protocol_map(plan: ListenerPlan) -> str:
+    """``listener.security.protocol.map`` covering every listener."""
+    return ",".join(f"{item.name}:{item.protocol}" for item in plan.listeners)
+
+
+def broker_settings(
+    plan: ListenerPlan, advertised_host: str = ADVERTISED_HOST, internal_host: str = INTERNAL_HOST
+) -> dict[str, str]:
+    """The listener settings of a broker-only KRaft process."""
+    return {
+        "listeners": listeners_setting(plan, "broker"),
+        "advertised.listeners": advertised_listeners(plan, advertised_host, internal_host),
+        "listener.security.protocol.map": security_protocol_map(plan),
+        "inter.broker.listener.name": plan.inter_broker,
+        "controller.listener.names": plan.controller or "",
+    }
+
+
+def controller_settings(plan: ListenerPlan) -> dict[str, str]:
+    """The listener settings of a controller-only KRaft process (no advertised.listeners)."""
+    return {
+        "listeners": listeners_setting(plan, "controller"),
+        "listener.security.protocol.map": security_protocol_map(plan),
+        "controller.listener.names": plan.controller or "",
+    }
