@@ -17,7 +17,6 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +24,7 @@ from typing import Any
 
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.errors import DeployError, SpecError, VerifyError
+from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
@@ -361,8 +361,7 @@ def _converge(
             elif task.id != target.task_id:
                 pending.append((target, task))
         if check_kafka and pending:
-            with ThreadPoolExecutor(max_workers=len(pending)) as pool:
-                answers = list(pool.map(lambda item: _probe(item[0]), pending))
+            answers = fan_out(lambda item: _probe(item[0]), pending)
         else:
             answers = [("", "")] * len(pending)
         for (target, task), (advertised, problem) in zip(pending, answers):

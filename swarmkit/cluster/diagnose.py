@@ -14,14 +14,14 @@ import errno
 import ipaddress
 import re
 import socket
+import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from swarmkit.cluster import kafka
 from swarmkit.errors import SpecError, VerifyError
+from swarmkit.fanout import fan_out, settle_by
 
 DEFAULT_TIMEOUT = 3.0
 
@@ -322,16 +322,13 @@ def judge_cluster(
 
 
 def _resolve(host: str, port: int, timeout: float) -> tuple[tuple[str, ...], str]:
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        infos = pool.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM).result(timeout=timeout)
-    except FutureTimeout:
+    """Name lookup bounded by ``timeout``: a resolver that hangs is a finding, not a hang."""
+    (outcome,) = settle_by([lambda: socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)], time.monotonic() + timeout)
+    if isinstance(outcome, TimeoutError):
         return (), f"name lookup took longer than {timeout:g}s"
-    except OSError as exc:
-        return (), exc.strerror or str(exc)
-    finally:
-        pool.shutdown(wait=False)
-    return tuple(dict.fromkeys(str(info[4][0]) for info in infos)), ""
+    if isinstance(outcome, Exception):
+        return (), (outcome.strerror if isinstance(outcome, OSError) else None) or str(outcome)
+    return tuple(dict.fromkeys(str(info[4][0]) for info in outcome)), ""
 
 
 def _connect(addresses: tuple[str, ...], port: int, timeout: float) -> tuple[Connect, str]:
@@ -380,6 +377,5 @@ def diagnose(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> DiagnoseReport
         metadata = kafka.broker_metadata(endpoint(host, port), timeout)
     except VerifyError:
         return judge_cluster(bootstrap, None, {}, probe_address(host, port, timeout))
-    with ThreadPoolExecutor(max_workers=max(len(metadata.brokers), 1)) as pool:
-        futures = {b.node_id: pool.submit(probe_address, b.host, b.port, timeout) for b in metadata.brokers}
-    return judge_cluster(bootstrap, metadata, {node: f.result() for node, f in futures.items()})
+    probes = fan_out(lambda broker: probe_address(broker.host, broker.port, timeout), metadata.brokers)
+    return judge_cluster(bootstrap, metadata, {b.node_id: probe for b, probe in zip(metadata.brokers, probes)})

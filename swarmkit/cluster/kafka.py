@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -19,6 +18,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from swarmkit.errors import VerifyError
+from swarmkit.fanout import fan_out_settled
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
 DEFAULT_TIMEOUT = 5.0
@@ -270,17 +270,9 @@ def ensure_topics_on_each(
 
     Every broker is tried; if any does not answer, one VerifyError names them all.
     """
-    if not bootstraps:
-        return []
-    with ThreadPoolExecutor(max_workers=len(bootstraps)) as pool:
-        futures = [pool.submit(ensure_topics, b, specs, timeout) for b in bootstraps]
-    results: list[TopicResult] = []
-    failures: list[str] = []
-    for future in futures:
-        try:
-            results.extend(future.result())
-        except VerifyError as exc:
-            failures.append(exc.message)
+    outcomes = fan_out_settled(lambda bootstrap: ensure_topics(bootstrap, specs, timeout), bootstraps, VerifyError)
+    results = [result for outcome in outcomes if not isinstance(outcome, VerifyError) for result in outcome]
+    failures = [outcome.message for outcome in outcomes if isinstance(outcome, VerifyError)]
     if failures:
         raise VerifyError(
             "; ".join(failures),

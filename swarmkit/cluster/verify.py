@@ -18,6 +18,7 @@ from swarmkit.cluster import spark as sparkjob
 from swarmkit.cluster.diagnose import BrokerCheck
 from swarmkit.cluster.health import ClusterHealth
 from swarmkit.errors import SwarmkitError, VerifyError
+from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
@@ -100,14 +101,8 @@ class VerifyReport:
 
 
 def _engine_states(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo | SwarmkitError]:
-    def ask(host: Host) -> EngineInfo | SwarmkitError:
-        try:
-            return dockerapi.engine_info(docker[host])
-        except SwarmkitError as error:
-            return error
-
-    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
-        return dict(zip((h.name for h in inventory.hosts), pool.map(ask, inventory.hosts)))
+    infos = fan_out_settled(lambda host: dockerapi.engine_info(docker[host]), inventory.hosts, SwarmkitError)
+    return dict(zip((h.name for h in inventory.hosts), infos))
 
 
 def _manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
@@ -260,10 +255,7 @@ def _check_topics(brokers: list[BrokerVerdict], specs: list[TopicSpec], shared: 
     """One broker speaks for a shared cluster; otherwise every broker is asked, all at once."""
     healthy = [b.advertised for b in brokers if b.ok]
     targets = healthy[:1] if shared else healthy
-    if not targets:
-        return []
-    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
-        return [verdict for found in pool.map(lambda b: _topics_on(b, specs, timeout), targets) for verdict in found]
+    return [verdict for found in fan_out(lambda b: _topics_on(b, specs, timeout), targets) for verdict in found]
 
 
 # --- changes since the last passing run -----------------------------------------------------
@@ -383,8 +375,7 @@ def _judge_all(
         tasks = [t for t in service.tasks if node and t.node_id == node.id]
         return _judge_node(host, engines[host.name], node, tasks, mode, options)
 
-    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
-        return list(pool.map(judge, inventory.hosts))
+    return fan_out(judge, inventory.hosts)
 
 
 def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:

@@ -16,12 +16,12 @@ import ipaddress
 import shlex
 import socket
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TypeVar
 
 from swarmkit.errors import PreflightError, SwarmkitError
+from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Host, Inventory
@@ -390,24 +390,6 @@ def build_report(
 # --- running ----------------------------------------------------------------------------------
 
 
-def _parallel(calls: Sequence[Callable[[], T]], deadline: float) -> list[T | Exception]:
-    """Run calls at once; each result is its value or the exception it raised (or a timeout)."""
-    pool = ThreadPoolExecutor(max_workers=max(1, len(calls)))
-    try:
-        futures = [pool.submit(call) for call in calls]
-        results: list[T | Exception] = []
-        for future in futures:
-            try:
-                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
-            except TimeoutError:
-                results.append(TimeoutError("no answer before the preflight deadline"))
-            except Exception as error:  # each call's failure is reported, not raised
-                results.append(error)
-        return results
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-
-
 def _message(error: Exception) -> str:
     return error.message if isinstance(error, SwarmkitError) else str(error) or type(error).__name__
 
@@ -481,7 +463,7 @@ def _probe_from_host(listener: _Listener, probes: list[Probe]) -> list[tuple[boo
 
 
 def _probe_from_client(probes: list[Probe], deadline: float) -> list[tuple[bool, str]]:
-    results = _parallel([functools.partial(_probe_from_here, p) for p in probes], deadline)
+    results = settle_by([functools.partial(_probe_from_here, p) for p in probes], deadline)
     return [r if isinstance(r, tuple) else (False, _message(r)) for r in results]
 
 
@@ -497,7 +479,7 @@ def _reachability(probes: list[Probe], listeners: dict[str, _Listener], deadline
     ]
     checks: list[Check] = []
     results: dict[Probe, tuple[bool, str]] = {}
-    for source, outcome in zip(sources, _parallel(calls, deadline)):
+    for source, outcome in zip(sources, settle_by(calls, deadline)):
         if isinstance(outcome, Exception):
             checks.append(Check("probe", "failed", source, CLIENT, detail=_message(outcome)))
         else:
@@ -564,7 +546,7 @@ def run_preflight(
     ports = cluster_ports(client_port, internal_port)
     started = time.monotonic()
     deadline = started + timeout
-    outcomes = _parallel([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)  # type: ignore[misc]  # mypy cannot type lambdas with defaults
+    outcomes = settle_by([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)  # type: ignore[misc]  # mypy cannot type lambdas with defaults
     engines = [
         o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o))
         for h, o in zip(inventory.hosts, outcomes)
@@ -572,7 +554,7 @@ def run_preflight(
     checks = engine_checks(engines, memory_per_broker)
     answering = [(h, e) for h, e in zip(inventory.hosts, engines) if e.answered]
     try:
-        listened = _parallel(
+        listened = settle_by(
             [lambda h=h, e=e: _listen(h, docker[h], e, ports_on(h, ports), image, deadline) for h, e in answering],  # type: ignore[misc]
             deadline,
         )
@@ -587,7 +569,7 @@ def run_preflight(
         probes, notes = _probeable(plan_probes(inventory.hosts, ports), port_checks, set(listeners))
         checks += notes + _reachability(probes, listeners, deadline)
     finally:
-        _parallel(
+        settle_by(
             [lambda h=h: dockerapi.remove_labelled_containers(docker[h], PROBE_LABEL_FILTER) for h, _ in answering],  # type: ignore[misc]
             time.monotonic() + 30,
         )

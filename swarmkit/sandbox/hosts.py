@@ -15,13 +15,13 @@ import signal
 import subprocess
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
 from swarmkit.errors import SandboxError, SwarmkitError
+from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
@@ -377,8 +377,7 @@ def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost]) -> list[SandboxH
         _create_host_network(sandbox, host)
         started.append(replace(host, pid=_start_engine(sandbox, host)))
         _save(replace(sandbox, hosts=sandbox.hosts + tuple(started)))
-    with ThreadPoolExecutor(max_workers=len(started)) as pool:
-        list(pool.map(lambda h: _wait_engine(h), started))
+    fan_out(_wait_engine, started)
     return started
 
 
@@ -687,8 +686,7 @@ def status(name: str) -> SandboxStatus:
             version, swarm = "", "unreachable"
         return HostStatus(host.name, host.address, host.endpoint, host.pid, host.pid in running, version, swarm)
 
-    with ThreadPoolExecutor(max_workers=max(1, len(sandbox.hosts))) as pool:
-        hosts = tuple(pool.map(host_status, sandbox.hosts))
+    hosts = tuple(fan_out(host_status, sandbox.hosts))
     return SandboxStatus(
         name=name,
         exists=True,

@@ -6,10 +6,10 @@ never forced out. The plan is computed (and checked) for every host before any h
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 from swarmkit.errors import SwarmError
+from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
@@ -46,8 +46,7 @@ class SwarmResult:
 
 def engine_infos(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo]:
     """Ask every engine in parallel; the first that does not answer is an error."""
-    with ThreadPoolExecutor(max_workers=max(1, len(inventory.hosts))) as pool:
-        infos = list(pool.map(lambda h: dockerapi.engine_info(docker[h]), inventory.hosts))
+    infos = fan_out(lambda h: dockerapi.engine_info(docker[h]), inventory.hosts)
     return {host.name: info for host, info in zip(inventory.hosts, infos)}
 
 
@@ -106,8 +105,7 @@ def swarm_up(inventory: Inventory, *, docker: DockerHosts | None = None) -> Swar
         for host in (h for h in joining if h.is_manager):
             dockerapi.swarm_join(docker[host], first.address, tokens["manager"], host.address)
         workers = [h for h in joining if not h.is_manager]
-        with ThreadPoolExecutor(max_workers=max(1, len(workers))) as pool:
-            list(pool.map(lambda h: dockerapi.swarm_join(docker[h], first.address, tokens["worker"], h.address), workers))
+        fan_out(lambda h: dockerapi.swarm_join(docker[h], first.address, tokens["worker"], h.address), workers)
     changed = [inventory.host(a.host) for a in actions if a.action != MEMBER]
     ids = {name: info.swarm_node_id for name, info in infos.items()}
     ids.update({host.name: dockerapi.engine_info(docker[host]).swarm_node_id for host in changed})

@@ -19,10 +19,10 @@ on every manager.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from swarmkit.errors import DeployError
+from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.stack.engines.apache import MAX_BROKER_ID
@@ -177,7 +177,4 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
 
 def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[str]:
     """``write_identity`` on many engines at once: ``targets`` holds (engine, content) pairs."""
-    if not targets:
-        return []
-    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
-        return list(pool.map(lambda target: write_identity(target[0], image, volume, stack, target[1]), targets))
+    return fan_out(lambda target: write_identity(target[0], image, volume, stack, target[1]), targets)

@@ -1,0 +1,56 @@
+"""Calls to many hosts or brokers at once.
+
+Every such call waits on the network (a Docker engine, a Kafka broker, a probe), so threads are
+enough and results come back in the order of the inputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
+
+
+def fan_out(call: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """``call`` on every item at once; the first exception (in input order) is raised."""
+    todo = list(items)
+    if not todo:
+        return []
+    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        return list(pool.map(call, todo))
+
+
+def fan_out_settled(call: Callable[[T], R], items: Iterable[T], errors: type[E]) -> list[R | E]:
+    """``call`` on every item at once; an expected error becomes that item's result instead of stopping the rest."""
+
+    def settle(item: T) -> R | E:
+        try:
+            return call(item)
+        except errors as error:
+            return error
+
+    return fan_out(settle, items)
+
+
+def settle_by(calls: Sequence[Callable[[], R]], deadline: float) -> list[R | Exception]:
+    """Run calls at once until ``deadline`` (monotonic); each result is its value, the exception it raised, or a
+    TimeoutError.  Calls still running at the deadline are abandoned, not waited for."""
+    pool = ThreadPoolExecutor(max_workers=max(1, len(calls)))
+    try:
+        futures = [pool.submit(call) for call in calls]
+        results: list[R | Exception] = []
+        for future in futures:
+            try:
+                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+            except TimeoutError:
+                results.append(TimeoutError("no answer before the deadline"))
+            except Exception as error:  # each call's failure is reported, not raised
+                results.append(error)
+        return results
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

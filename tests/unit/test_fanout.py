@@ -1,0 +1,47 @@
+"""The one fan-out helper: order kept, expected errors settled per item, a deadline that abandons slow calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from swarmkit.errors import SwarmkitError
+from swarmkit.fanout import fan_out, fan_out_settled, settle_by
+
+
+def test_results_come_back_in_input_order_and_calls_overlap() -> None:
+    barrier = threading.Barrier(3, timeout=5)
+
+    def call(item: int) -> int:
+        barrier.wait()  # only returns when all three run at once
+        return item * 10
+
+    assert fan_out(call, [3, 1, 2]) == [30, 10, 20]
+    assert fan_out(call, []) == []
+
+
+def test_an_unexpected_error_is_raised() -> None:
+    with pytest.raises(ZeroDivisionError):
+        fan_out(lambda item: 1 // item, [1, 0])
+
+
+def test_expected_errors_become_results() -> None:
+    def call(item: int) -> int:
+        if item < 0:
+            raise SwarmkitError(f"negative {item}")
+        return item
+
+    outcomes = fan_out_settled(call, [1, -2, 3], SwarmkitError)
+    assert outcomes[0] == 1 and outcomes[2] == 3
+    assert isinstance(outcomes[1], SwarmkitError) and outcomes[1].message == "negative -2"
+
+
+def test_settle_by_gives_up_on_calls_past_the_deadline() -> None:
+    release = threading.Event()
+    outcomes = settle_by([lambda: "fast", lambda: release.wait(5), lambda: 1 // 0], time.monotonic() + 0.2)
+    release.set()
+    assert outcomes[0] == "fast"
+    assert isinstance(outcomes[1], TimeoutError)
+    assert isinstance(outcomes[2], ZeroDivisionError)
