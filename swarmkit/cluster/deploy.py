@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
@@ -29,9 +28,10 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.network.preflight import PreflightReport, run_preflight
-from swarmkit.stack.engines import engine_module
+from swarmkit.stack.compose import StackRequest, expected_advertised_host
+from swarmkit.stack.engines import BrokerEngine, engine_for
 from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.stack.render import RenderedStack, StackRequest, check_request, expected_advertised_host, image_of, render
+from swarmkit.stack.render import RenderedStack, check_request, image_of, render
 from swarmkit.stack.topics import TopicSpec, parse_topic_specs
 from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm import identity
@@ -159,10 +159,10 @@ def _request(inventory: Inventory, options: DeployOptions, cluster_id: str | Non
     )
 
 
-def validate(inventory: Inventory, options: DeployOptions) -> ModuleType:
-    """Every check that needs no engine; raises SpecError.  Returns the engine module."""
+def validate(inventory: Inventory, options: DeployOptions) -> BrokerEngine:
+    """Every check that needs no Docker engine; raises SpecError.  Returns the broker engine."""
     options = options.resolved(inventory)
-    engine = engine_module(options.engine or "")
+    engine = engine_for(options.engine or "")
     if options.timeout is not None and options.timeout <= 0:
         raise SpecError(f"timeout: {options.timeout:g}s", hint="give the brokers a positive time to start, e.g. 180")
     request = _request(inventory, options, options.cluster_id or (VALIDATION_CLUSTER_ID if engine.KRAFT else None))
@@ -243,7 +243,7 @@ def _members(inventory: Inventory, docker: DockerHosts) -> tuple[list[_Member], 
     return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts], nodes
 
 
-def _cluster_id(engine: ModuleType, options: DeployOptions, nodes: Sequence[SwarmNode]) -> str:
+def _cluster_id(engine: BrokerEngine, options: DeployOptions, nodes: Sequence[SwarmNode]) -> str:
     """The kept id, else the given one, else a new one; a given id differing from the kept one is an error."""
     kept = identity.kept_cluster_id(nodes, options.stack_name)
     if kept and options.cluster_id and options.cluster_id != kept:
@@ -400,7 +400,7 @@ def _converge(
 # --- topics --------------------------------------------------------------------------------------
 
 
-def _ensure_topics(engine: ModuleType, specs: Sequence[TopicSpec], targets: Sequence[_Target]) -> list[TopicResult]:
+def _ensure_topics(engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[_Target]) -> list[TopicResult]:
     if not specs or not targets:
         return []
     try:

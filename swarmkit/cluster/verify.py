@@ -22,8 +22,8 @@ from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
-from swarmkit.stack.engines import engine_module
-from swarmkit.stack.render import expected_advertised_host
+from swarmkit.stack.compose import expected_advertised_host
+from swarmkit.stack.engines import engine_for
 from swarmkit.stack.topics import TopicSpec, parse_topic_specs
 from swarmkit.swarm.identity import ID_LABEL
 
@@ -311,7 +311,7 @@ def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts 
             f"stack '{options.stack_name}' is not deployed (no service {service_name})",
             hint="deploy it with: swarmkit up -i INVENTORY",
         )
-    shared = engine_module(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
+    shared = engine_for(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
     with ThreadPoolExecutor(max_workers=1) as pool:
         quorum = pool.submit(_quorum, inventory, docker, service, options) if shared else None
         brokers = _judge_all(inventory, engines, nodes, service, options)

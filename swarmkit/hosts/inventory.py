@@ -18,7 +18,6 @@ import yaml
 from swarmkit.errors import InventoryError
 
 ROLES = ("manager", "worker")
-ENGINES = ("apache", "tansu")
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
@@ -175,10 +174,7 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
             if not isinstance(value, str):
                 raise where.at(f"stack.{key}").error(f"{value!r} is not a string")
             values[key] = value
-    stack = StackDefaults(**values)
-    if stack.engine not in ENGINES:
-        raise where.at("stack.engine").error(f"unknown engine '{stack.engine}' (known: {', '.join(ENGINES)})")
-    return stack
+    return StackDefaults(**values)
 
 
 def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:

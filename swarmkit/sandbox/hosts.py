@@ -26,6 +26,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
 from swarmkit.images import image
+from swarmkit.stack.engines import ENGINES
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
 HOSTS_FILE = Path("/etc/hosts")
@@ -37,7 +38,6 @@ KERNEL_MODULES = ("bridge", "vxlan")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,5}$")
 PREFIX_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,15}$")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
-SANDBOX_ENGINES = ("apache", "tansu")
 DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
 
 
@@ -215,8 +215,8 @@ def check_prerequisites() -> None:
 
 
 def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str) -> None:
-    if engine not in SANDBOX_ENGINES:
-        raise SandboxError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(SANDBOX_ENGINES)}")
+    if engine not in ENGINES:
+        raise SandboxError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
     if not NAME_PATTERN.match(name):
         raise SandboxError(f"sandbox name '{name}' is invalid", hint="use 1-6 lowercase letters or digits")
     if not PREFIX_PATTERN.match(prefix):

@@ -25,8 +25,8 @@ from swarmkit.errors import DeployError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.stack.compose import IDENTITY_DIR, IDENTITY_FILE
 from swarmkit.stack.engines.apache import MAX_BROKER_ID
-from swarmkit.stack.render import IDENTITY_DIR, IDENTITY_FILE
 
 ID_LABEL = "swarmkit.broker-id"
 NEXT_LABEL = "swarmkit.broker-id.next"

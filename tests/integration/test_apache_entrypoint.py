@@ -21,9 +21,9 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, TaskState
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.images import image
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.stack.compose import kafka_env
 from swarmkit.stack.kafka_settings import broker_settings
 from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.stack.render import kafka_env
 from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm.identity import CLUSTER_ID_LABEL
 from tests.integration.sandboxes import module_sandbox

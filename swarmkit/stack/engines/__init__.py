@@ -1,37 +1,67 @@
 """Engines: one module per broker implementation, each turning a StackRequest into services.
 
-Every engine module provides:
-  NAME, DEFAULT_IMAGE         its name and default image
-  KRAFT                       whether the listener plan needs a controller listener
-  NEEDS_IDENTITY              whether brokers need the identity volume whatever the advertise mode
-  SHARED_CLUSTER              whether the brokers form one cluster (False: each is its own)
-  topic_broker_limit(n)       how many brokers one topic can be replicated over with n nodes
-  check(request)              engine-specific validation (raises SpecError)
-  services(request)           the compose services, in order
-  volumes(request)            the named volumes it needs besides the identity volume
-  config_files(request)       files from stacks/ its services mount as swarm configs
-  notes(request)              comment lines to print above each service
-  network_notes(request)      comment lines to add above the networks
-Shared logic (listener model, identity volume, advertise env, escaping) lives in
-swarmkit.stack.listeners and swarmkit.stack.render, never here.
+``BrokerEngine`` is the contract every engine module meets (mypy checks the modules against it);
+``ENGINES`` is the one registry of them.  Shared logic (listener model, identity volume, advertise
+env, escaping) lives in ``swarmkit.stack.listeners`` and ``swarmkit.stack.compose``, never here.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from typing import Any, Protocol
 
 from swarmkit.errors import SpecError
-
-ENGINES = {"apache": "swarmkit.stack.engines.apache", "tansu": "swarmkit.stack.engines.tansu"}
-
-
-def engine_names() -> tuple[str, ...]:
-    return tuple(ENGINES)
+from swarmkit.stack.compose import ConfigFile, StackRequest
+from swarmkit.stack.engines import apache, tansu
 
 
-def engine_module(name: str) -> ModuleType:
-    """The module of engine ``name``; an unknown engine is a SpecError."""
+class BrokerEngine(Protocol):
+    NAME: str
+    DEFAULT_IMAGE: str
+    KRAFT: bool  # the listener plan needs a controller listener, and the cluster a KRaft cluster id
+    NEEDS_IDENTITY: bool  # brokers need the identity volume whatever the advertise mode
+    SHARED_CLUSTER: bool  # the brokers form one cluster (False: each is its own)
+
+    def generate_cluster_id(self) -> str:
+        """A new cluster id (KRaft engines; others return '')."""
+        ...
+
+    def topic_broker_limit(self, broker_count: int) -> int:
+        """How many brokers one topic can be replicated over with ``broker_count`` nodes."""
+        ...
+
+    def check(self, request: StackRequest) -> None:
+        """Engine-specific validation; raises SpecError."""
+        ...
+
+    def services(self, request: StackRequest) -> dict[str, dict[str, Any]]:
+        """The compose services, in order."""
+        ...
+
+    def volumes(self, request: StackRequest) -> tuple[str, ...]:
+        """The named volumes the services need besides the identity volume."""
+        ...
+
+    def config_files(self, request: StackRequest) -> tuple[ConfigFile, ...]:
+        """Files from stacks/ the services mount as swarm configs."""
+        ...
+
+    def notes(self, request: StackRequest) -> dict[str, list[str]]:
+        """Comment lines to print above each service."""
+        ...
+
+    def network_notes(self, request: StackRequest) -> list[str]:
+        """Comment lines to add above the networks."""
+        ...
+
+
+ENGINES: dict[str, BrokerEngine] = {apache.NAME: apache, tansu.NAME: tansu}
+
+
+def engine_for(name: str) -> BrokerEngine:
+    """The engine called ``name``; an unknown engine is a SpecError."""
     if name not in ENGINES:
-        raise SpecError(f"engine: unknown engine '{name}'", hint=f"use one of {', '.join(ENGINES)}")
-    return importlib.import_module(ENGINES[name])
+        raise SpecError(
+            f"engine: unknown engine '{name}'",
+            hint=f"use one of {', '.join(ENGINES)} (--engine, or stack.engine in the inventory)",
+        )
+    return ENGINES[name]

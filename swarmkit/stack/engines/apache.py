@@ -17,8 +17,7 @@ from typing import Any
 
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.stack.kafka_settings import broker_settings, controller_settings
-from swarmkit.stack.render import (
+from swarmkit.stack.compose import (
     BROKER_SERVICE,
     TASK_NAME,
     ConfigFile,
@@ -34,6 +33,7 @@ from swarmkit.stack.render import (
     volume,
     with_extra_env,
 )
+from swarmkit.stack.kafka_settings import broker_settings, controller_settings
 
 NAME = "apache"
 KAFKA_VERSION = "4.4.0"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from swarmkit.errors import SpecError
-from swarmkit.stack.render import (
+from swarmkit.stack.compose import (
     BROKER_SERVICE,
     ConfigFile,
     StackRequest,
@@ -27,6 +27,11 @@ DEFAULT_IMAGE = "swarmkit/tansu:0.6.0"
 KRAFT = False
 NEEDS_IDENTITY = False  # only the inventory-address mode reads the identity volume
 SHARED_CLUSTER = False
+
+
+def generate_cluster_id() -> str:
+    """Tansu brokers need no cluster id."""
+    return ""
 
 
 def topic_broker_limit(broker_count: int) -> int:

@@ -12,8 +12,8 @@ from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult
 from swarmkit.errors import DeployError, SpecError, VerifyError
 from swarmkit.hosts.dockerapi import DockerHosts, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
+from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.stack.render import expected_advertised_host
 
 INVENTORY = Inventory(
     hosts=tuple(
@@ -92,6 +92,13 @@ def test_more_replicas_than_brokers_fails_for_a_shared_cluster(no_engines: None)
 def test_bad_options_fail_before_any_engine_is_contacted(no_engines: None, options: DeployOptions, message: str) -> None:
     with pytest.raises(SpecError, match=message):
         deploy_module.deploy(INVENTORY, options)
+
+
+def test_an_unknown_engine_in_the_inventory_fails_before_any_engine_is_contacted(no_engines: None) -> None:
+    inventory = replace(INVENTORY, stack=StackDefaults(engine="redpanda"))
+    with pytest.raises(SpecError, match="engine: unknown engine 'redpanda'") as caught:
+        deploy_module.up(inventory, DeployOptions())
+    assert "stack.engine in the inventory" in caught.value.hint
 
 
 def test_render_for_tansu_is_pure_and_stable(no_engines: None) -> None:

@@ -164,12 +164,6 @@ def test_unknown_top_level_and_stack_fields(tmp_path):
     assert "field 'stack.imag': unknown field" in load_error(tmp_path, document).message
 
 
-def test_unknown_engine(tmp_path):
-    document = base_document()
-    document["stack"]["engine"] = "redpanda"
-    assert "field 'stack.engine': unknown engine 'redpanda'" in load_error(tmp_path, document).message
-
-
 def test_field_of_wrong_type(tmp_path):
     assert "host 'node2': field 'address': 12 is not a string" in load_error(tmp_path, with_host(1, address=12)).message
 
