@@ -37,6 +37,10 @@ class EngineError(SwarmkitError):
     """A Docker engine did not answer or refused a request."""
 
 
+class BrokerError(SwarmkitError):
+    """A Kafka broker did not answer or refused a request (raised by the Kafka adapter, whatever the command)."""
+
+
 class PreflightError(SwarmkitError):
     """Preflight found a problem; nothing was changed."""
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
-from swarmkit.errors import DeployError, SpecError, VerifyError
+from swarmkit.errors import BrokerError, DeployError, SpecError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
@@ -283,7 +283,7 @@ def _probe(target: _Target) -> tuple[str, str]:
     """(advertised endpoint, problem) after asking this node's port for metadata."""
     try:
         metadata = broker_metadata(target.bootstrap, PROBE_TIMEOUT)
-    except VerifyError as error:
+    except BrokerError as error:
         return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
     broker = _own_broker(metadata, target.broker_id)
     if target.expected is None:
@@ -407,7 +407,7 @@ def _ensure_topics(engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Se
         if engine.SHARED_CLUSTER:
             return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT)
         return ensure_topics_on_each([t.bootstrap for t in targets], specs, TOPIC_TIMEOUT)
-    except VerifyError as error:
+    except BrokerError as error:
         raise DeployError(f"creating topics: {error.message}", hint=error.hint) from None
 
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from swarmkit.cluster import kafka
-from swarmkit.errors import SpecError, VerifyError
+from swarmkit.errors import BrokerError, SpecError
 from swarmkit.fanout import fan_out, settle_by
 
 DEFAULT_TIMEOUT = 3.0
@@ -357,7 +357,7 @@ def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> Pro
         return Probe(host, port, addresses, connect=connect, connect_error=connect_error)
     try:
         md = kafka.broker_metadata(endpoint(host, port), timeout)
-    except VerifyError as exc:
+    except BrokerError as exc:
         return Probe(host, port, addresses, connect="ok", metadata_error=exc.message)
     return Probe(
         host,
@@ -375,7 +375,7 @@ def diagnose(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> DiagnoseReport
     host, port = split_endpoint(bootstrap)
     try:
         metadata = kafka.broker_metadata(endpoint(host, port), timeout)
-    except VerifyError:
+    except BrokerError:
         return judge_cluster(bootstrap, None, {}, probe_address(host, port, timeout))
     probes = fan_out(lambda broker: probe_address(broker.host, broker.port, timeout), metadata.brokers)
     return judge_cluster(bootstrap, metadata, {b.node_id: probe for b, probe in zip(metadata.brokers, probes)})

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from swarmkit.errors import VerifyError
+from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
@@ -134,12 +134,12 @@ class _Client:
 
 
 def _list_topics(client: _Client, timeout: float) -> Any:
-    """The raw metadata answer; VerifyError naming librdkafka's last complaint when there is none."""
+    """The raw metadata answer; BrokerError naming librdkafka's last complaint when there is none."""
     try:
         return client.admin.list_topics(timeout=timeout)
     except KafkaException as exc:
         detail = client.last_error() or exc.args[0].str()
-        raise VerifyError(
+        raise BrokerError(
             f"no Kafka metadata from {client.bootstrap} within {timeout:g}s: {detail}",
             hint="check that the broker runs and that this address and port are reachable from here "
             "(swarmkit listeners diagnose --bootstrap HOST:PORT)",
@@ -164,7 +164,7 @@ def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
 
 
 def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> ClusterMetadata:
-    """Ask one bootstrap address for cluster metadata; VerifyError if it does not answer in time."""
+    """Ask one bootstrap address for cluster metadata; BrokerError if it does not answer in time."""
     return _metadata(_Client(bootstrap, timeout), timeout)
 
 
@@ -185,7 +185,7 @@ def _compare(bootstrap: str, spec: TopicSpec, info: TopicInfo) -> TopicResult:
 def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT) -> list[TopicResult]:
     """Create the missing topics; report existing ones as ``exists`` or ``mismatch``, never alter them.
 
-    Raises VerifyError only when the broker does not answer at all.
+    Raises BrokerError only when the broker does not answer at all.
     """
     client = _Client(bootstrap, timeout)
     before = _metadata(client, timeout)
@@ -237,7 +237,7 @@ def _delete_topic(client: _Client, name: str, timeout: float) -> None:
     deadline = time.monotonic() + DELETE_WAIT
     while _metadata(client, timeout).topic(name) is not None:
         if time.monotonic() > deadline:
-            raise VerifyError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
+            raise BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
         time.sleep(0.2)
 
 
@@ -268,13 +268,13 @@ def ensure_topics_on_each(
 ) -> list[TopicResult]:
     """``ensure_topics`` on every broker in parallel, for engines whose brokers share no storage.
 
-    Every broker is tried; if any does not answer, one VerifyError names them all.
+    Every broker is tried; if any does not answer, one BrokerError names them all.
     """
-    outcomes = fan_out_settled(lambda bootstrap: ensure_topics(bootstrap, specs, timeout), bootstraps, VerifyError)
-    results = [result for outcome in outcomes if not isinstance(outcome, VerifyError) for result in outcome]
-    failures = [outcome.message for outcome in outcomes if isinstance(outcome, VerifyError)]
+    outcomes = fan_out_settled(lambda bootstrap: ensure_topics(bootstrap, specs, timeout), bootstraps, BrokerError)
+    results = [result for outcome in outcomes if not isinstance(outcome, BrokerError) for result in outcome]
+    failures = [outcome.message for outcome in outcomes if isinstance(outcome, BrokerError)]
     if failures:
-        raise VerifyError(
+        raise BrokerError(
             "; ".join(failures),
             hint="topics were ensured on the other brokers; fix this one and run again (creation is idempotent)",
         )
@@ -325,7 +325,7 @@ def _min_isr_by_topic(client: _Client, topics: Sequence[str], timeout: float) ->
 def partition_states(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[tuple[int, ...], list[PartitionState]]:
     """(registered broker ids, every partition of every topic, internal ones included).
 
-    VerifyError when the bootstrap does not answer."""
+    BrokerError when the bootstrap does not answer."""
     client = _Client(bootstrap, timeout)
     raw = _list_topics(client, timeout)
     min_isr = _min_isr_by_topic(client, sorted(raw.topics), timeout)

@@ -17,7 +17,7 @@ from swarmkit.cluster import diagnose, health, kafka
 from swarmkit.cluster import spark as sparkjob
 from swarmkit.cluster.diagnose import BrokerCheck
 from swarmkit.cluster.health import ClusterHealth
-from swarmkit.errors import SwarmkitError, VerifyError
+from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
@@ -236,7 +236,7 @@ def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: Veri
 def _topics_on(bootstrap: str, specs: list[TopicSpec], timeout: float) -> list[TopicVerdict]:
     try:
         topics = {t.name: t for t in kafka.broker_metadata(bootstrap, timeout).topics}
-    except VerifyError as error:
+    except BrokerError as error:
         return [TopicVerdict(bootstrap, "*", False, error.message)]
     verdicts = []
     for spec in specs:
@@ -357,7 +357,7 @@ def _cluster(
             expected[host_name] = int(broker_id)
     try:
         return health.cluster_health_from(quorum, healthy[0], expected, options.timeout), ""
-    except VerifyError as error:
+    except BrokerError as error:
         return None, error.message
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from swarmkit.assets import tansu_binary
 from swarmkit.cluster import kafka
-from swarmkit.errors import VerifyError
+from swarmkit.errors import BrokerError
 
 START_TIMEOUT = 20.0
 
@@ -43,7 +43,7 @@ def wait_until_answers(bootstrap: str, timeout: float = START_TIMEOUT) -> None:
         try:
             kafka.broker_metadata(bootstrap, timeout=1.0)
             return
-        except VerifyError:
+        except BrokerError:
             if time.monotonic() > deadline:
                 raise
 

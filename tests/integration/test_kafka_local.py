@@ -12,7 +12,7 @@ import pytest
 from swarmkit.cluster import kafka
 from swarmkit.cluster.diagnose import diagnose
 from swarmkit.cluster.spark import SparkJobError, run_verify_job
-from swarmkit.errors import VerifyError
+from swarmkit.errors import BrokerError
 from swarmkit.stack.topics import TopicSpec
 from tests.integration.tansu_local import LocalBroker
 
@@ -47,7 +47,7 @@ def test_metadata_is_the_brokers_own_view(local_brokers: list[LocalBroker]) -> N
 def test_metadata_from_a_dead_address_fails_in_bounded_time(kind: str, refused_address: str) -> None:
     address = refused_address if kind == "refused" else f"{EC2_INTERNAL}:9094"
     started = time.monotonic()
-    with pytest.raises(VerifyError) as caught:
+    with pytest.raises(BrokerError) as caught:
         kafka.broker_metadata(address, timeout=2)
     assert time.monotonic() - started < 10  # bounded by the timeout, not hanging on retries
     assert address in caught.value.message
@@ -81,7 +81,7 @@ def test_ensure_topics_on_each_broker(local_brokers: list[LocalBroker], refused_
         topic = kafka.broker_metadata(bootstrap, timeout=5).topic(spec.name)
         assert topic is not None and topic.partition_count == 2
     other = TopicSpec(unique("each"), 1, 1)
-    with pytest.raises(VerifyError) as caught:
+    with pytest.raises(BrokerError) as caught:
         kafka.ensure_topics_on_each([*bootstraps, refused_address], [other], timeout=2)
     assert refused_address in caught.value.message
     assert all(kafka.broker_metadata(b, timeout=5).topic(other.name) for b in bootstraps)

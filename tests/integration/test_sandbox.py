@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from swarmkit.cluster import kafka
-from swarmkit.errors import SandboxError, VerifyError
+from swarmkit.errors import BrokerError, SandboxError
 from swarmkit.hosts import dockerapi
 from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import fresh_sandbox, in_host, leftovers, module_sandbox
@@ -76,7 +76,7 @@ def test_firewall_block_and_unblock(sbx: sandbox.Sandbox) -> None:
     node1, node2 = sbx.host("sbx1"), sbx.host("sbx2")
     sandbox.firewall(NAME, "sbx2", "9094/tcp", block=True)
     try:
-        with pytest.raises(VerifyError):
+        with pytest.raises(BrokerError):
             kafka.broker_metadata(f"{node2.address}:9094", timeout=3)
         assert metadata_from(node1, f"{node2.address}:9094", timeout=3).startswith("failed")
         assert sandbox.status(NAME).firewall == ("sbx2 9094/tcp",)

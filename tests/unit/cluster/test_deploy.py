@@ -9,7 +9,7 @@ import pytest
 from swarmkit.cluster import deploy as deploy_module
 from swarmkit.cluster.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult
-from swarmkit.errors import DeployError, SpecError, VerifyError
+from swarmkit.errors import BrokerError, DeployError, SpecError
 from swarmkit.hosts.dockerapi import DockerHosts, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.stack.compose import expected_advertised_host
@@ -221,7 +221,7 @@ def test_probe_finds_its_own_broker_in_a_shared_cluster_by_id(monkeypatch: pytes
 
 def test_probe_reports_a_port_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     def silent(bootstrap: str, timeout: float) -> ClusterMetadata:
-        raise VerifyError("no Kafka metadata from 10.9.0.11:9094 within 2s: Connection refused")
+        raise BrokerError("no Kafka metadata from 10.9.0.11:9094 within 2s: Connection refused")
 
     monkeypatch.setattr(deploy_module, "broker_metadata", silent)
     advertised, problem = deploy_module._probe(target(1))
