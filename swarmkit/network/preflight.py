@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TypeVar
 
+from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
@@ -201,31 +202,10 @@ def plan_probes(hosts: Sequence[Host], ports: Sequence[PortSpec]) -> list[Probe]
 
 # --- probe scripts and their output (pure) --------------------------------------------------
 
-LISTENER_REPORT = """report() {
-  while read -r line; do
-    case "$line" in
-      *"listening on"*|*"receiving on"*) echo "BOUND $1" ;;
-      *" E "*) echo "BUSY $1 ${line##*: }" ;;
-    esac
-  done
-}"""
-
-PROBER_FUNCTIONS = f"""tcp() {{
-  if out=$(socat -T1 /dev/null "$2",connect-timeout={CONNECT_TIMEOUT:g} 2>&1); then echo "PROBE $1 OK"
-  else echo "PROBE $1 FAIL ${{out##*: }}"; fi
-}}
-udp() {{
-  for attempt in $(seq {UDP_ATTEMPTS}); do
-    out=$(echo "$3" | socat -T{UDP_WAIT:g} - "$2" 2>&1)
-    if [ "$out" = "$3" ]; then echo "PROBE $1 OK"; return; fi
-  done
-  echo "PROBE $1 FAIL ${{out##*: }}"
-}}"""
-
 
 def listener_script(ports: Sequence[PortSpec], lifetime: float) -> str:
     """socat on every port; each reports BOUND or BUSY (the bind error) and the container ends by itself."""
-    lines = [LISTENER_REPORT]
+    lines = [(STACKS_DIR / "probe" / "listen.sh").read_text(encoding="utf-8")]
     for port in ports:
         address = (
             f"TCP-LISTEN:{port.port},fork,reuseaddr /dev/null"
@@ -265,7 +245,10 @@ def echo_token(probe: Probe) -> str:
 
 def prober_script(probes: Sequence[Probe]) -> str:
     """All probes of one source host at once, each printing ``PROBE <index> OK|FAIL <why>``."""
-    lines = [PROBER_FUNCTIONS]
+    lines = [
+        f"CONNECT_TIMEOUT={CONNECT_TIMEOUT:g} UDP_ATTEMPTS={UDP_ATTEMPTS} UDP_WAIT={UDP_WAIT:g}",
+        (STACKS_DIR / "probe" / "probe.sh").read_text(encoding="utf-8"),
+    ]
     for index, probe in enumerate(probes):
         target = shlex.quote(socat_address(probe.port.protocol, probe.address, probe.port.port))
         if probe.port.protocol == "tcp":

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import DeployError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -34,7 +35,7 @@ CLUSTER_ID_LABEL = "swarmkit.cluster-id"
 STACK_LABEL = "com.docker.stack.namespace"  # what docker stack deploy puts on its own volumes
 MAX_ID = MAX_BROKER_ID
 LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL NODE` on a manager, then deploy again"
-UNCHANGED = "unchanged"
+UNCHANGED = "unchanged"  # what stacks/write-identity.sh prints
 WRITTEN = "written"
 
 
@@ -147,17 +148,6 @@ def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, clu
             dockerapi.update_node_labels(manager, node.id, {label: cluster_id})
 
 
-# Compare-and-write: the file is replaced (atomically) only when its content differs.
-_WRITE_SCRIPT = f"""
-f={IDENTITY_FILE}
-if [ -f "$f" ] && [ "$(cat "$f")" = "$(printf '%s' "$SWARMKIT_NODE_ENV")" ]; then
-    echo {UNCHANGED}
-else
-    printf '%s' "$SWARMKIT_NODE_ENV" > "$f.new" && chmod 644 "$f.new" && mv "$f.new" "$f" && echo {WRITTEN}
-fi
-"""
-
-
 def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
     """Fill ``node.env`` in the node's identity volume; returns ``written`` or ``unchanged``.
 
@@ -165,7 +155,9 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
     adopts it (checked on real engines: a stack volume is a local volume named ``<stack>_<name>``,
     and an existing one is mounted as it is)."""
     dockerapi.ensure_volume(engine, volume, {STACK_LABEL: stack})
-    output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, _WRITE_SCRIPT, {"SWARMKIT_NODE_ENV": content})
+    script = (STACKS_DIR / "write-identity.sh").read_text(encoding="utf-8")
+    env = {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
+    output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, script, env)
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
     if outcome not in (WRITTEN, UNCHANGED):
         raise DeployError(
