@@ -2,8 +2,8 @@
 
 Every call is bounded: librdkafka retries a dead or unresolvable address forever unless told
 otherwise, so each client gets a short connection timeout and each request its own deadline.
-Nothing else in swarmkit imports confluent_kafka (the Spark job carries its own client code
-because it must run on Spark workers that may not have swarmkit installed).
+Nothing else in swarmkit imports confluent_kafka (the Spark job talks to Kafka through Spark's
+own connector). Failures raise ``BrokerError``; the commands calling in decide what they mean.
 """
 
 from __future__ import annotations
