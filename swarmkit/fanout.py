@@ -7,8 +7,9 @@ enough and results come back in the order of the inputs.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -35,6 +36,13 @@ def fan_out_settled(call: Callable[[T], R], items: Iterable[T], errors: type[E])
             return error
 
     return fan_out(settle, items)
+
+
+@contextmanager
+def in_background(call: Callable[[], R]) -> Iterator[Future[R]]:
+    """``call`` runs while the block does; leaving the block waits for it."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool.submit(call)
 
 
 def settle_by(calls: Sequence[Callable[[], R]], deadline: float) -> list[R | Exception]:

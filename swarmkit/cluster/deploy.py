@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
-from swarmkit.errors import BrokerError, DeployError, SpecError
-from swarmkit.fanout import fan_out
+from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
+from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
@@ -41,7 +41,7 @@ from swarmkit.swarm.bootstrap import SwarmResult
 # default wait grows with the number of nodes.
 BASE_TIMEOUT = 60.0
 TIMEOUT_PER_NODE = 30.0
-POLL_INTERVAL = 0.5
+POLL_INTERVAL = 0.2
 PROBE_TIMEOUT = 2.0
 TOPIC_TIMEOUT = 10.0
 # Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
@@ -548,8 +548,22 @@ def up(
     """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted."""
     progress = on_progress or _no_progress
     options = options.resolved(inventory)
-    validate(inventory, options)
+    engine = validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
+    with in_background(lambda: _pull_everywhere(inventory, docker, options.image or engine.DEFAULT_IMAGE)):
+        report, swarm_result = _preflight_and_swarm(inventory, options, skip_preflight, progress, docker)
+    return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker))
+
+
+def _pull_everywhere(inventory: Inventory, docker: DockerHosts, image: str) -> None:
+    """Distribute the broker image while preflight probes: pulling changes no cluster state, and a host
+    that cannot pull is reported where the image is first needed (the identity writer)."""
+    fan_out_settled(lambda host: dockerapi.ensure_image(docker[host], image), inventory.hosts, EngineError)
+
+
+def _preflight_and_swarm(
+    inventory: Inventory, options: DeployOptions, skip_preflight: bool, progress: Progress, docker: DockerHosts
+) -> tuple[PreflightReport | None, SwarmResult]:
     report = None
     if not skip_preflight:
         progress(0, len(inventory.hosts), "preflight")
@@ -562,5 +576,4 @@ def up(
         if not report.ok:
             raise report.error()
     progress(0, len(inventory.hosts), "swarm")
-    swarm_result = swarm.swarm_up(inventory, docker=docker)
-    return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker))
+    return report, swarm.swarm_up(inventory, docker=docker)

@@ -108,7 +108,9 @@ def swarm_up(inventory: Inventory, *, docker: DockerHosts | None = None) -> Swar
         fan_out(lambda h: dockerapi.swarm_join(docker[h], first.address, tokens["worker"], h.address), workers)
     changed = [inventory.host(a.host) for a in actions if a.action != MEMBER]
     ids = {name: info.swarm_node_id for name, info in infos.items()}
-    ids.update({host.name: dockerapi.engine_info(docker[host]).swarm_node_id for host in changed})
+    ids.update(
+        zip((h.name for h in changed), (i.swarm_node_id for i in fan_out(lambda h: dockerapi.engine_info(docker[h]), changed)))
+    )
     nodes = _apply_labels(inventory, docker, ids)
     return SwarmResult(actions=tuple(actions), nodes=tuple(nodes))
 
@@ -123,12 +125,16 @@ def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]
     """Inventory labels plus swarmkit.host=<inventory name>, added only where missing."""
     manager = docker[inventory.first_manager]
     by_id = {node.id: node for node in dockerapi.swarm_nodes(manager)}
+    updates = []
     for host in inventory.hosts:
         wanted = {**host.labels, "swarmkit.host": host.name}
         node = by_id[ids[host.name]]
         missing = {k: v for k, v in wanted.items() if node.labels.get(k) != v}
         if missing:
-            dockerapi.update_node_labels(manager, node.id, missing)
+            updates.append((node.id, missing))
+    if not updates:
+        return list(by_id.values())
+    fan_out(lambda update: dockerapi.update_node_labels(manager, *update), updates)
     return dockerapi.swarm_nodes(manager)
 
 
