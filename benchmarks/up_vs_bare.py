@@ -70,7 +70,9 @@ def bare_identities(inventory: Inventory, docker: DockerHosts, image: str) -> No
     """What the rendered header asks for: node.env with BROKER_ID and NODE_ADDRESS in each node's volume."""
     for broker_id, host in enumerate(inventory.hosts, start=1):
         script = f"printf 'BROKER_ID={broker_id}\\nNODE_ADDRESS={host.address}\\n' > /id/node.env"
-        docker[host].client.run(image, ["-c", script], entrypoint="/bin/sh", volumes=[(f"{STACK}_identity", "/id")], remove=True)
+        docker[host].client.run(
+            image, ["-c", script], entrypoint="/bin/sh", user="0", volumes=[(f"{STACK}_identity", "/id")], remove=True
+        )
 
 
 def answers_as_itself(host: Host) -> bool:
