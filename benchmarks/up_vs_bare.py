@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -174,7 +175,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args()
     console = Console(stderr=args.json)
-    result = measure(args.engine, args.runs, console)
+    stdout = os.dup(1)
+    os.dup2(2, 1)  # docker's own output (pulls, "Creating service") goes to stderr, keeping stdout for the JSON
+    try:
+        result = measure(args.engine, args.runs, console)
+    finally:
+        os.dup2(stdout, 1)
     if args.json:
         print(json.dumps(result))
     else:
