@@ -174,6 +174,12 @@ def run_detached(
     return container.id
 
 
+def stop_container(engine: Engine, container_id: str, grace_s: int) -> None:
+    """SIGTERM, then up to ``grace_s`` seconds for a clean exit (a broker's controlled shutdown); swarm then
+    starts the task again under its restart policy."""
+    _call(engine, f"stopping container {container_id[:12]}", lambda c: c.container.stop(container_id, time=grace_s))
+
+
 def remove_containers(engine: Engine, names: list[str]) -> None:
     existing = [c for c in names if engine.client.container.exists(c)]
     if existing:
