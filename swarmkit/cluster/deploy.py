@@ -42,6 +42,7 @@ from swarmkit.swarm.bootstrap import SwarmResult
 BASE_TIMEOUT = 60.0
 TIMEOUT_PER_NODE = 30.0
 POLL_INTERVAL = 0.2
+STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
 TOPIC_TIMEOUT = 10.0
 # Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
@@ -87,7 +88,7 @@ class NodeResult:
     hostname: str
     broker_id: int
     new_id: bool  # the id was allocated by this deploy
-    identity: str  # written | unchanged
+    identity: str  # written | replaced | unchanged
     eligible: bool  # ready and active: the swarm runs a broker there
     task_id: str = ""
     advertised: str = ""  # host:port this node's broker advertises ("" when not asked)
@@ -443,6 +444,8 @@ def deploy(
     deployed = time.monotonic()
     targets = _targets(options, eligible, identities.allocation)
     timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
+    restarting = [t for t, outcome in zip(targets, identities.of(eligible)) if outcome == identity.REPLACED]
+    _restart_for_new_identity(docker, manager, request.broker_service, restarting, options.check_kafka, progress)
     _converge(docker, manager, request.broker_service, targets, options.check_kafka, timeout, progress)
     converged = time.monotonic()
     if request.topics:
@@ -465,7 +468,28 @@ def deploy(
 @dataclass(frozen=True)
 class _Identities:
     allocation: identity.IdAllocation
-    writes: list[str]  # per member, in inventory order: written | unchanged
+    writes: list[str]  # per member, in inventory order: written | replaced | unchanged
+    members: list[_Member]
+
+    def of(self, chosen: list[_Member]) -> list[str]:
+        by_node = {m.node.id: outcome for m, outcome in zip(self.members, self.writes)}
+        return [by_node[m.node.id] for m in chosen]
+
+
+def _restart_for_new_identity(
+    docker: DockerHosts, manager: Engine, service: str, targets: list[_Target], check_kafka: bool, progress: Progress
+) -> None:
+    """A broker that read an identity since changed (its inventory address) restarts alone, one at a time,
+    each serving again before the next; the other brokers keep running.  During a rolling update of the
+    service every task is replaced anyway, so nothing is stopped then."""
+    state = dockerapi.service_state(manager, service) if targets else None
+    for target in targets:
+        task = _running_task(state, target.member.node.id) if state and state.update_state != "updating" else None
+        if task is None:
+            continue
+        progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
+        dockerapi.stop_container(docker[target.member.host], task.container_id, STOP_GRACE_S)
+        _converge(docker, manager, service, [target], check_kafka, BASE_TIMEOUT, progress)
 
 
 def _write_identities(
@@ -485,7 +509,7 @@ def _write_identities(
         request.identity_volume,
         request.stack_name,
     )
-    return _Identities(allocation, writes)
+    return _Identities(allocation, writes, members)
 
 
 def _targets(options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation) -> list[_Target]:

@@ -37,6 +37,7 @@ MAX_ID = MAX_BROKER_ID
 LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL NODE` on a manager, then deploy again"
 UNCHANGED = "unchanged"  # what stacks/write-identity.sh prints
 WRITTEN = "written"
+REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, clu
 
 
 def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
-    """Fill ``node.env`` in the node's identity volume; returns ``written`` or ``unchanged``.
+    """Fill ``node.env`` in the node's identity volume; returns ``written``, ``replaced`` or ``unchanged``.
 
     The volume is created with the label docker stack deploy gives its own volumes, so the stack
     adopts it (checked on real engines: a stack volume is a local volume named ``<stack>_<name>``,
@@ -159,7 +160,7 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
     env = {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
     output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, script, env)
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
-    if outcome not in (WRITTEN, UNCHANGED):
+    if outcome not in (WRITTEN, REPLACED, UNCHANGED):
         raise DeployError(
             f"writing {IDENTITY_FILE} into volume {volume} on {engine.endpoint} failed: {output.strip() or 'no output'}",
             hint=f"the image {image} must have /bin/sh; check the engine's disk space",

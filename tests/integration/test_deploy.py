@@ -8,8 +8,10 @@ mode would roll every broker with the stack's 10 s update delay).
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -149,6 +151,33 @@ def test_inventory_address_mode_advertises_each_hosts_address(inventory: Invento
     for host in inventory.hosts:
         assert advertised(host.address, 9194) == [f"{host.address}:9194"]
     assert len(running_tasks(inventory, "addr_broker")) == 3
+
+
+def test_a_changed_inventory_address_restarts_only_that_broker_with_its_id(
+    dp: sandbox.Sandbox, inventory: Inventory, docker: DockerHosts
+) -> None:
+    """dp2 gets a second address on its interface and the inventory names it: on the next deploy its broker
+    alone restarts, keeps broker id and advertises the new address; the other brokers' tasks stay."""
+    options = DeployOptions(
+        advertise="inventory-address", stack_name="addr", listeners=ListenerPlan.build(external_port=9194), topics="t:1:1"
+    )
+    before = running_tasks(inventory, "addr_broker")
+    moved = dp.host("dp2")
+    new_address = moved.address.rsplit(".", 1)[0] + ".112"
+    netns = ["nsenter", f"--net=/var/run/netns/{moved.netns}", "ip", "addr"]
+    subprocess.run([*netns, "add", f"{new_address}/24", "dev", "eth0"], check=True)
+    try:
+        hosts = tuple(replace(h, address=new_address) if h.name == "dp2" else h for h in inventory.hosts)
+        result = deploy(replace(inventory, hosts=hosts), options, docker=docker)
+        after = running_tasks(inventory, "addr_broker")
+        identities = {n.host: (n.identity, n.broker_id) for n in result.nodes}
+        assert identities["dp2"] == ("replaced", 2) and {identities["dp1"][0], identities["dp3"][0]} == {"unchanged"}
+        assert advertised(new_address, 9194) == [f"{new_address}:9194"]
+        node2 = next(n.node_id for n in result.nodes if n.host == "dp2")
+        assert after[node2] != before[node2]
+        assert {k: v for k, v in after.items() if k != node2} == {k: v for k, v in before.items() if k != node2}
+    finally:
+        subprocess.run([*netns, "del", f"{new_address}/24", "dev", "eth0"], check=False)
 
 
 def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(inventory: Inventory, docker: DockerHosts) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
+from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import DeployError
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.swarm import identity
@@ -133,3 +136,17 @@ def test_write_identity_reports_what_the_helper_container_did(monkeypatch: pytes
     monkeypatch.setattr(identity.dockerapi, "run_with_volume", lambda *args: "sh: cannot create: Read-only file system")
     with pytest.raises(DeployError, match="Read-only file system"):
         identity.write_identity(ENGINE, "img", "kafka_identity", "kafka", "BROKER_ID=1\n")
+
+
+def test_the_identity_writer_says_written_then_unchanged_then_replaced(tmp_path) -> None:
+    script = (STACKS_DIR / "write-identity.sh").read_text(encoding="utf-8")
+
+    def write(content: str) -> str:
+        env = {"PATH": "/usr/bin:/bin", "SWARMKIT_IDENTITY_FILE": str(tmp_path / "node.env"), "SWARMKIT_NODE_ENV": content}
+        return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    first = "BROKER_ID=2\nNODE_ADDRESS=10.0.0.2\n"
+    assert write(first) == identity.WRITTEN
+    assert write(first) == identity.UNCHANGED
+    assert write("BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n") == identity.REPLACED
+    assert (tmp_path / "node.env").read_text() == "BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n"
