@@ -16,6 +16,8 @@ from python_on_whales.utils import run
 from swarmkit.errors import EngineError
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
 
+JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
+
 
 @dataclass(frozen=True)
 class Engine:
@@ -317,6 +319,29 @@ def _raw(engine: Engine, what: str, *args: str) -> str:
         return cast(str, run([*engine.client.docker_cmd, *args]))  # stdout only
     except DockerException as error:
         raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+
+
+def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: str, script: str, env: dict[str, str]) -> str:
+    """Run a shell script as root once on one swarm node, through the manager (for a node whose own
+    engine swarmkit cannot reach); returns what it printed.  The job service is removed afterwards."""
+    args = ["service", "create", "--detach", "--quiet", "--mode", "replicated-job", "--name", job]
+    args += ["--constraint", f"node.id=={node_id}", "--mount", mount, "--user", "0", "--entrypoint", "/bin/sh"]
+    args += [arg for key, value in env.items() for arg in ("--env", f"{key}={value}")]
+    _raw(manager, f"starting job {job}", *args, image, "-c", script)
+    try:
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while not _job_ended(manager, job):
+            if time.monotonic() > deadline:
+                raise EngineError(f"job {job} did not finish within {JOB_TIMEOUT:.0f} s", hint=f"see `docker service ps {job}`")
+            time.sleep(0.2)
+        return _raw(manager, f"reading job {job}", "service", "logs", "--raw", job)
+    finally:
+        _raw(manager, f"removing job {job}", "service", "rm", job)
+
+
+def _job_ended(manager: Engine, job: str) -> bool:
+    state = service_state(manager, job)
+    return state is not None and any(t.state in ("complete", "failed", "rejected") for t in state.tasks)
 
 
 def ensure_volume(engine: Engine, name: str, labels: dict[str, str]) -> None:
