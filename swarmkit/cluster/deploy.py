@@ -207,6 +207,7 @@ def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHo
 class _Member:
     host: Host
     node: SwarmNode
+    via_swarm: bool = False  # a node joined by hand (`swarmkit join`): no engine of its own to reach
 
     @property
     def eligible(self) -> bool:
@@ -214,10 +215,8 @@ class _Member:
 
 
 def _members(inventory: Inventory, docker: DockerHosts) -> tuple[list[_Member], list[SwarmNode]]:
-    """Each inventory host's swarm node (inventory order) and the swarm's node list.
-
-    Every host must be in this swarm, and no other node may be eligible for a broker: the global
-    service would start one there with no identity."""
+    """Each inventory host's swarm node (inventory order), then every other node eligible for a broker
+    (one joined by hand with `swarmkit join`: reached through the swarm only), and the swarm's node list."""
     ids = swarm.node_ids(inventory, docker=docker)
     missing = [host.name for host in inventory.hosts if host.name not in ids]
     if missing:
@@ -234,14 +233,12 @@ def _members(inventory: Inventory, docker: DockerHosts) -> tuple[list[_Member], 
             hint="swarmkit never moves a host between swarms; see `swarmkit swarm up`",
         )
     known = set(ids.values())
-    strangers = [n.hostname for n in nodes if n.id not in known and n.state == "ready" and n.availability == "active"]
-    if strangers:
-        raise DeployError(
-            f"swarm node(s) not in the inventory: {', '.join(strangers)}; the broker service would run a broker"
-            " there without an identity",
-            hint="add them to the inventory, or drain them: docker node update --availability drain NODE",
-        )
-    return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts], nodes
+    joined = [
+        _Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
+        for n in nodes
+        if n.id not in known and n.state == "ready" and n.availability == "active"
+    ]
+    return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
 
 
 def _cluster_id(engine: BrokerEngine, options: DeployOptions, nodes: Sequence[SwarmNode]) -> str:
@@ -382,20 +379,21 @@ def _converge(
                 hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
             )
         if time.monotonic() > deadline:
-            lines = "; ".join(
-                f"{t.name}: "
-                + _why_not_running(
-                    state,
-                    t,
-                    lambda task, t=t: dockerapi.container_output(docker[t.member.host], task.container_id),  # type: ignore[misc]  # mypy cannot type lambdas with defaults
-                )
-                for t in waiting
-            )
-            raise DeployError(
-                f"brokers not serving after {timeout:g}s on {len(waiting)} of {total} node(s): {lines}",
-                hint=f"`docker service ps --no-trunc {service}` and `docker service logs {service}` on a manager",
-            )
+            raise _not_serving(docker, state, waiting, timeout, total)
         time.sleep(POLL_INTERVAL)
+
+
+def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[_Target], timeout: float, total: int) -> DeployError:
+    def output_of(target: _Target) -> Callable[[TaskState], str]:
+        if target.member.via_swarm:
+            return lambda task: ""  # its engine is out of reach; `docker service logs` on a manager has it
+        return lambda task: dockerapi.container_output(docker[target.member.host], task.container_id)
+
+    lines = "; ".join(f"{t.name}: {_why_not_running(state, t, output_of(t))}" for t in waiting)
+    return DeployError(
+        f"brokers not serving after {timeout:g}s on {len(waiting)} of {total} node(s): {lines}",
+        hint=f"`docker service ps --no-trunc {state.name}` and `docker service logs {state.name}` on a manager",
+    )
 
 
 # --- topics --------------------------------------------------------------------------------------
@@ -444,7 +442,8 @@ def deploy(
     deployed = time.monotonic()
     targets = _targets(options, eligible, identities.allocation)
     timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
-    restarting = [t for t, outcome in zip(targets, identities.of(eligible)) if outcome == identity.REPLACED]
+    replaced = zip(targets, identities.of(eligible))
+    restarting = [t for t, outcome in replaced if outcome == identity.REPLACED and not t.member.via_swarm]
     _restart_for_new_identity(docker, manager, request.broker_service, restarting, options.check_kafka, progress)
     _converge(docker, manager, request.broker_service, targets, options.check_kafka, timeout, progress)
     converged = time.monotonic()
@@ -503,13 +502,16 @@ def _write_identities(
     if request.cluster_id:
         identity.keep_cluster_id(manager, nodes, request.stack_name, request.cluster_id)
     progress(0, total, "writing node identities")
-    writes = identity.write_identities(
-        [(docker[m.host], identity.node_env(allocation.ids[m.node.id], m.host.address)) for m in members],
-        image,
-        request.identity_volume,
-        request.stack_name,
+    content = {m.node.id: identity.node_env(allocation.ids[m.node.id], m.host.address) for m in members}
+    direct = [m for m in members if not m.via_swarm]
+    volume, stack = request.identity_volume, request.stack_name
+    outcomes = identity.write_identities([(docker[m.host], content[m.node.id]) for m in direct], image, volume, stack)
+    joined = [m for m in members if m.via_swarm]
+    outcomes += fan_out(
+        lambda m: identity.write_identity_through_swarm(manager, m.node, image, volume, stack, content[m.node.id]), joined
     )
-    return _Identities(allocation, writes, members)
+    by_node = dict(zip((m.node.id for m in direct + joined), outcomes))
+    return _Identities(allocation, [by_node[m.node.id] for m in members], members)
 
 
 def _targets(options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation) -> list[_Target]:

@@ -156,13 +156,32 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
     adopts it (checked on real engines: a stack volume is a local volume named ``<stack>_<name>``,
     and an existing one is mounted as it is)."""
     dockerapi.ensure_volume(engine, volume, {STACK_LABEL: stack})
-    script = (STACKS_DIR / "write-identity.sh").read_text(encoding="utf-8")
-    env = {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
-    output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, script, env)
+    output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, _writer(), _writer_env(content))
+    return _outcome(output, f"volume {volume} on {engine.endpoint}", image)
+
+
+def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> str:
+    """``write_identity`` on a node swarmkit reaches only through the swarm (one joined by hand with
+    ``swarmkit join``): a one-off job pinned to that node mounts the volume, labelled for the stack."""
+    mount = f"type=volume,source={volume},target={IDENTITY_DIR},volume-label={STACK_LABEL}={stack}"
+    job = f"{stack}_identity-{node.id[:12]}"
+    output = dockerapi.run_job_on_node(manager, job, node.id, image, mount, _writer(), _writer_env(content))
+    return _outcome(output, f"volume {volume} on node {node.hostname}", image)
+
+
+def _writer() -> str:
+    return (STACKS_DIR / "write-identity.sh").read_text(encoding="utf-8")
+
+
+def _writer_env(content: str) -> dict[str, str]:
+    return {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
+
+
+def _outcome(output: str, where: str, image: str) -> str:
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
     if outcome not in (WRITTEN, REPLACED, UNCHANGED):
         raise DeployError(
-            f"writing {IDENTITY_FILE} into volume {volume} on {engine.endpoint} failed: {output.strip() or 'no output'}",
+            f"writing {IDENTITY_FILE} into {where} failed: {output.strip() or 'no output'}",
             hint=f"the image {image} must have /bin/sh; check the engine's disk space",
         )
     return outcome

@@ -210,3 +210,18 @@ def test_a_broker_that_cannot_start_is_named_with_its_task_error(inventory: Inve
         assert f"{host.name}: task broken_broker." in raised.value.message
     assert "non-zero exit (64) (swarmkit: HOSTNAME_COMMAND printed nothing: true)" in raised.value.message
     assert "docker service ps --no-trunc broken_broker" in raised.value.hint
+
+
+def test_a_node_joined_by_hand_gets_an_id_and_a_broker_on_the_next_deploy(inventory: Inventory, docker: DockerHosts) -> None:
+    """dp4 is not in the inventory and swarmkit never talks to its engine: an operator ran the command
+    `swarmkit join` prints there.  Deploy writes its identity through a swarm job and waits for its broker."""
+    joined = sandbox.add_node("dp")
+    token = dockerapi.join_token(docker[inventory.first_manager], "worker")
+    dockerapi.swarm_join(joined.docker, inventory.first_manager.address, token, joined.address)  # the operator's step
+    result = deploy(inventory, DeployOptions(topics=TOPICS), docker=docker)
+    node = next(n for n in result.nodes if n.host == joined.name)
+    assert (node.broker_id, node.new_id, node.identity, node.eligible) == (4, True, "written", True)
+    assert advertised(joined.address, 9094) == [f"{joined.name}:9094"]
+    assert node.task_id and node.advertised == f"{joined.name}:9094"
+    services = [service.spec.name for service in manager(inventory).client.service.list()]
+    assert not [name for name in services if "_identity-" in name]  # the one-off identity job is gone

@@ -147,14 +147,15 @@ def test_a_host_outside_the_swarm_is_an_error(monkeypatch: pytest.MonkeyPatch) -
         deploy_module._members(INVENTORY, DOCKER)
 
 
-def test_an_eligible_node_missing_from_the_inventory_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_eligible_node_joined_by_hand_becomes_a_member_reached_through_the_swarm(monkeypatch: pytest.MonkeyPatch) -> None:
     stranger = swarm_node(9, hostname="stranger")
     gone = swarm_node(8, hostname="gone", state="down")  # a departed node gets no task: fine
     fake_swarm(
         monkeypatch, {"n1": "id1", "n2": "id2", "n3": "id3"}, [swarm_node(1), swarm_node(2), swarm_node(3), stranger, gone]
     )
-    with pytest.raises(DeployError, match="not in the inventory: stranger;"):
-        deploy_module._members(INVENTORY, DOCKER)
+    members, _ = deploy_module._members(INVENTORY, DOCKER)
+    assert [(m.host.name, m.via_swarm) for m in members] == [("n1", False), ("n2", False), ("n3", False), ("stranger", True)]
+    assert members[-1].host.address == stranger.address
 
 
 def test_a_given_cluster_id_must_match_the_kept_one() -> None:
