@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from confluent_kafka import BrokerError, Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 
 def producer_config(bootstrap: str, **overrides: object) -> dict[str, object]:
@@ -56,7 +56,7 @@ class CountingProducer:
             assert time.monotonic() < deadline, f"only {len(self.acknowledged)} of {target} acknowledged: {self.errors[:3]}"
             time.sleep(0.05)
 
-    def _delivered(self, error: BrokerError | None, message) -> None:
+    def _delivered(self, error: KafkaError | None, message) -> None:
         if error is None:
             self.acknowledged.add(int(message.value()))
         else:
