@@ -250,6 +250,11 @@ def update_node_labels(engine: Engine, node_id: str, labels: dict[str, str]) -> 
     _call(engine, f"labelling node {node_id}", lambda c: c.node.update(node_id, labels_add=labels))
 
 
+def set_node_availability(engine: Engine, node_id: str, availability: str) -> None:
+    """active, pause or drain: a drained node's tasks shut down (with their stop grace) and none start there."""
+    _call(engine, f"setting node {node_id} to {availability}", lambda c: c.node.update(node_id, availability=availability))
+
+
 def remove_node(engine: Engine, node_id: str) -> None:
     _call(engine, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
 
