@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from swarmkit import __version__
-from swarmkit.cli import checks, stack, swarm
+from swarmkit.cli import checks, nodes, stack, swarm
 from swarmkit.cli.common import out
 from swarmkit.cli.sandbox import sandbox_app
 
@@ -34,3 +34,4 @@ app.command("verify")(checks.verify_command)
 app.command("render")(stack.render)
 app.command("deploy")(stack.deploy_command)
 app.command("up")(stack.up_command)
+app.command("remove-node")(nodes.remove_node_command)
