@@ -53,7 +53,7 @@ STOPPED_UPDATE = ("paused", "rollback_paused", "rollback_completed")
 Progress = Callable[[int, int, str], None]
 
 
-def _no_progress(done: int, total: int, message: str) -> None:
+def no_progress(done: int, total: int, message: str) -> None:
     """The default progress callback: say nothing."""
 
 
@@ -424,7 +424,7 @@ def deploy(
 ) -> DeployResult:
     """Deploy the stack on an existing swarm, wait until every broker serves, ensure the topics."""
     started = time.monotonic()
-    progress = on_progress or _no_progress
+    progress = on_progress or no_progress
     options = options.resolved(inventory)
     engine = validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
@@ -572,7 +572,7 @@ def up(
     docker: DockerHosts | None = None,
 ) -> UpResult:
     """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted."""
-    progress = on_progress or _no_progress
+    progress = on_progress or no_progress
     options = options.resolved(inventory)
     engine = validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)

@@ -1,0 +1,43 @@
+"""`swarmkit remove-node`: commands that change which servers run brokers."""
+
+from __future__ import annotations
+
+import typer
+
+from swarmkit.cli.common import (
+    EXTERNAL_PORT_OPTION,
+    INTERNAL_PORT_OPTION,
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    err,
+    expected_failures,
+    load_hosts,
+    out,
+    print_json,
+)
+from swarmkit.cluster import retire
+
+
+@expected_failures
+def remove_node_command(
+    name: str = typer.Argument(..., help="The inventory host to retire (a worker)."),
+    inventory: str = INVENTORY_OPTION,
+    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds for its replicas to move (and for its broker to stop)."),
+    external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Retire a server: move its replicas away, stop and unregister its broker, take it out of the swarm."""
+    options = retire.RetireOptions(stack_name, external_port, internal_port, timeout)
+    hosts, docker = load_hosts(inventory)
+    with err.status(f"retiring {name}...") as status:
+        result = retire.retire(hosts, name, options, lambda done, total, message: status.update(message), docker=docker)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    moved = len(result.moves)
+    out.print(f"retired {result.host}: broker {result.broker_id} unregistered, {moved} partition(s) moved to the other brokers")
+    if not result.left_swarm:
+        out.print(f"[yellow]{result.host}'s engine did not answer: run `docker swarm leave` there when it is back[/]")
+    out.print(f"remove {result.host} from {inventory} now; its data volume stays on the server until you delete it")
