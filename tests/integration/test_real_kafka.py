@@ -2,7 +2,8 @@
 
 The tests run in order on one cluster: the cluster itself, a client that follows advertised
 addresses to every leader, the seeds' failure on a second stack that advertises names nobody
-resolves, a node lost and brought back under acks=all traffic, and last a scale-out.
+resolves, a node lost and brought back under acks=all traffic, a scale-out, and last the new node
+retired again under acks=all traffic.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from confluent_kafka import Producer
 from swarmkit.cluster import diagnose
 from swarmkit.cluster.deploy import DeployOptions, deploy, up
 from swarmkit.cluster.kafka import broker_metadata, ensure_topics, partition_states
+from swarmkit.cluster.retire import retire
 from swarmkit.cluster.verify import VerifyOptions, VerifyReport, verify
+from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
@@ -199,3 +202,34 @@ def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, r
     share = next(b for b in report.cluster.brokers if b.broker_id == 4)
     assert share.registered and share.node == "rk4" and share.replicas == 0
     assert any(note.startswith("broker 4 (rk4) holds no partitions yet") for note in report.cluster.notes)
+
+
+def test_retiring_a_manager_is_refused_before_anything_changes(rk: sandbox.Sandbox) -> None:
+    grown = load_inventory(rk.inventory_path)
+    before = broker_containers(grown)
+    with pytest.raises(SpecError, match="rk1 is a manager"):
+        retire(grown, "rk1")
+    assert broker_containers(grown) == before
+
+
+def test_retiring_a_node_moves_its_replicas_and_loses_no_acknowledged_record(rk: sandbox.Sandbox) -> None:
+    grown = load_inventory(rk.inventory_path)
+    assert ensure_topics("rk1:9094", [TopicSpec("moving", 8, 3)])[0].ok  # created on 4 brokers: rk4 holds replicas
+    producer = CountingProducer("rk1:9094,rk2:9094", "moving").start()
+    try:
+        producer.acked_after(2000, timeout=60)
+        result = retire(grown, "rk4")
+        producer.acked_after(1000, timeout=60)
+    finally:
+        producer.stop()
+    print(f"\nretired rk4 in {result.total_s:.1f} s, {len(result.moves)} partitions moved")
+    assert result.broker_id == 4 and result.moves and result.left_swarm
+    registered, partitions = partition_states("rk1:9094")
+    assert registered == (1, 2, 3)
+    assert not [p for p in partitions if 4 in p.replicas or set(p.isr) != set(p.replicas)]
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything("rk1:9094", "moving", 8))
+    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
+    manager = DockerHosts.from_inventory(grown)[grown.first_manager]
+    assert "rk4" not in {node.hostname for node in dockerapi.swarm_nodes(manager)}
+    three = Inventory(tuple(h for h in grown.hosts if h.name != "rk4"), stack=grown.stack, path=grown.path)
+    assert wait_until(lambda: verified(three).ok, 60, "the three remaining brokers to verify")
