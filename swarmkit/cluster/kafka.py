@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from swarmkit.errors import BrokerError
@@ -335,3 +335,21 @@ def partition_states(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[
         for p in sorted(t.partitions.values(), key=lambda p: p.id)
     ]
     return tuple(sorted(raw.brokers)), states
+
+
+def elect_preferred_leaders(bootstrap: str, partitions: Sequence[tuple[str, int]], timeout: float = 30.0) -> list[str]:
+    """Hand each partition's leadership to its first replica; returns the partitions that refused (e.g. a
+    preferred leader out of sync), as ``topic-partition: why``.  Already-led-by-preferred is not a failure."""
+    client = _Client(bootstrap, timeout)
+    wanted = [TopicPartition(topic, partition) for topic, partition in partitions]
+    try:
+        results = client.admin.elect_leaders(ElectionType.PREFERRED, wanted, request_timeout=timeout).result(timeout=timeout + 5)
+    except (KafkaException, TimeoutError) as error:
+        raise BrokerError(
+            f"preferred leader election through {bootstrap} failed: {error}", hint="run it again once every broker is in sync"
+        ) from None
+    return [
+        f"{tp.topic}-{tp.partition}: {error}"
+        for tp, error in results.items()
+        if error is not None and error.args[0].code() != KafkaError.ELECTION_NOT_NEEDED
+    ]
