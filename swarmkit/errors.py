@@ -55,3 +55,7 @@ class DeployError(SwarmkitError):
 
 class VerifyError(SwarmkitError):
     """Verification found brokers clients cannot use."""
+
+
+class OperationError(SwarmkitError):
+    """A day-2 operation (status, roll, down) cannot start, or stopped before the end."""

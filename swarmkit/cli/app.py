@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from swarmkit import __version__
-from swarmkit.cli import checks, nodes, stack, swarm
+from swarmkit.cli import checks, nodes, ops, stack, swarm
 from swarmkit.cli.common import out
 from swarmkit.cli.sandbox import sandbox_app
 
@@ -35,3 +35,6 @@ app.command("render")(stack.render)
 app.command("deploy")(stack.deploy_command)
 app.command("up")(stack.up_command)
 app.command("remove-node")(nodes.remove_node_command)
+app.command("status")(ops.status_command)
+app.command("roll")(ops.roll_command)
+app.command("down")(ops.down_command)

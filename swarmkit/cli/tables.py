@@ -10,7 +10,10 @@ from rich.table import Table
 from swarmkit.cluster.deploy import DeployResult
 from swarmkit.cluster.diagnose import DiagnoseReport
 from swarmkit.cluster.health import ClusterHealth
+from swarmkit.cluster.roll import RollReport
 from swarmkit.cluster.spark import SparkReport
+from swarmkit.cluster.status import ClusterStatus
+from swarmkit.cluster.teardown import DownReport
 from swarmkit.cluster.verify import VerifyReport
 from swarmkit.network.preflight import GIB, Check, Failure, PortSpec, PreflightReport
 from swarmkit.sandbox.hosts import SandboxStatus
@@ -267,3 +270,101 @@ def _failures_table(failures: tuple[Failure, ...]) -> Table:
         details = "; ".join(dict.fromkeys(f.detail for f in members))
         table.add_row(f"[red]{check}[/]", sources, to, f"{port}/{protocol}" if port else "", details, fix)
     return table
+
+
+# --- day-2 operations: status, roll, down ---
+
+
+def print_status(status: ClusterStatus, console: Console) -> None:
+    nodes = _table(
+        f"stack '{status.stack}' ({status.engine}): nodes",
+        ("host", "hostname", "role", "state", "availability", "address", "broker id"),
+    )
+    for node in status.nodes:
+        state = node.state if node.state == "ready" else f"[red]{node.state}[/]"
+        nodes.add_row(node.host or "-", node.hostname, node.role, state, node.availability, node.address, _id(node.broker_id))
+    console.print(nodes)
+    brokers = _table("brokers", ("id", "node", "advertised", "registered", "task", "running since (UTC)", "image", "container"))
+    for broker in status.brokers:
+        task = broker.task if broker.task == "running" else f"[red]{broker.task}[/]"
+        advertised = broker.advertised or "-"
+        brokers.add_row(
+            _id(broker.broker_id),
+            broker.node,
+            advertised,
+            _mark(broker.registered),
+            task,
+            broker.since,
+            broker.image,
+            broker.container_id,
+        )
+    console.print(brokers)
+    if status.quorum is not None:
+        _print_controllers(status, console)
+    topics = _table("topics", ("topic", "partitions", "replicas", "under-replicated", "offline", "under min ISR"))
+    for topic in status.topics:
+        counts = [_count(topic.under_replicated), _count(topic.offline), _count(topic.under_min_isr)]
+        topics.add_row(topic.topic, str(topic.partitions), str(topic.replication_factor), *counts)
+    console.print(topics)
+    if status.kafka_error:
+        console.print(f"[red]brokers: {status.kafka_error}[/]")
+    console.print(f"read in {status.read_s:.2f} s")
+
+
+def _id(broker_id: int | None) -> str:
+    return "-" if broker_id is None else str(broker_id)
+
+
+def _count(value: int) -> str:
+    return "0" if not value else f"[red]{value}[/]"
+
+
+def _print_controllers(status: ClusterStatus, console: Console) -> None:
+    quorum = status.quorum
+    assert quorum is not None
+    members = {member.node_id: member for member in quorum.voters}
+    table = _table("controllers (KRaft quorum)", ("id", "manager", "status", "lag"))
+    for node_id, host in status.controllers:
+        member = members.get(node_id)
+        table.add_row(
+            str(node_id), host, member.status if member else "[red]not a voter now[/]", str(member.lag) if member else "-"
+        )
+    console.print(table)
+    if quorum.error:
+        console.print(f"[red]controllers: {quorum.error}[/]")
+    else:
+        console.print(f"quorum leader: {quorum.leader if quorum.leader >= 0 else '[red]none[/]'}")
+
+
+def print_roll(report: RollReport, console: Console) -> None:
+    table = _table(
+        f"roll of stack '{report.stack}', one broker at a time",
+        ("node", "broker id", "old container", "new container", "seconds", "status"),
+    )
+    for broker in report.brokers:
+        status = "[green]back, registered, in sync[/]" if broker.ok else f"[red]{broker.detail}[/]"
+        table.add_row(
+            broker.node, str(broker.broker_id), broker.old_container, broker.new_container, f"{broker.seconds:.1f}", status
+        )
+    for node in report.not_rolled:
+        table.add_row(node, "", "", "", "", "[yellow]not rolled (still serving)[/]")
+    console.print(table)
+    change = ([f"image {report.image}"] if report.image else []) + [f"{key}={value}" for key, value in report.env.items()]
+    console.print(f"spec change: {', '.join(change)}" if change else "restart only (same spec)")
+    console.print(f"rolled in {report.total_s:.1f} s" if report.ok else "[red]roll stopped[/]")
+
+
+def print_down(report: DownReport, console: Console) -> None:
+    removed = ", ".join(report.removed_services) or "nothing was deployed"
+    console.print(f"removed: {removed}", highlight=False)
+    if report.removed_services:
+        console.print(
+            f"brokers stopped in {report.brokers_gone_s:.1f} s; every container of the stack gone after {report.total_s:.1f} s"
+        )
+    if not report.purged:
+        console.print("kept: data and identity volumes, broker ids, cluster id: `swarmkit up` brings the same cluster back")
+        return
+    for host, volumes in report.volumes.items():
+        console.print(f"{host}: removed volumes {', '.join(volumes) or '(none)'}", highlight=False)
+    for node, labels in report.labels.items():
+        console.print(f"{node}: removed labels {', '.join(labels)}", highlight=False)

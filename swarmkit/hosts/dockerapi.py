@@ -506,3 +506,67 @@ def exec_in_service(engine: Engine, service: str, command: list[str]) -> str:
 def remove_stack(engine: Engine, name: str) -> None:
     """``docker stack rm``: services, networks and configs go; volumes (data, identities) stay."""
     _raw(engine, f"docker stack rm {name}", "stack", "rm", name)
+
+
+# --- day-2 operations: status, roll, down ---
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """What a running service was told to run, beyond its tasks: its image and rolling-update delay."""
+
+    image: str
+    update_delay_ns: int
+    labels: dict[str, str]
+
+
+def service_spec(engine: Engine, service: str) -> ServiceSpec | None:
+    """The service's image, update delay and labels; None if it does not exist."""
+    if not engine.client.service.exists(service):
+        return None
+    (spec,) = json.loads(_raw(engine, f"inspecting service {service}", "service", "inspect", service))
+    container = spec["Spec"]["TaskTemplate"].get("ContainerSpec") or {}
+    update = spec["Spec"].get("UpdateConfig") or {}
+    return ServiceSpec(container.get("Image", ""), int(update.get("Delay") or 0), dict(spec["Spec"].get("Labels") or {}))
+
+
+def update_service(
+    engine: Engine,
+    service: str,
+    *,
+    image: str | None = None,
+    env: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    update_delay_ns: int | None = None,
+) -> None:
+    """``docker service update --detach``: the image as written (no registry query), env and labels added, and
+    the delay swarm waits between two tasks of a rolling update."""
+    args = ["service", "update", "--detach", "--quiet", "--no-resolve-image"]
+    args += ["--image", image] if image else []
+    args += [arg for key, value in (env or {}).items() for arg in ("--env-add", f"{key}={value}")]
+    args += [arg for key, value in (labels or {}).items() for arg in ("--label-add", f"{key}={value}")]
+    args += ["--update-delay", f"{update_delay_ns}ns"] if update_delay_ns is not None else []
+    _raw(engine, f"updating service {service}", *args, service)
+
+
+def remove_service(engine: Engine, service: str) -> None:
+    """``docker service rm``: its tasks are stopped (each with its stop grace period) in the background."""
+    _raw(engine, f"removing service {service}", "service", "rm", service)
+
+
+def labelled_containers(engine: Engine, label: str) -> int:
+    """How many containers (running or not) carry a label."""
+    return len(_call(engine, "listing containers", lambda c: c.container.list(all=True, filters=[("label", label)])))
+
+
+def remove_labelled_volumes(engine: Engine, label: str) -> list[str]:
+    """Remove every volume carrying a label; returns their names."""
+    found = _call(engine, "listing volumes", lambda c: c.volume.list(filters=[("label", label)]))
+    names = sorted(volume.name for volume in found)
+    if names:
+        _call(engine, f"removing volumes {', '.join(names)}", lambda c: c.volume.remove(names))
+    return names
+
+
+def remove_node_labels(engine: Engine, node_id: str, names: list[str]) -> None:
+    _call(engine, f"removing labels from node {node_id}", lambda c: c.node.update(node_id, rm_labels=names))

@@ -1,0 +1,95 @@
+"""`swarmkit status`, `roll` and `down`: day-2 operations on a deployed cluster."""
+
+from __future__ import annotations
+
+import typer
+
+from swarmkit.cli import tables
+from swarmkit.cli.common import (
+    EXTERNAL_PORT_OPTION,
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    err,
+    exit_with,
+    expected_failures,
+    load_hosts,
+    out,
+    print_json,
+)
+from swarmkit.cli.stack import STACK_OPTION, _with_progress
+from swarmkit.cluster import roll, status, teardown
+
+ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
+SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
+NODE_OPTION = typer.Option([], "--node", help="Restart only this inventory host's broker; repeatable.")
+ROLL_TIMEOUT_OPTION = typer.Option(roll.BROKER_TIMEOUT, "--timeout", help="Seconds each broker gets to be back and in sync.")
+
+
+@expected_failures
+def status_command(
+    inventory: str = INVENTORY_OPTION,
+    stack_name: str = STACK_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Nodes, brokers, controllers and topics as they are now; changes nothing."""
+    with err.status("reading the swarm, the brokers and the controller quorum..."):
+        hosts, docker = load_hosts(inventory)
+        report = status.status(hosts, stack_name, external_port, docker=docker)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        tables.print_status(report, out)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@expected_failures
+def roll_command(
+    inventory: str = INVENTORY_OPTION,
+    image: str | None = ROLL_IMAGE_OPTION,
+    settings: list[str] = SET_OPTION,
+    nodes: list[str] = NODE_OPTION,
+    timeout: float = ROLL_TIMEOUT_OPTION,
+    stack_name: str = STACK_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Restart, upgrade or reconfigure the brokers one at a time, each back and in sync before the next."""
+    options = roll.RollOptions(
+        stack_name=stack_name,
+        image=image,
+        settings=roll.parse_settings(settings),
+        nodes=tuple(nodes),
+        external_port=external_port,
+        broker_timeout=timeout,
+    )
+    hosts, docker = load_hosts(inventory)
+    roll.validate(hosts, options)
+    report = _with_progress(lambda progress: roll.roll(hosts, options, progress, docker=docker))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        tables.print_roll(report, out)
+    if not report.ok:
+        exit_with(report.error())
+
+
+@expected_failures
+def down_command(
+    inventory: str = INVENTORY_OPTION,
+    purge: bool = typer.Option(False, "--purge-data", help="Also delete data and identity volumes, broker ids, cluster id."),
+    yes: bool = typer.Option(False, "--yes", help="Confirm --purge-data."),
+    stack_name: str = STACK_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Remove the stack and wait until its containers are gone; data, ids and cluster id stay unless purged."""
+    teardown.check_purge(purge, yes)
+    hosts, docker = load_hosts(inventory)
+    report = _with_progress(
+        lambda progress: teardown.down(hosts, stack_name, purge=purge, yes=yes, on_progress=progress, docker=docker)
+    )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        tables.print_down(report, out)
