@@ -45,6 +45,11 @@ REPLICATION_OPTION = typer.Option(
     "--replication-factor",
     help="apache: default replication (default min(3, brokers); pin it to grow without rolling).",
 )
+SECURITY_OPTION = typer.Option(
+    None,
+    "--security",
+    help="sasl_ssl, ssl (mutual TLS) or plaintext (default: the inventory's stack.security, else plaintext).",
+)
 CLUSTER_ID_OPTION = typer.Option(None, "--cluster-id", help="apache: KRaft cluster id (default: generated once, kept).")
 
 
@@ -60,6 +65,7 @@ STACK_PARAMETERS = {
     "replication_factor": (int | None, REPLICATION_OPTION),
     "external_port": (int, EXTERNAL_PORT_OPTION),
     "internal_port": (int, INTERNAL_PORT_OPTION),
+    "security": (str | None, SECURITY_OPTION),
 }
 
 

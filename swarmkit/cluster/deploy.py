@@ -73,12 +73,14 @@ class DeployOptions:
     replication_factor: int | None = None
     extra_env: tuple[tuple[str, str], ...] = ()
     check_kafka: bool = True  # False: wait for running tasks only (an image that serves no Kafka)
+    security: str | None = None  # sasl_ssl | ssl | plaintext; None: the inventory's, else the plan's
 
     def resolved(self, inventory: Inventory) -> DeployOptions:
-        """Fill engine and image from the inventory; the inventory's image only goes with its engine."""
+        """Fill engine, image and security from the inventory; the inventory's image only goes with its engine."""
         engine = self.engine or inventory.stack.engine
         image = self.image or (inventory.stack.image if engine == inventory.stack.engine else None) or None
-        return replace(self, engine=engine, image=image)
+        security = self.security or inventory.stack.security or self.listeners.security
+        return replace(self, engine=engine, image=image, security=security, listeners=self.listeners.with_security(security))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
 TOP_FIELDS = ("stack", "hosts", "allow_even_managers")
-STACK_FIELDS = ("engine", "image", "probe_image")
+STACK_FIELDS = ("engine", "image", "probe_image", "security")
 TLS_FIELDS = ("ca", "cert", "key")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 HOSTNAME_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
@@ -60,6 +60,7 @@ class StackDefaults:
     engine: str = "apache"
     image: str = ""
     probe_image: str = ""
+    security: str = ""  # sasl_ssl | ssl | plaintext; "" = not set (plaintext unless --security says)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ FIELD_HINTS = {
     "insecure": "insecure: true or false",
     "labels": "labels: a mapping of names to string values, e.g. {zone: a}",
     "tls": "tls: {ca: PATH, cert: PATH, key: PATH}, paths relative to the inventory file",
-    "stack": "stack: {engine: apache|tansu, image: IMAGE, probe_image: IMAGE}",
+    "stack": "stack: {engine: apache|tansu, image: IMAGE, probe_image: IMAGE, security: sasl_ssl|ssl|plaintext}",
 }
 
 
@@ -165,7 +166,7 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
     if raw is None:
         return StackDefaults()
     if not isinstance(raw, dict):
-        raise where.error("must be a mapping (engine, image, probe_image)")
+        raise where.error("must be a mapping (engine, image, probe_image, security)")
     _reject_unknown(raw, STACK_FIELDS, where, prefix="stack.")
     values = {}
     for key in STACK_FIELDS:

@@ -21,6 +21,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.listeners import Listener, ListenerPlan
+from swarmkit.stack.security import SecretFile, SecurityMaterial
 from swarmkit.stack.topics import TopicSpec, format_topic_specs
 
 COMPOSE_VERSION = "3.8"
@@ -35,6 +36,7 @@ LEGAL_STACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 LEGAL_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CONTAINER_LIB = "/usr/local/lib/swarmkit"  # where stack scripts are mounted in containers
 SCRIPT_MODE = 0o555
+KAFKA_UID = "1000"  # appuser in apache/kafka and swarmkit/kafka
 STACK_FILE = "stack.yml"
 
 
@@ -52,6 +54,7 @@ class StackRequest:
     network: str = "internal"  # the overlay network's name inside the stack
     replication_factor: int | None = None  # None: min(3, brokers)
     extra_env: Sequence[tuple[str, str]] = ()  # more broker settings, e.g. ("KAFKA_NUM_PARTITIONS", "6")
+    security: SecurityMaterial | None = None  # ssl / sasl_ssl: certificates and passwords, mounted as secrets
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(self.topics))
@@ -113,6 +116,18 @@ class ConfigFile:
     @property
     def target(self) -> str:
         return f"{CONTAINER_LIB}/{self.filename}"
+
+
+def stack_secrets(request: StackRequest) -> tuple[SecretFile, ...]:
+    """Every secret the stack names (none in plaintext)."""
+    if request.security is None or not request.listeners.secure:
+        return ()
+    return request.security.all_secrets(request.listeners.sasl)
+
+
+def secret_mount(secret: SecretFile) -> dict[str, Any]:
+    """A service's ``secrets:`` entry: readable by the Kafka images' user (uid 1000) only."""
+    return {"source": secret.name, "target": secret.target, "uid": KAFKA_UID, "gid": KAFKA_UID, "mode": FileMode(0o400)}
 
 
 class FileMode(int):

@@ -6,6 +6,7 @@ Hosts default to the placeholders the entrypoint fills in per node; tests and ch
 from __future__ import annotations
 
 from swarmkit.stack.listeners import ADVERTISED_HOST, INTERNAL_HOST, ListenerPlan
+from swarmkit.stack.security import CA_TARGET, INTERNAL_TARGET, MECHANISM, SCRAM_LOGIN, secret_path
 
 
 def listeners_setting(plan: ListenerPlan, role: str = "broker") -> str:
@@ -47,3 +48,37 @@ def controller_settings(plan: ListenerPlan) -> dict[str, str]:
         "listener.security.protocol.map": security_protocol_map(plan),
         "controller.listener.names": plan.controller or "",
     }
+
+
+def security_settings(plan: ListenerPlan, role: str = "broker") -> dict[str, str]:
+    """TLS and SASL settings of a ``broker`` or ``controller`` process (none in plaintext).
+
+    Inside the swarm every connection is mutual TLS with the internal certificate; peers are task
+    and service names on the overlay that no certificate can list in advance, so host names are
+    not checked there (``ssl.endpoint.identification.algorithm`` empty: it only applies to this
+    process as a client) and the cluster CA's signature is what admits a peer.  The external
+    listener presents the broker's own certificate (its keystore is chosen per broker by the
+    entrypoint) and asks clients for SCRAM (``sasl_ssl``) or for a certificate (``ssl``)."""
+    if not plan.secure:
+        return {}
+    settings = {
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": secret_path(INTERNAL_TARGET),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": secret_path(CA_TARGET),
+        "ssl.client.auth": "required",
+        "ssl.endpoint.identification.algorithm": "",
+    }
+    if role != "broker":
+        return settings
+    external = f"listener.name.{plan.external.lower()}"
+    settings[f"{external}.ssl.client.auth"] = "none" if plan.sasl else "required"
+    if plan.sasl:
+        settings[f"{external}.sasl.enabled.mechanisms"] = MECHANISM
+        settings[f"{external}.{MECHANISM.lower()}.sasl.jaas.config"] = SCRAM_LOGIN
+    return settings
+
+
+def broker_keystore_setting(plan: ListenerPlan) -> str:
+    """The external listener's keystore property; its value names ``{broker_id}``, filled per broker."""
+    return f"listener.name.{plan.external.lower()}.ssl.keystore.location"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from swarmkit.errors import SpecError
-from swarmkit.stack.listeners import PROTOCOLS, Listener, ListenerPlan
+from swarmkit.stack.listeners import PROTOCOLS, SECURITY_MODES, Listener, ListenerPlan
 
 NON_ROUTABLE = ("0.0.0.0", "::", "[::]")
 LEGAL_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -16,6 +16,11 @@ LEGAL_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 def validate_plan(plan: ListenerPlan, kraft: bool = True) -> ListenerPlan:
     """Raise ``SpecError`` for what Kafka would refuse at start-up; returns the plan."""
+    if plan.security not in SECURITY_MODES:
+        raise SpecError(
+            f"security: unknown mode '{plan.security}'",
+            hint=f"use one of {', '.join(SECURITY_MODES)} (--security, or stack.security in the inventory)",
+        )
     names: dict[str, Listener] = {}
     ports: dict[int, Listener] = {}
     for item in plan.listeners:

@@ -16,6 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# --security: the protocol of (EXTERNAL, INTERNAL, CONTROLLER).  Inside the swarm always mutual TLS with
+# the cluster CA's internal certificate: a KRaft controller listener cannot use SCRAM (its credentials
+# live in the metadata the controllers serve), and a certificate needs no credential store at all.
+SECURITY_MODES = {
+    "plaintext": ("PLAINTEXT", "PLAINTEXT", "PLAINTEXT"),
+    "ssl": ("SSL", "SSL", "SSL"),
+    "sasl_ssl": ("SASL_SSL", "SSL", "SSL"),
+}
 ADVERTISED_HOST = "{advertised_host}"  # this node's address for clients (filled in per node)
 INTERNAL_HOST = "{internal_host}"  # this broker's name on the overlay (filled in per node)
 
@@ -57,6 +65,7 @@ class ListenerPlan:
     controller: str | None = "CONTROLLER"
     inter_broker: str = "INTERNAL"
     advertised: tuple[str, ...] = ("INTERNAL", "EXTERNAL")
+    security: str = "plaintext"  # a key of SECURITY_MODES: the one place the plan learns it
 
     @classmethod
     def build(
@@ -64,17 +73,45 @@ class ListenerPlan:
         internal_port: int = 9092,
         external_port: int = 9094,
         controller_port: int = 9093,
-        external_protocol: str = "PLAINTEXT",
-        internal_protocol: str = "PLAINTEXT",
+        security: str = "plaintext",
+        external_protocol: str | None = None,
+        internal_protocol: str | None = None,
     ) -> ListenerPlan:
-        """The usual plan with other ports or protocols (what the CLI's options change)."""
+        """The usual plan with other ports or a security mode (what the CLI's options change); a
+        protocol given on its own overrides the mode's (Python API only).
+
+        An unknown mode keeps plaintext protocols; ``validate_plan`` names it."""
+        external, internal, controller = SECURITY_MODES.get(security, SECURITY_MODES["plaintext"])
+        external, internal = external_protocol or external, internal_protocol or internal
         return cls(
             listeners=(
-                Listener("INTERNAL", internal_port, internal_protocol),
-                Listener("EXTERNAL", external_port, external_protocol),
-                Listener("CONTROLLER", controller_port),
-            )
+                Listener("INTERNAL", internal_port, internal),
+                Listener("EXTERNAL", external_port, external),
+                Listener("CONTROLLER", controller_port, controller),
+            ),
+            security=security,
         )
+
+    def with_security(self, security: str) -> ListenerPlan:
+        """This plan's ports in another security mode (the plan as ``build`` makes it)."""
+        if security == self.security:
+            return self
+        controller = self.controller_listener
+        return ListenerPlan.build(
+            internal_port=self.internal_listener.port,
+            external_port=self.external_listener.port,
+            controller_port=controller.port if controller else 9093,
+            security=security,
+        )
+
+    @property
+    def secure(self) -> bool:
+        """TLS everywhere (``ssl`` or ``sasl_ssl``): certificates and secrets are needed."""
+        return self.security != "plaintext"
+
+    @property
+    def sasl(self) -> bool:
+        return self.security == "sasl_ssl"
 
     # --- lookups -------------------------------------------------------------------------------
 

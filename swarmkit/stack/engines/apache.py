@@ -29,11 +29,14 @@ from swarmkit.stack.compose import (
     identity_mount,
     kafka_env,
     replication_defaults,
+    secret_mount,
     stack_script,
     volume,
     with_extra_env,
 )
-from swarmkit.stack.kafka_settings import broker_settings, controller_settings
+from swarmkit.stack.kafka_settings import broker_keystore_setting, broker_settings, controller_settings, security_settings
+from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.security import BROKER_TARGET, SCRAM_TARGET, SecretFile, secret_path
 
 NAME = "apache"
 KAFKA_VERSION = "4.4.0"
@@ -47,6 +50,9 @@ DATA_VOLUME = "data"
 CONTROLLER_DATA_VOLUME = "controller-data"
 STOP_GRACE = "60s"  # time for a controlled shutdown (partition leadership moves away first)
 ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")  # the entrypoint last; it sources the other
+TLS_BROKER_SCRIPT = "apache/tls-broker.sh"  # ssl/sasl_ssl: picks the broker's own certificate, then the entrypoint
+CONTROLLER_SCRIPT = "apache/controller.sh"  # sasl_ssl: formats the storage with the admin's SCRAM credential
+QUORUM_CLIENT_FILE = "internal-client.properties"  # TLS: what the quorum tool in a controller connects with
 CLUSTER_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
 # servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
@@ -113,9 +119,9 @@ def _common_env(request: StackRequest, role: str) -> dict[str, str]:
 
 def _broker(request: StackRequest) -> dict[str, Any]:
     plan = request.listeners
-    scripts = config_files(request)
+    scripts = _broker_scripts(plan)
     factor, min_isr = replication_defaults(request)
-    settings = broker_settings(plan)
+    settings = broker_settings(plan) | security_settings(plan, "broker")
     env = {
         **advertise_env(request),
         "SWARMKIT_INTERNAL_HOST": TASK_NAME,
@@ -135,7 +141,10 @@ def _broker(request: StackRequest) -> dict[str, Any]:
             }
         ),
     }
-    return {
+    if plan.secure:
+        keystore = kafka_env({broker_keystore_setting(plan): secret_path(BROKER_TARGET)})
+        env |= {"SWARMKIT_BROKER_KEYSTORE": "=".join(*keystore.items())}
+    service = {
         "image": request.image or DEFAULT_IMAGE,
         "entrypoint": ["/bin/sh", scripts[-1].target],
         "configs": [config_mount(script) for script in scripts],
@@ -146,13 +155,39 @@ def _broker(request: StackRequest) -> dict[str, Any]:
         "stop_grace_period": STOP_GRACE,
         "deploy": broker_deploy(request),
     }
+    return _with_secrets(service, broker_secrets(request))
+
+
+def broker_secrets(request: StackRequest) -> tuple[SecretFile, ...]:
+    return request.security.broker_secrets() if request.security and request.listeners.secure else ()
+
+
+def controller_secrets(request: StackRequest) -> tuple[SecretFile, ...]:
+    plan = request.listeners
+    return request.security.controller_secrets(plan.sasl) if request.security and plan.secure else ()
+
+
+def _with_secrets(service: dict[str, Any], secrets: tuple[SecretFile, ...]) -> dict[str, Any]:
+    """The service with its secrets mounted (a plaintext service is left as it is)."""
+    return service | {"secrets": [secret_mount(secret) for secret in secrets]} if secrets else service
 
 
 def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str, Any]:
+    plan = request.listeners
     env = {"KAFKA_NODE_ID": str(node_id), "KAFKA_HEAP_OPTS": CONTROLLER_HEAP, **_common_env(request, "controller")}
-    env.update(kafka_env(controller_settings(request.listeners)))
+    env.update(kafka_env(controller_settings(plan) | security_settings(plan, "controller")))
+    service: dict[str, Any] = {"image": request.image or DEFAULT_IMAGE}
+    if plan.sasl:
+        env["SWARMKIT_SCRAM_FILE"] = secret_path(SCRAM_TARGET)
+        service["entrypoint"] = ["/bin/sh", stack_script(CONTROLLER_SCRIPT).target]
+    configs = _controller_configs(request)
+    if configs:
+        service["configs"] = [config_mount(config) for config in configs]
+    return _with_secrets(service | _controller_rest(request, env, host_name), controller_secrets(request))
+
+
+def _controller_rest(request: StackRequest, env: dict[str, str], host_name: str) -> dict[str, Any]:
     return {
-        "image": request.image or DEFAULT_IMAGE,
         "environment": env,
         "networks": [request.network],
         "volumes": [identity_mount(), volume(CONTROLLER_DATA_VOLUME, DATA_DIR)],
@@ -178,8 +213,30 @@ def volumes(request: StackRequest) -> tuple[str, ...]:
     return (DATA_VOLUME, CONTROLLER_DATA_VOLUME)
 
 
+def _broker_scripts(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
+    """The broker's scripts, the one it starts with last."""
+    return tuple(stack_script(path) for path in ENTRYPOINT_SCRIPTS + ((TLS_BROKER_SCRIPT,) if plan.secure else ()))
+
+
+def quorum_client_config() -> ConfigFile:
+    """The quorum tool's ``--command-config`` inside a controller: paths to the mounted secrets only."""
+    settings = {"security.protocol": "SSL"} | {
+        key: value
+        for key, value in security_settings(ListenerPlan.build(security="ssl"), "controller").items()
+        if key != "ssl.client.auth"
+    }
+    return ConfigFile(QUORUM_CLIENT_FILE, "".join(f"{key}={value}\n" for key, value in settings.items()))
+
+
+def _controller_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
+    plan = request.listeners
+    if not plan.secure:
+        return ()
+    return (quorum_client_config(), *([stack_script(CONTROLLER_SCRIPT)] if plan.sasl else []))
+
+
 def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:
-    return tuple(stack_script(path) for path in ENTRYPOINT_SCRIPTS)
+    return _broker_scripts(request.listeners) + _controller_configs(request)
 
 
 def notes(request: StackRequest) -> dict[str, list[str]]:
