@@ -1,9 +1,10 @@
-"""`swarmkit remove-node`: commands that change which servers run brokers."""
+"""`swarmkit rebalance` and `remove-node`: where replicas live, and which servers run brokers."""
 
 from __future__ import annotations
 
 import typer
 
+from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
     INTERNAL_PORT_OPTION,
@@ -15,7 +16,7 @@ from swarmkit.cli.common import (
     out,
     print_json,
 )
-from swarmkit.cluster import retire
+from swarmkit.cluster import rebalance, retire
 
 
 @expected_failures
@@ -41,3 +42,28 @@ def remove_node_command(
     if not result.left_swarm:
         out.print(f"[yellow]{result.host}'s engine did not answer: run `docker swarm leave` there when it is back[/]")
     out.print(f"remove {result.host} from {inventory} now; its data volume stays on the server until you delete it")
+
+
+@expected_failures
+def rebalance_command(
+    inventory: str = INVENTORY_OPTION,
+    topics: str = typer.Option("", "--topics", help="Comma-separated topics (default: every topic but the internal ones)."),
+    throttle: float = typer.Option(0.0, "--throttle", help="Cap on the moving replicas' replication traffic, MB/s."),
+    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
+    timeout: float = typer.Option(900.0, "--timeout", help="Seconds for the replicas to move."),
+    external_port: int = EXTERNAL_PORT_OPTION,
+    internal_port: int = INTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Give every broker its share of replicas and leaders (within one of even, per topic), then elect preferred leaders."""
+    chosen = tuple(t.strip() for t in topics.split(",") if t.strip())
+    options = rebalance.RebalanceOptions(stack_name, external_port, internal_port, chosen, throttle, timeout)
+    hosts, docker = load_hosts(inventory)
+    with err.status("planning the moves...") as status:
+        result = rebalance.rebalance(hosts, options, lambda done, total, message: status.update(message), docker=docker)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        tables.print_rebalance(result, out)
+    if result.election_refused:
+        raise typer.Exit(1)

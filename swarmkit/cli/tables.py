@@ -10,6 +10,7 @@ from rich.table import Table
 from swarmkit.cluster.deploy import DeployResult
 from swarmkit.cluster.diagnose import DiagnoseReport
 from swarmkit.cluster.health import ClusterHealth
+from swarmkit.cluster.rebalance import RebalanceResult
 from swarmkit.cluster.roll import RollReport
 from swarmkit.cluster.spark import SparkReport
 from swarmkit.cluster.status import ClusterStatus
@@ -368,3 +369,16 @@ def print_down(report: DownReport, console: Console) -> None:
         console.print(f"{host}: removed volumes {', '.join(volumes) or '(none)'}", highlight=False)
     for node, labels in report.labels.items():
         console.print(f"{node}: removed labels {', '.join(labels)}", highlight=False)
+
+
+def print_rebalance(result: RebalanceResult, console: Console) -> None:
+    table = _table(
+        "replicas and leaders per broker, over the rebalanced topics", ("broker", "replicas", "leaders"), justify="right"
+    )
+    for broker in sorted(result.replicas):
+        table.add_row(str(broker), str(result.replicas[broker]), str(result.leaders.get(broker, 0)))
+    console.print(table)
+    moved = ", ".join(f"{m.topic}-{m.partition}" for m in result.moves) or "none (already balanced)"
+    console.print(f"moved: {moved}; {result.total_s:.1f} s", highlight=False)
+    for refused in result.election_refused:
+        console.print(f"[red]preferred leader not elected: {refused}[/]")

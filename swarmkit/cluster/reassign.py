@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from swarmkit.cluster import kafka
@@ -24,7 +24,7 @@ from swarmkit.hosts.dockerapi import Engine
 REASSIGN_TOOL = "/opt/kafka/bin/kafka-reassign-partitions.sh"
 PLAN_FILE = "/tmp/swarmkit-reassignment.json"
 # The plan reaches the tool as a file; it is passed as an argument, never spliced into the script.
-WRITE_AND_EXECUTE = 'printf "%s" "$1" > "$2" && exec "$3" --bootstrap-server "$4" --execute --reassignment-json-file "$2"'
+WRITE_AND_RUN = 'printf "%s" "$1" > "$2" && file="$2" tool="$3" && shift 3 && exec "$tool" --reassignment-json-file "$file" "$@"'
 POLL_INTERVAL = 1.0
 
 
@@ -33,6 +33,16 @@ class Move:
     topic: str
     partition: int
     replicas: tuple[int, ...]  # the new replica list, preferred leader first
+
+
+def require_replicated_stack(manager: Engine, stack_name: str) -> None:
+    """Moving replicas needs an Apache Kafka stack (tansu brokers each keep their own single copy)."""
+    service = dockerapi.service_state(manager, f"{stack_name}_broker")
+    if service is None or service.labels.get("swarmkit.engine", "apache") != "apache":
+        raise SpecError(
+            f"stack '{stack_name}' is not a deployed Apache Kafka stack",
+            hint="moving replicas needs the apache engine: tansu brokers keep no replicas to move",
+        )
 
 
 def plan_moves_off(partitions: Sequence[PartitionState], leaving: int, remaining: Sequence[int]) -> list[Move]:
@@ -57,16 +67,95 @@ def plan_moves_off(partitions: Sequence[PartitionState], leaving: int, remaining
     return moves
 
 
+def plan_balance(partitions: Sequence[PartitionState], brokers: Sequence[int]) -> list[Move]:
+    """Per topic: replicas within one of even over ``brokers``, then preferred leaders (first replicas) within
+    one of even, moving as few replicas as it can; only partitions whose replica list changes are returned."""
+    moves = []
+    for topic in sorted({p.topic for p in partitions}):
+        before = {p.partition: p.replicas for p in partitions if p.topic == topic}
+        assignment = {number: list(replicas) for number, replicas in before.items()}
+        while _shift(assignment, brokers, _replica_counts, _replica_step):
+            pass
+        while _shift(assignment, brokers, _leader_counts, _leader_step):
+            pass
+        moves += [Move(topic, n, tuple(r)) for n, r in sorted(assignment.items()) if tuple(r) != before[n]]
+    return moves
+
+
+Assignment = dict[int, list[int]]  # partition -> replicas, preferred leader first
+
+
+def _replica_step(assignment: Assignment, high: int, low: int) -> bool:
+    """Give one of ``high``'s replicas (a follower's if it can) to ``low``."""
+    candidates = sorted(
+        (replicas.index(high) == 0, number) for number, replicas in assignment.items() if high in replicas and low not in replicas
+    )
+    if not candidates:
+        return False
+    replicas = assignment[candidates[0][1]]
+    replicas[replicas.index(high)] = low
+    return True
+
+
+def _leader_step(assignment: Assignment, high: int, low: int) -> bool:
+    """Make ``low`` the preferred leader of a partition ``high`` leads and ``low`` holds."""
+    number = next((n for n, replicas in sorted(assignment.items()) if replicas[0] == high and low in replicas), None)
+    if number is None:
+        return False
+    replicas = assignment[number]
+    at = replicas.index(low)
+    replicas[0], replicas[at] = low, high
+    return True
+
+
+def _replica_counts(assignment: Assignment) -> Counter[int]:
+    return Counter(r for replicas in assignment.values() for r in replicas)
+
+
+def _leader_counts(assignment: Assignment) -> Counter[int]:
+    return Counter(replicas[0] for replicas in assignment.values())
+
+
+def _shift(
+    assignment: Assignment,
+    brokers: Sequence[int],
+    count: Callable[[Assignment], Counter[int]],
+    step: Callable[[Assignment, int, int], bool],
+) -> bool:
+    """One step from the most to the least loaded pair more than one apart that ``step`` can serve."""
+    counted = count(assignment)
+    order = sorted(brokers, key=lambda b: (counted[b], b))
+    for high in reversed(order):
+        for low in order:
+            if counted[high] - counted[low] > 1 and step(assignment, high, low):
+                return True
+    return False
+
+
 def plan_document(moves: Sequence[Move]) -> str:
     """The tool's JSON reassignment plan."""
     partitions = [{"topic": m.topic, "partition": m.partition, "replicas": list(m.replicas)} for m in moves]
     return json.dumps({"version": 1, "partitions": partitions}, sort_keys=True)
 
 
-def start(broker: Engine, service: str, moves: Sequence[Move], internal_port: int) -> None:
-    """Hand the plan to Kafka through a broker container on ``broker``; the controller carries it out."""
-    command = ["sh", "-c", WRITE_AND_EXECUTE, "sh", plan_document(moves), PLAN_FILE, REASSIGN_TOOL, f"localhost:{internal_port}"]
-    dockerapi.exec_in_service(broker, service, command)
+def _run_tool(broker: Engine, service: str, moves: Sequence[Move], internal_port: int, *arguments: str) -> None:
+    plan = plan_document(moves)
+    bootstrap = ["--bootstrap-server", f"localhost:{internal_port}"]
+    dockerapi.exec_in_service(
+        broker, service, ["sh", "-c", WRITE_AND_RUN, "sh", plan, PLAN_FILE, REASSIGN_TOOL, *bootstrap, *arguments]
+    )
+
+
+def start(broker: Engine, service: str, moves: Sequence[Move], internal_port: int, throttle_bytes: int = 0) -> None:
+    """Hand the plan to Kafka through a broker container on ``broker``; the controller carries it out.
+    ``throttle_bytes``: a cap (bytes/s) on the replication traffic of the moving replicas."""
+    throttle = ["--throttle", str(throttle_bytes)] if throttle_bytes else []
+    _run_tool(broker, service, moves, internal_port, "--execute", *throttle)
+
+
+def clear_throttle(broker: Engine, service: str, moves: Sequence[Move], internal_port: int) -> None:
+    """``--verify`` of a finished plan removes the throttles its ``--execute`` set."""
+    _run_tool(broker, service, moves, internal_port, "--verify")
 
 
 def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list[Move]:

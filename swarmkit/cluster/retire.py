@@ -70,12 +70,7 @@ def _leaving_host(inventory: Inventory, name: str) -> Host:
 
 def _broker_node(manager: Engine, host: Host, stack_name: str) -> tuple[SwarmNode, int]:
     """The host's swarm node and the broker id it carries; the stack must be an Apache Kafka one."""
-    service = dockerapi.service_state(manager, f"{stack_name}_broker")
-    if service is None or service.labels.get("swarmkit.engine", "apache") != "apache":
-        raise SpecError(
-            f"stack '{stack_name}' is not a deployed Apache Kafka stack",
-            hint="remove-node moves replicas: it needs the apache engine (tansu brokers keep no replicas to move)",
-        )
+    reassign.require_replicated_stack(manager, stack_name)
     node = next((n for n in dockerapi.swarm_nodes(manager) if n.labels.get("swarmkit.host") == host.name), None)
     if node is None or not node.labels.get(ID_LABEL, "").isdigit():
         raise SpecError(f"{host.name} carries no broker id in this swarm", hint="nothing to retire: see `swarmkit status`")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from swarmkit.cluster.kafka import PartitionState
-from swarmkit.cluster.reassign import Move, pending, plan_document, plan_moves_off
+from swarmkit.cluster.reassign import Move, pending, plan_balance, plan_document, plan_moves_off
 from swarmkit.cluster.retire import _leaving_host
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Host, Inventory
@@ -52,3 +52,25 @@ def test_only_a_worker_of_the_inventory_can_be_retired() -> None:
         _leaving_host(inventory, "w9")
     with pytest.raises(SpecError, match="m1 is a manager"):
         _leaving_host(inventory, "m1")
+
+
+def spread(moves: list[Move], partitions: list[PartitionState], brokers: list[int]) -> tuple[dict[int, int], dict[int, int]]:
+    after = {(p.topic, p.partition): p.replicas for p in partitions} | {(m.topic, m.partition): m.replicas for m in moves}
+    replicas = {b: sum(b in r for r in after.values()) for b in brokers}
+    leaders = {b: sum(r[0] == b for r in after.values()) for b in brokers}
+    return replicas, leaders
+
+
+def test_after_scale_out_the_new_broker_gets_its_share_of_replicas_and_leaders() -> None:
+    partitions = [state("orders", n, tuple((n + i) % 3 + 1 for i in range(3))) for n in range(6)]
+    moves = plan_balance(partitions, [1, 2, 3, 4])
+    replicas, leaders = spread(moves, partitions, [1, 2, 3, 4])
+    assert max(replicas.values()) - min(replicas.values()) <= 1 and sum(replicas.values()) == 18
+    assert max(leaders.values()) - min(leaders.values()) <= 1 and leaders[4] >= 1
+    assert all(len(set(m.replicas)) == 3 for m in moves)
+    assert len(moves) <= 6
+
+
+def test_a_balanced_topic_is_left_alone() -> None:
+    partitions = [state("t", n, tuple((n + i) % 3 + 1 for i in range(2))) for n in range(3)]
+    assert plan_balance(partitions, [1, 2, 3]) == []

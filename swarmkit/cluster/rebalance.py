@@ -1,0 +1,93 @@
+"""`swarmkit rebalance`: after a scale-out, give every broker its share of replicas and leaders.
+
+Per topic, replicas end within one of even over the registered brokers, and so do preferred
+leaders (each partition's first replica), moving as few replicas as it can (``reassign.plan_balance``);
+Kafka's reassignment tool moves them, optionally throttled, and a preferred leader election then
+hands leadership to the first replicas. Internal topics (``__consumer_offsets``, ...) move only
+when named with ``--topics``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from swarmkit.cluster import kafka, reassign
+from swarmkit.cluster.deploy import Progress, no_progress
+from swarmkit.cluster.kafka import PartitionState
+from swarmkit.cluster.reassign import Move
+from swarmkit.errors import SpecError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Inventory
+
+MB = 1_000_000
+
+
+@dataclass(frozen=True)
+class RebalanceOptions:
+    stack_name: str = "kafka"
+    external_port: int = 9094
+    internal_port: int = 9092
+    topics: tuple[str, ...] = ()  # empty: every topic but the internal ones
+    throttle_mb_s: float = 0.0  # 0: no throttle
+    timeout: float = 900.0
+
+
+@dataclass(frozen=True)
+class RebalanceResult:
+    moves: tuple[Move, ...]
+    election_refused: tuple[str, ...]  # partitions whose preferred leader could not take over yet
+    replicas: dict[int, int]  # per broker, over the rebalanced topics
+    leaders: dict[int, int]
+    total_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": not self.election_refused,
+            "moved_partitions": [f"{m.topic}-{m.partition}" for m in self.moves],
+            "election_refused": list(self.election_refused),
+            "replicas_per_broker": self.replicas,
+            "leaders_per_broker": self.leaders,
+            "total_s": round(self.total_s, 2),
+        }
+
+
+def _chosen(partitions: list[PartitionState], topics: tuple[str, ...]) -> list[PartitionState]:
+    known = {p.topic for p in partitions}
+    unknown = sorted(set(topics) - known)
+    if unknown:
+        raise SpecError(f"no topic {', '.join(unknown)} in the cluster", hint=f"topics are: {', '.join(sorted(known))}")
+    if topics:
+        return [p for p in partitions if p.topic in topics]
+    return [p for p in partitions if not p.topic.startswith("__")]
+
+
+def rebalance(
+    inventory: Inventory, options: RebalanceOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
+) -> RebalanceResult:
+    started = time.monotonic()
+    progress = on_progress or no_progress
+    if options.throttle_mb_s < 0:
+        raise SpecError(f"throttle: {options.throttle_mb_s:g} MB/s", hint="give a positive rate, or leave it out")
+    docker = dockerapi.hosts_of(inventory, docker)
+    reassign.require_replicated_stack(docker[inventory.first_manager], options.stack_name)
+    via = inventory.hosts[0]
+    bootstrap = f"{via.address}:{options.external_port}"
+    registered, partitions = kafka.partition_states(bootstrap)
+    chosen = _chosen(partitions, options.topics)
+    moves = reassign.plan_balance(chosen, registered)
+    service = f"{options.stack_name}_broker"
+    if moves:
+        reassign.start(docker[via], service, moves, options.internal_port, int(options.throttle_mb_s * MB))
+        reassign.wait_done(bootstrap, moves, options.timeout, progress)
+        if options.throttle_mb_s:
+            reassign.clear_throttle(docker[via], service, moves, options.internal_port)
+    progress(0, 1, "electing preferred leaders")
+    refused = kafka.elect_preferred_leaders(bootstrap, [(p.topic, p.partition) for p in chosen])
+    wanted = {(p.topic, p.partition) for p in chosen}
+    after = [p for p in kafka.partition_states(bootstrap)[1] if (p.topic, p.partition) in wanted]
+    replicas = {b: sum(b in p.replicas for p in after) for b in registered}
+    leaders = {b: sum(p.leader == b for p in after) for b in registered}
+    return RebalanceResult(tuple(moves), tuple(refused), replicas, leaders, time.monotonic() - started)
