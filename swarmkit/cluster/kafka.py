@@ -2,6 +2,7 @@
 
 Every call is bounded: librdkafka retries a dead or unresolvable address forever unless told
 otherwise, so each client gets a short connection timeout and each request its own deadline.
+A secure cluster's clients pass ``security`` (``ClientSecurity``: TLS, SCRAM) to every call.
 Nothing else in swarmkit imports confluent_kafka (the Spark job talks to Kafka through Spark's
 own connector). Failures raise ``BrokerError``; the commands calling in decide what they mean.
 """
@@ -19,6 +20,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled
+from swarmkit.stack.security import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
 DEFAULT_TIMEOUT = 5.0
@@ -114,7 +116,7 @@ class TopicResult:
 class _Client:
     """An AdminClient that keeps librdkafka's complaints for the error message instead of stderr."""
 
-    def __init__(self, bootstrap: str, timeout: float) -> None:
+    def __init__(self, bootstrap: str, timeout: float, security: ClientSecurity | None = None) -> None:
         self.bootstrap = bootstrap
         self.errors: list[str] = []
         ms = max(int(timeout * 1000), 1000)
@@ -126,6 +128,7 @@ class _Client:
             "logger": _QUIET,
             "error_cb": lambda err: self.errors.append(err.str()),
         }
+        config |= security.librdkafka() if security else {}
         self.admin = AdminClient(config)
 
     def last_error(self) -> str:
@@ -163,9 +166,9 @@ def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
     return ClusterMetadata(client.bootstrap, raw.cluster_id, raw.controller_id, brokers, topics)
 
 
-def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> ClusterMetadata:
+def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> ClusterMetadata:
     """Ask one bootstrap address for cluster metadata; BrokerError if it does not answer in time."""
-    return _metadata(_Client(bootstrap, timeout), timeout)
+    return _metadata(_Client(bootstrap, timeout, security), timeout)
 
 
 def _compare(bootstrap: str, spec: TopicSpec, info: TopicInfo) -> TopicResult:
@@ -182,12 +185,14 @@ def _compare(bootstrap: str, spec: TopicSpec, info: TopicInfo) -> TopicResult:
     )
 
 
-def ensure_topics(bootstrap: str, specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT) -> list[TopicResult]:
+def ensure_topics(
+    bootstrap: str, specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> list[TopicResult]:
     """Create the missing topics; report existing ones as ``exists`` or ``mismatch``, never alter them.
 
     Raises BrokerError only when the broker does not answer at all.
     """
-    client = _Client(bootstrap, timeout)
+    client = _Client(bootstrap, timeout, security)
     before = _metadata(client, timeout)
     results: dict[str, TopicResult] = {}
     missing: list[TopicSpec] = []
@@ -241,12 +246,14 @@ def _delete_topic(client: _Client, name: str, timeout: float) -> None:
         time.sleep(0.2)
 
 
-def ensure_led_by_every_broker(bootstrap: str, spec: TopicSpec, timeout: float = DEFAULT_TIMEOUT) -> TopicResult:
+def ensure_led_by_every_broker(
+    bootstrap: str, spec: TopicSpec, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> TopicResult:
     """Make a scratch topic (swarmkit's own) whose partitions have a leader on every broker.
 
     A topic made before a broker joined has no partition led there; since it holds only scratch
     traffic, it is deleted and made again rather than reassigned."""
-    client = _Client(bootstrap, timeout)
+    client = _Client(bootstrap, timeout, security)
     metadata = _metadata(client, timeout)
     found = metadata.topic(spec.name)
     brokers = {b.node_id for b in metadata.brokers}
@@ -257,20 +264,23 @@ def ensure_led_by_every_broker(bootstrap: str, spec: TopicSpec, timeout: float =
         _delete_topic(client, spec.name, timeout)
     deadline = time.monotonic() + DELETE_WAIT
     while True:
-        (result,) = ensure_topics(bootstrap, [spec], timeout)
+        (result,) = ensure_topics(bootstrap, [spec], timeout, security)
         if result.status == "created" or time.monotonic() > deadline:
             return result
         time.sleep(0.5)  # the deleted topic's name is not free yet
 
 
 def ensure_topics_on_each(
-    bootstraps: Sequence[str], specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT
+    bootstraps: Sequence[str],
+    specs: Sequence[TopicSpec],
+    timeout: float = DEFAULT_TIMEOUT,
+    security: ClientSecurity | None = None,
 ) -> list[TopicResult]:
     """``ensure_topics`` on every broker in parallel, for engines whose brokers share no storage.
 
     Every broker is tried; if any does not answer, one BrokerError names them all.
     """
-    outcomes = fan_out_settled(lambda bootstrap: ensure_topics(bootstrap, specs, timeout), bootstraps, BrokerError)
+    outcomes = fan_out_settled(lambda bootstrap: ensure_topics(bootstrap, specs, timeout, security), bootstraps, BrokerError)
     results = [result for outcome in outcomes if not isinstance(outcome, BrokerError) for result in outcome]
     failures = [outcome.message for outcome in outcomes if isinstance(outcome, BrokerError)]
     if failures:
@@ -322,11 +332,13 @@ def _min_isr_by_topic(client: _Client, topics: Sequence[str], timeout: float) ->
     return found
 
 
-def partition_states(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> tuple[tuple[int, ...], list[PartitionState]]:
+def partition_states(
+    bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> tuple[tuple[int, ...], list[PartitionState]]:
     """(registered broker ids, every partition of every topic, internal ones included).
 
     BrokerError when the bootstrap does not answer."""
-    client = _Client(bootstrap, timeout)
+    client = _Client(bootstrap, timeout, security)
     raw = _list_topics(client, timeout)
     min_isr = _min_isr_by_topic(client, sorted(raw.topics), timeout)
     states = [

@@ -92,13 +92,14 @@ class ClientSecurity:
     username: str = ""
     password: str = field(default="", repr=False)
     client: CertKey | None = None  # SSL (mutual TLS): the client's own certificate
+    verify_hostname: bool = True  # False only to bootstrap through a node's address (its name is checked next)
 
     def librdkafka(self) -> dict[str, str]:
         """confluent-kafka / kcat settings, with the CA and certificate inline (no files needed)."""
         settings = {
             "security.protocol": self.protocol.lower(),
             "ssl.ca.pem": self.ca_pem,
-            "ssl.endpoint.identification.algorithm": "https",
+            "ssl.endpoint.identification.algorithm": "https" if self.verify_hostname else "none",
         }
         if self.protocol == "SASL_SSL":
             settings |= {"sasl.mechanisms": MECHANISM, "sasl.username": self.username, "sasl.password": self.password}

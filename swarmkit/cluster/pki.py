@@ -1,0 +1,127 @@
+"""The cluster's certificates and passwords, kept beside the inventory where only this user reads them.
+
+``.swarmkit/<inventory>.<stack>.pki/`` (mode 0700, files 0600) holds the cluster CA (``ca.crt``,
+``ca.key``: put your own there before the first deploy to use it), the internal certificate
+brokers and controllers authenticate each other with, one certificate per broker id, and SCRAM
+passwords.  Swarm secrets cannot be read back, so this is where swarmkit finds them again: an
+unchanged certificate keeps its secret's name and restarts nothing.  A broker certificate is
+issued again when what its broker advertises changed, when another CA is in place, or when it
+expires within ``RENEW_DAYS`` (a new secret, and a rolling update).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from swarmkit.errors import SpecError
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack import certs
+from swarmkit.stack.certs import CertKey
+from swarmkit.stack.security import ADMIN_USER, INTERNAL_NAME, ClientSecurity, SecurityMaterial
+
+RENEW_DAYS = 30
+LEGAL_USER = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+
+
+def store_dir(inventory: Inventory, stack_name: str) -> Path:
+    source = Path(inventory.path or "inventory.yaml")
+    return source.parent / ".swarmkit" / f"{source.stem}.{stack_name}.pki"
+
+
+def check_user(name: str) -> str:
+    """SCRAM user names swarmkit accepts: no ',', '=' or ']' that would break ``--add-scram``."""
+    if not name or any(ch not in LEGAL_USER for ch in name):
+        raise SpecError(f"user name '{name}' is not valid", hint="use letters, digits, '.', '_' and '-'")
+    return name
+
+
+@dataclass(frozen=True)
+class Pki:
+    directory: Path
+
+    def _write(self, name: str, content: str) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.directory / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+
+    def _read(self, name: str) -> str | None:
+        path = self.directory / name
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def _pair(self, stem: str) -> CertKey | None:
+        cert, key = self._read(f"{stem}.crt"), self._read(f"{stem}.key")
+        return CertKey(cert, key) if cert and key else None
+
+    def ca(self) -> CertKey:
+        """The kept (or user-given) CA; a new one on first use."""
+        kept = self._pair("ca")
+        if kept is not None:
+            return certs.check_ca(kept)
+        if self._read("ca.crt") or self._read("ca.key"):
+            raise SpecError(f"{self.directory}: ca.crt without ca.key (or the reverse)", hint="give both PEM files")
+        made = certs.new_ca(f"swarmkit cluster CA ({self.directory.name})")
+        self._write("ca.key", made.key_pem)
+        self._write("ca.crt", made.cert_pem)
+        return made
+
+    def leaf(self, stem: str, common_name: str, sans: Sequence[str]) -> CertKey:
+        """The kept certificate ``stem`` if it still fits, else a new one (kept for next time)."""
+        ca = self.ca()
+        kept = self._pair(stem)
+        if (
+            kept is not None
+            and sorted(certs.sans_of(kept.cert_pem)) == sorted(sans)
+            and certs.signed_by(kept.cert_pem, ca.cert_pem)
+            and certs.days_left(kept.cert_pem) > RENEW_DAYS
+        ):
+            return kept
+        made = certs.issue(ca, common_name, sans)
+        self._write(f"{stem}.key", made.key_pem)
+        self._write(f"{stem}.crt", made.cert_pem)
+        return made
+
+    def password(self, user: str, create: bool = True) -> str | None:
+        """The user's SCRAM password, made on first use when ``create``."""
+        kept = self._read(f"user-{check_user(user)}.password")
+        if kept is not None or not create:
+            return kept
+        made = secrets.token_urlsafe(24)
+        self._write(f"user-{user}.password", made)
+        return made
+
+    def forget(self, user: str) -> None:
+        (self.directory / f"user-{check_user(user)}.password").unlink(missing_ok=True)
+
+    def users(self) -> list[str]:
+        found = self.directory.glob("user-*.password") if self.directory.is_dir() else []
+        return sorted(path.name[len("user-") : -len(".password")] for path in found)
+
+
+def material(pki: Pki, brokers: Sequence[tuple[int, Sequence[str]]]) -> SecurityMaterial:
+    """Everything the stack mounts: each broker's certificate for exactly the names it advertises."""
+    return SecurityMaterial(
+        ca_pem=pki.ca().cert_pem,
+        internal=pki.leaf("internal", INTERNAL_NAME, ()),
+        brokers=tuple(
+            (broker_id, pki.leaf(f"broker-{broker_id}", f"swarmkit broker {broker_id}", sans)) for broker_id, sans in brokers
+        ),
+        admin_password=pki.password(ADMIN_USER) or "",
+    )
+
+
+def client_security(pki: Pki, security: str, user: str = ADMIN_USER) -> ClientSecurity:
+    """How ``user`` connects: SCRAM (sasl_ssl) or the user's own client certificate (ssl)."""
+    ca = pki.ca()
+    ca_file = str(pki.directory / "ca.crt")
+    if security == "ssl":
+        return ClientSecurity("SSL", ca.cert_pem, ca_file, client=pki.leaf(f"client-{check_user(user)}", user, ()))
+    password = pki.password(user, create=user == ADMIN_USER)
+    if password is None:
+        raise SpecError(f"no password kept for user '{user}'", hint=f"add it with: swarmkit users add {user}")
+    return ClientSecurity("SASL_SSL", ca.cert_pem, ca_file, username=user, password=password)
