@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from swarmkit.cluster import pki
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
@@ -32,6 +33,7 @@ from swarmkit.stack.compose import StackRequest, expected_advertised_host
 from swarmkit.stack.engines import BrokerEngine, engine_for
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import RenderedStack, check_request, image_of, render
+from swarmkit.stack.security import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, parse_topic_specs
 from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm import identity
@@ -199,7 +201,31 @@ def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHo
                 f"CLUSTER_ID: the swarm keeps no cluster id for stack '{options.stack_name}' yet",
                 hint="pass --cluster-id (22 characters of base64url), or deploy once: swarmkit generates one and keeps it",
             )
-    return render(_request(inventory, options, cluster_id))
+    request = _request(inventory, options, cluster_id)
+    if options.listeners.secure:
+        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker)) or []
+        labelled = [(int(n.labels[identity.ID_LABEL]), n) for n in nodes if n.labels.get(identity.ID_LABEL, "").isdigit()]
+        addresses = {h.name: h.address for h in inventory.hosts}
+        brokers = [
+            (i, _advertised_names(options, n.hostname, addresses.get(n.labels.get("swarmkit.host", ""), n.address)))
+            for i, n in labelled
+        ]
+        request = replace(request, security=pki.material(pki.Pki(pki.store_dir(inventory, options.stack_name)), brokers))
+    return render(request)
+
+
+def _advertised_names(options: DeployOptions, node_hostname: str, address: str) -> list[str]:
+    """What a broker's certificate names: exactly the host it advertises to clients."""
+    host = expected_advertised_host(options.advertise, node_hostname, address)
+    return [host] if host else []
+
+
+def client_security(inventory: Inventory, stack_name: str, security: str, user: str | None = None) -> ClientSecurity | None:
+    """How swarmkit (or ``user``) connects to a stack deployed in ``security`` mode; None in plaintext."""
+    if security == "plaintext":
+        return None
+    store = pki.Pki(pki.store_dir(inventory, stack_name))
+    return pki.client_security(store, security, *([user] if user else []))
 
 
 # --- the swarm's view ----------------------------------------------------------------------------
@@ -265,6 +291,7 @@ class _Target:
     broker_id: int
     bootstrap: str  # where this machine asks for metadata
     expected: str | None  # the host:port it must advertise (None: cannot be known in advance)
+    security: ClientSecurity | None = None  # how to connect (secure modes), host names unchecked at bootstrap
     task_id: str = ""  # the task verified to serve (empty until then)
     advertised: str = ""
     problem: str = ""  # why it is not verified yet
@@ -282,7 +309,7 @@ def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
 def _probe(target: _Target) -> tuple[str, str]:
     """(advertised endpoint, problem) after asking this node's port for metadata."""
     try:
-        metadata = broker_metadata(target.bootstrap, PROBE_TIMEOUT)
+        metadata = broker_metadata(target.bootstrap, PROBE_TIMEOUT, security=target.security)
     except BrokerError as error:
         return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
     broker = _own_broker(metadata, target.broker_id)
@@ -405,9 +432,10 @@ def _ensure_topics(engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Se
     if not specs or not targets:
         return []
     try:
+        security = targets[0].security
         if engine.SHARED_CLUSTER:
-            return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT)
-        return ensure_topics_on_each([t.bootstrap for t in targets], specs, TOPIC_TIMEOUT)
+            return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT, security)
+        return ensure_topics_on_each([t.bootstrap for t in targets], specs, TOPIC_TIMEOUT, security)
     except BrokerError as error:
         raise DeployError(f"creating topics: {error.message}", hint=error.hint) from None
 
@@ -418,7 +446,7 @@ def _ensure_topics(engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Se
 def _deploy_stack(manager: Engine, name: str, stack: RenderedStack) -> None:
     """Deploy from a private directory holding stack.yml and its config files, removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="swarmkit-stack-") as directory:
-        dockerapi.deploy_stack(manager, name, stack.write(Path(directory)))
+        dockerapi.deploy_stack(manager, name, stack.write(Path(directory), with_secrets=True))
 
 
 def deploy(
@@ -434,15 +462,15 @@ def deploy(
     members, nodes = _members(inventory, docker)
     cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
     request = _request(inventory, options, cluster_id)
-    stack = render(request)
     eligible = [m for m in members if m.eligible]
     total = len(eligible)
     image = image_of(request, engine)
     identities = _write_identities(docker, request, image, members, nodes, progress)
+    request, security = _secured(inventory, options, request, members, identities.allocation)
     progress(0, total, f"deploying stack {options.stack_name}")
-    _deploy_stack(manager, options.stack_name, stack)
+    _deploy_stack(manager, options.stack_name, render(request))
     deployed = time.monotonic()
-    targets = _targets(options, eligible, identities.allocation)
+    targets = _targets(options, eligible, identities.allocation, security)
     timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
     replaced = zip(targets, identities.of(eligible))
     restarting = [t for t, outcome in replaced if outcome == identity.REPLACED and not t.member.via_swarm]
@@ -516,7 +544,22 @@ def _write_identities(
     return _Identities(allocation, [by_node[m.node.id] for m in members], members)
 
 
-def _targets(options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation) -> list[_Target]:
+def _secured(
+    inventory: Inventory, options: DeployOptions, request: StackRequest, members: list[_Member], allocation: identity.IdAllocation
+) -> tuple[StackRequest, ClientSecurity | None]:
+    """A secure request gets its certificates (one per broker id, for the names it advertises) and
+    swarmkit its client settings; bootstrapping through a node's address checks no host name (verify does)."""
+    security = client_security(inventory, options.stack_name, options.listeners.security)
+    if security is None:
+        return request, None
+    brokers = [(allocation.ids[m.node.id], _advertised_names(options, m.node.hostname, m.host.address)) for m in members]
+    store = pki.Pki(pki.store_dir(inventory, options.stack_name))
+    return replace(request, security=pki.material(store, brokers)), replace(security, verify_hostname=False)
+
+
+def _targets(
+    options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation, security: ClientSecurity | None
+) -> list[_Target]:
     """What to wait on: each eligible node's own port, and the address it must advertise when known in advance."""
     port = options.listeners.external_listener.port
 
@@ -524,7 +567,7 @@ def _targets(options: DeployOptions, eligible: list[_Member], allocation: identi
         host = expected_advertised_host(options.advertise, member.node.hostname, member.host.address)
         return f"{host}:{port}" if host else None
 
-    return [_Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m)) for m in eligible]
+    return [_Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m), security) for m in eligible]
 
 
 def _node_results(members: list[_Member], identities: _Identities, targets: list[_Target]) -> tuple[NodeResult, ...]:

@@ -173,7 +173,7 @@ def kafka_env(settings: Mapping[str, str]) -> dict[str, str]:
     """Kafka properties as the official image's ``KAFKA_*`` variables (``a.b_c`` → ``KAFKA_A_B__C``)."""
     env = {}
     for name, value in settings.items():
-        converted = name.replace("-", "___").replace("_", "__").replace(".", "_").upper()
+        converted = name.replace("_", "__").replace("-", "___").replace(".", "_").upper()
         env[f"KAFKA_{converted}"] = value
     return env
 
@@ -214,6 +214,8 @@ def broker_deploy(request: StackRequest) -> dict[str, Any]:
     labels = {"swarmkit.engine": request.engine}
     if request.topics:
         labels["swarmkit.topics"] = format_topic_specs(request.topics)  # documentation only
+    if request.listeners.secure:
+        labels["swarmkit.security"] = request.listeners.security  # how verify connects
     return {
         "mode": "global",
         "endpoint_mode": "dnsrr",

@@ -101,6 +101,11 @@ def check_request(request: StackRequest) -> BrokerEngine:
         )
     if "\n" in command:
         raise SpecError("HOSTNAME_COMMAND: must be one line", hint="join the commands with ';' or '&&'")
+    if request.advertise == "command" and request.listeners.secure:
+        raise SpecError(
+            f"security: {request.listeners.security} cannot certify a name a HOSTNAME_COMMAND prints only at start",
+            hint="advertise hostname or inventory-address with TLS (each broker's certificate names exactly that host)",
+        )
     validate_plan(request.listeners, kraft=engine.KRAFT)
     engine.check(request)
     validate_topic_specs(request.topics, engine.topic_broker_limit(request.broker_count))

@@ -208,7 +208,7 @@ def test_probe_checks_what_the_node_advertises(monkeypatch: pytest.MonkeyPatch) 
         "10.9.0.11:9094": metadata(BrokerInfo(111, "n1", 9094)),
         "10.9.0.12:9094": metadata(BrokerInfo(111, "wrong", 9094)),
     }
-    monkeypatch.setattr(deploy_module, "broker_metadata", lambda bootstrap, timeout: answers[bootstrap])
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda bootstrap, timeout, security=None: answers[bootstrap])
     assert deploy_module._probe(target(1)) == ("n1:9094", "")
     assert deploy_module._probe(target(2)) == ("wrong:9094", "10.9.0.12:9094 advertises wrong:9094, expected n2:9094")
     assert deploy_module._probe(target(2, expected=None)) == ("wrong:9094", "")
@@ -216,12 +216,12 @@ def test_probe_checks_what_the_node_advertises(monkeypatch: pytest.MonkeyPatch) 
 
 def test_probe_finds_its_own_broker_in_a_shared_cluster_by_id(monkeypatch: pytest.MonkeyPatch) -> None:
     shared = metadata(BrokerInfo(1, "n1", 9094), BrokerInfo(2, "n2", 9094), BrokerInfo(3, "n3", 9094))
-    monkeypatch.setattr(deploy_module, "broker_metadata", lambda bootstrap, timeout: shared)
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda bootstrap, timeout, security=None: shared)
     assert deploy_module._probe(target(2)) == ("n2:9094", "")
 
 
 def test_probe_reports_a_port_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    def silent(bootstrap: str, timeout: float) -> ClusterMetadata:
+    def silent(bootstrap: str, timeout: float, security: object = None) -> ClusterMetadata:
         raise BrokerError("no Kafka metadata from 10.9.0.11:9094 within 2s: Connection refused")
 
     monkeypatch.setattr(deploy_module, "broker_metadata", silent)
@@ -258,7 +258,9 @@ def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytes
         state(task("t1", "id1"), task("t2", "id2")),
     )
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", service)
-    monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: metadata(BrokerInfo(111, f"n{b[-6]}", 9094)))
+    monkeypatch.setattr(
+        deploy_module, "broker_metadata", lambda b, t, security=None: metadata(BrokerInfo(111, f"n{b[-6]}", 9094))
+    )
     reports: list[tuple[int, int, str]] = []
     targets = [target(1), target(2)]
     deploy_module._converge(
@@ -275,7 +277,7 @@ def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytes
 
 def test_converge_without_kafka_only_needs_running_tasks(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(state(task("t1", "id1"))))
-    monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: pytest.fail("Kafka was asked"))
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t, security=None: pytest.fail("Kafka was asked"))
     targets = [target(1)]
     deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, False, 5, lambda *r: None)
     assert targets[0].task_id == "t1"
@@ -290,7 +292,9 @@ def test_timeout_names_each_node_and_its_task_error(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(failing))
     logs = {"c2": "swarmkit: starting\nswarmkit: HOSTNAME_COMMAND printed nothing: true\n\n"}
     monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container: logs[container])
-    monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t: metadata(BrokerInfo(111, "elsewhere", 9094)))
+    monkeypatch.setattr(
+        deploy_module, "broker_metadata", lambda b, t, security=None: metadata(BrokerInfo(111, "elsewhere", 9094))
+    )
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr(deploy_module.time, "monotonic", lambda: next(clock))
     with pytest.raises(DeployError) as raised:
