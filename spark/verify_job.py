@@ -250,10 +250,24 @@ def partition_of(seq: Column, plan: Plan) -> Column:
     return F.try_element_at(mine, (turn % F.size(mine) + 1).cast("int"))
 
 
+def value_tail(plan: Plan) -> str:
+    """What follows ``<run>:<seq>`` in every record: ``:`` and x up to the payload size."""
+    return ":" + "x" * (plan.payload_bytes - len(plan.run) - SEQ_DIGITS - 2)
+
+
+def value_bytes(plan: Plan, seq: int, tail: str) -> bytes:
+    """The record a sequence number stands for, built in Python (plain producers), as ``value_of`` builds it in the JVM."""
+    return f"{plan.run}:{seq:0{SEQ_DIGITS}d}{tail}".encode()
+
+
 def value_of(seq: Column, plan: Plan) -> Column:
     """The record a sequence number stands for: ``<run>:<seq>:`` padded with x to the payload size."""
-    tail = ":" + "x" * (plan.payload_bytes - len(plan.run) - SEQ_DIGITS - 2)
-    return F.concat(F.lit(plan.run + ":"), F.lpad(seq.cast("string"), SEQ_DIGITS, "0"), F.lit(tail)).cast("binary")
+    return F.concat(F.lit(plan.run + ":"), F.lpad(seq.cast("string"), SEQ_DIGITS, "0"), F.lit(value_tail(plan))).cast("binary")
+
+
+def now_ms() -> Column:
+    """The wall clock when a row is evaluated (``current_timestamp`` is fixed per query), for latency."""
+    return F.expr("cast(reflect('java.lang.System', 'currentTimeMillis') as bigint)")
 
 
 def _generated(spark: SparkSession, plan: Plan, tasks: int) -> DataFrame:
@@ -318,13 +332,12 @@ def read_checks(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tu
     seq = F.substring(text, len(plan.run) + 2, SEQ_DIGITS).try_cast("long")
     ours = text.startswith(plan.run + ":") & seq.between(0, plan.total - 1)
     valid = ours & (partition_of(seq, plan) == F.col("partition"))
-    now_ms = F.expr("cast(reflect('java.lang.System', 'currentTimeMillis') as bigint)")
     rows = _source(spark, plan, end, tuning).select(
         "partition",
         F.when(valid, seq + 1).alias("n"),  # bitmap positions start at 1
         F.crc32(value).alias("crc"),
         F.unix_millis("timestamp").alias("ts"),
-        F.when(valid & (F.col("offset") % LATENCY_SAMPLE == 0), now_ms - F.unix_millis("timestamp")).alias("lat"),
+        F.when(valid & (F.col("offset") % LATENCY_SAMPLE == 0), now_ms() - F.unix_millis("timestamp")).alias("lat"),
     )
     buckets = rows.groupBy("partition", F.bitmap_bucket_number("n").alias("bucket")).agg(
         F.count("*").alias("count"),
@@ -388,7 +401,7 @@ def percentile(values: list[float], q: float) -> float | None:
     return round(float(values[min(len(values) - 1, int(q * len(values)))]), 3)
 
 
-def _rate(count: int, seconds: float) -> float:
+def per_second(count: int, seconds: float) -> float:
     return round(count / seconds, 1) if count and seconds > 0 else 0.0
 
 
@@ -407,7 +420,7 @@ def partition_entry(run: ClusterRun, partition: int) -> dict[str, Any]:
         "duplicates": valid - distinct,
         "unexpected": count - valid,
         "checksum_ok": bool(run.expected_crc) and row.get("crc") == run.expected_crc.get(partition),
-        "produce_records_per_s": _rate(valid, span_s),
+        "produce_records_per_s": per_second(valid, span_s),
         "_lat": list(row.get("lat") or []),
         "_span": (row.get("first_ts"), row.get("last_ts")),
     }
@@ -444,8 +457,8 @@ def broker_entry(probe_: Probe, records: int, run: ClusterRun | None, error: str
         "unexpected": sum(e["unexpected"] for e in entries),
         "checksum_ok": bool(entries) and all(e["checksum_ok"] for e in entries),
         "latency_ms": {"p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99)},
-        "produce_records_per_s": _rate(valid, (last - first) / 1000),
-        "consume_records_per_s": _rate(consumed, run.read_s if run else 0.0),
+        "produce_records_per_s": per_second(valid, (last - first) / 1000),
+        "consume_records_per_s": per_second(consumed, run.read_s if run else 0.0),
         "error": error,
     }
     entry["ok"] = entry["reachable"] and bool(entries) and _clean(entry)
@@ -501,10 +514,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--write-tasks", type=int, default=0, help="Spark tasks writing (0: one per core)")
     parser.add_argument("--min-partitions", type=int, default=0, help="Spark tasks reading (0: one per partition)")
     parser.add_argument("--fetch-bytes", type=int, default=Tuning.fetch_bytes, help="max bytes per partition fetch")
+    streaming = parser.add_argument_group("streaming mode (stream_job.py)")
+    streaming.add_argument("--streaming", action="store_true", help="a Structured Streaming query instead of a batch")
+    streaming.add_argument("--seconds", type=float, default=20.0, help="how long the producer writes")
+    streaming.add_argument("--rate", type=int, default=5000, help="records/s the producer writes")
+    streaming.add_argument("--checkpoint", type=Path, help="the query's checkpoint and sink (default: beside --report)")
+    streaming.add_argument("--restart-after", type=float, default=0.0, help="stop the query after S s, start it again")
     args = parser.parse_args(argv)
+    args.checkpoint = args.checkpoint or args.report.parent / f"{args.report.stem}-checkpoint"
     args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
     if not args.brokers or args.records < 1 or args.partitions < 1:
         parser.error("need at least one broker, --records >= 1 and --partitions >= 1")
+    if args.streaming and (args.seconds <= 0 or args.rate < 1 or not 0 <= args.restart_after < args.seconds):
+        parser.error("streaming needs --seconds > 0, --rate >= 1 and --restart-after within --seconds")
     if args.payload_bytes < RUN_CHARS + SEQ_DIGITS + 2:
         parser.error(f"--payload-bytes must hold the record header ({RUN_CHARS + SEQ_DIGITS + 2} bytes)")
     args.tuning = Tuning(
@@ -519,11 +541,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace, report: dict[str, Any]) -> None:
-    """Fill ``report``: metadata is gathered while Spark starts, then each cluster in turn."""
+def started(
+    args: argparse.Namespace, report: dict[str, Any], records: int
+) -> tuple[SparkSession, list[Probe], list[Plan], dict[int, str]]:
+    """The session and every cluster's plan: metadata is gathered while Spark starts (start-up reported apart)."""
     with ThreadPoolExecutor(max_workers=1) as background:
         preparing = background.submit(
-            prepare, args.brokers, args.topic, args.records, args.payload_bytes, args.partitions, args.probe_timeout
+            prepare, args.brokers, args.topic, records, args.payload_bytes, args.partitions, args.probe_timeout
         )
         began = time.monotonic()
         session = spark_session(args.master)
@@ -531,6 +555,12 @@ def run(args: argparse.Namespace, report: dict[str, Any]) -> None:
         report["master"] = session.sparkContext.master
         probes, plans, errors = preparing.result()
     require_connector(session)
+    return session, probes, plans, errors
+
+
+def run(args: argparse.Namespace, report: dict[str, Any]) -> None:
+    """Fill ``report``: each cluster in turn."""
+    session, probes, plans, errors = started(args, report, args.records)
     began = time.monotonic()
     runs = [run_cluster(session, plan, args.tuning) for plan in plans]
     report["traffic_s"] = round(time.monotonic() - began, 3)
@@ -546,7 +576,7 @@ def run(args: argparse.Namespace, report: dict[str, Any]) -> None:
     ]
     report["brokers"] = summarize(probes, runs, errors, args.records)
     consumed = sum(b["consumed"] for b in report["brokers"])
-    report["records_per_s"] = _rate(consumed, report["traffic_s"])
+    report["records_per_s"] = per_second(consumed, report["traffic_s"])
     report["ok"] = all(b["ok"] for b in report["brokers"])
     session.stop()
 
@@ -562,7 +592,12 @@ def main(argv: list[str] | None = None) -> int:
         "tuning": asdict(args.tuning),
     }
     try:
-        run(args, report)
+        if args.streaming:
+            import stream_job  # the streaming mode shares this file's probing, planning and session
+
+            stream_job.run(args, report)
+        else:
+            run(args, report)
     except Exception as exc:  # the report must say why the job died, whatever it was
         report["error"] = f"{type(exc).__name__}: {exc}"
     report["elapsed_s"] = round(time.monotonic() - began, 3)
