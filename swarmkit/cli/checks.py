@@ -6,7 +6,7 @@ import typer
 
 from swarmkit.cli import tables
 from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
-from swarmkit.cluster import diagnose, verify
+from swarmkit.cluster import diagnose, spark_streaming, verify
 
 listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no_args_is_help=True)
 
@@ -18,6 +18,9 @@ def verify_command(
     records: int | None = typer.Option(None, "--records", help="Records per broker for the Spark job."),
     master: str | None = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
     report: str | None = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
+    streaming: bool = typer.Option(False, "--streaming", help="With --spark: a Structured Streaming query, exactly once."),
+    seconds: float = typer.Option(spark_streaming.DEFAULT_SECONDS, "--seconds", help="How long the stream's producer writes."),
+    rate: int = typer.Option(spark_streaming.DEFAULT_RATE, "--rate", help="Records/s the stream's producer writes."),
     stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
     port: int = typer.Option(9094, "--external-port", help="The brokers' published client port."),
     as_json: bool = JSON_OPTION,
@@ -30,6 +33,7 @@ def verify_command(
         spark_records=records,
         spark_master=master,
         spark_report=report,
+        spark_stream=spark_streaming.StreamOptions(seconds, rate) if streaming else None,
     )
     with err.status("verifying every broker from this machine..." + (" then the Spark job" if spark else "")):
         hosts, docker = load_hosts(inventory)
@@ -38,6 +42,8 @@ def verify_command(
         print_json(result.to_dict())
     else:
         tables.print_verify(result, out)
+        if result.spark_stream:
+            out.print(result.spark_stream.summary())
     if not result.ok:
         raise typer.Exit(1)
 

@@ -115,6 +115,16 @@ class StreamReport:
         ]
         return [w for w in wrong if w]
 
+    def summary(self) -> str:
+        """One line for the verify table: the exactly-once verdict, throughput and latency."""
+        verdict = "every record exactly once" if self.ok else "FAILED " + "; ".join(self.failures)
+        return (
+            f"Spark streaming ({self.master}): {self.distinct:,}/{self.acked:,} acknowledged records seen, {verdict}; "
+            f"{self.records_per_s:,.0f} records/s at {self.rate:,}/s offered over {self.seconds:g} s, "
+            f"latency p50 {self.latency_p50_ms} ms, p99 {self.latency_p99_ms} ms, max {self.latency_max_ms} ms; "
+            f"{self.batches} batches, {self.restarts} restart(s) from the checkpoint"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from swarmkit.cluster import diagnose, health, kafka
+from swarmkit.cluster import diagnose, health, kafka, spark_streaming
 from swarmkit.cluster import spark as sparkjob
 from swarmkit.cluster.diagnose import BrokerCheck
 from swarmkit.cluster.health import ClusterHealth
@@ -41,6 +41,7 @@ class VerifyOptions:
     spark_records: int | None = None
     spark_master: str | None = None
     spark_report: str | None = None
+    spark_stream: spark_streaming.StreamOptions | None = None  # the job's streaming mode instead of its batch
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +72,7 @@ class VerifyReport:
     changes: tuple[str, ...]
     spark: sparkjob.SparkReport | None = None
     spark_error: str = ""
+    spark_stream: spark_streaming.StreamReport | None = None
     cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
     cluster_error: str = ""
 
@@ -93,6 +95,7 @@ class VerifyReport:
             "topics": [asdict(t) for t in self.topics],
             "spark": self.spark.to_dict() if self.spark else None,
             "spark_error": self.spark_error or None,
+            "spark_stream": self.spark_stream.to_dict() if self.spark_stream else None,
             "changes": list(self.changes),
         }
 
@@ -388,14 +391,22 @@ def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> V
         kafka.ensure_led_by_every_broker(endpoints[0], spec, options.timeout)
     else:
         kafka.ensure_topics_on_each(endpoints, [TopicSpec(SPARK_TOPIC, SPARK_TANSU_PARTITIONS, 1)], options.timeout)
+    report_path = Path(options.spark_report) if options.spark_report else None
     try:
+        if options.spark_stream is not None:
+            stream = spark_streaming.run_streaming_job(
+                endpoints, SPARK_TOPIC, options.spark_stream, master=options.spark_master, report_path=report_path
+            )
+            return replace(report, spark_stream=stream)
         spark = sparkjob.run_verify_job(
             endpoints,
             SPARK_TOPIC,
             options.spark_records,
             master=options.spark_master,
-            report_path=Path(options.spark_report) if options.spark_report else None,
+            report_path=report_path,
         )
+    except spark_streaming.StreamingJobError as error:
+        return replace(report, spark_stream=error.stream, spark_error=error.message)
     except sparkjob.SparkJobError as error:
         return replace(report, spark=error.report, spark_error=error.message)
     return replace(report, spark=spark)

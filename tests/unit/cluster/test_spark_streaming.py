@@ -106,3 +106,10 @@ def test_a_failed_job_raises_with_its_streaming_report(tmp_path: Path, monkeypat
         run_streaming_job(["b:9094"], "s", report_path=path)
     assert raised.value.stream is not None and raised.value.stream.missing == 2
     assert "2 of 1000 acknowledged records missing" in raised.value.message
+
+
+def test_the_summary_line_says_what_held_and_how_fast() -> None:
+    good = {**REPORT, "ok": True, "streaming": {**REPORT["streaming"], "missing": 0, "duplicates": 0, "checksum_ok": True}}
+    line = StreamReport.from_dict(good, "/tmp/r.json").summary()
+    assert "every record exactly once" in line and "p99 900.0 ms" in line and "1 restart(s)" in line
+    assert "FAILED 2 of 1000" in StreamReport.from_dict(REPORT, "/tmp/r.json").summary()
