@@ -2,14 +2,16 @@
 
 The tests run in order on one cluster: the cluster itself, a client that follows advertised
 addresses to every leader, the seeds' failure on a second stack that advertises names nobody
-resolves, a node lost and brought back under acks=all traffic, a scale-out, and last the new node
-retired again under acks=all traffic.
+resolves, a node lost and brought back under acks=all traffic, a scale-out, the new broker given its
+share by rebalance, and last the new node retired again; replicas move under acks=all traffic.
 """
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
@@ -17,6 +19,7 @@ from confluent_kafka import Producer
 from swarmkit.cluster import diagnose
 from swarmkit.cluster.deploy import DeployOptions, deploy, up
 from swarmkit.cluster.kafka import broker_metadata, ensure_topics, partition_states
+from swarmkit.cluster.rebalance import RebalanceOptions, rebalance
 from swarmkit.cluster.retire import retire
 from swarmkit.cluster.verify import VerifyOptions, VerifyReport, verify
 from swarmkit.errors import SpecError
@@ -32,6 +35,7 @@ from tests.integration.sandboxes import module_sandbox
 pytestmark = pytest.mark.integration
 
 NAME = "rk"
+ROOT = Path(__file__).resolve().parents[2]
 TOPICS = "orders:6:3"
 rk = module_sandbox(NAME, 3, "10.238.0.0/24", engine="apache", managers=3)
 
@@ -204,6 +208,26 @@ def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, r
     assert any(note.startswith("broker 4 (rk4) holds no partitions yet") for note in report.cluster.notes)
 
 
+def test_rebalance_gives_the_new_broker_its_share_under_acks_all_traffic(rk: sandbox.Sandbox) -> None:
+    grown = load_inventory(rk.inventory_path)
+    producer = CountingProducer("rk1:9094,rk2:9094", "orders").start()
+    try:
+        producer.acked_after(2000, timeout=60)
+        result = rebalance(grown, RebalanceOptions(topics=("orders",), throttle_mb_s=50))
+        producer.acked_after(1000, timeout=60)
+    finally:
+        producer.stop()
+    print(f"\nrebalanced in {result.total_s:.1f} s: {len(result.moves)} partitions moved; {result.to_dict()}")
+    assert result.moves and not result.election_refused
+    assert max(result.replicas.values()) - min(result.replicas.values()) <= 1 and sum(result.replicas.values()) == 18
+    assert max(result.leaders.values()) - min(result.leaders.values()) <= 1 and result.leaders[4] >= 1
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything("rk1:9094", "orders", 6))
+    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
+    report = wait_until(lambda: (r := verified(grown)).ok and r, 60, "the rebalanced cluster to verify")
+    assert isinstance(report, VerifyReport) and report.cluster is not None
+    assert next(b for b in report.cluster.brokers if b.broker_id == 4).leaders >= 1
+
+
 def test_retiring_a_manager_is_refused_before_anything_changes(rk: sandbox.Sandbox) -> None:
     grown = load_inventory(rk.inventory_path)
     before = broker_containers(grown)
@@ -218,12 +242,19 @@ def test_retiring_a_node_moves_its_replicas_and_loses_no_acknowledged_record(rk:
     producer = CountingProducer("rk1:9094,rk2:9094", "moving").start()
     try:
         producer.acked_after(2000, timeout=60)
-        result = retire(grown, "rk4")
+        runbook = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "runbook-remove-node.sh"), rk.inventory_path, "rk4"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         producer.acked_after(1000, timeout=60)
     finally:
         producer.stop()
-    print(f"\nretired rk4 in {result.total_s:.1f} s, {len(result.moves)} partitions moved")
-    assert result.broker_id == 4 and result.moves and result.left_swarm
+    print(f"\n{runbook.stdout}")
+    assert runbook.returncode == 0, runbook.stdout + runbook.stderr
+    assert "broker 4 on rk4:" in runbook.stdout and "unregistered, left the swarm" in runbook.stdout
+    assert "verified: every broker is usable from here" in runbook.stdout
     registered, partitions = partition_states("rk1:9094")
     assert registered == (1, 2, 3)
     assert not [p for p in partitions if 4 in p.replicas or set(p.isr) != set(p.replicas)]
