@@ -46,6 +46,7 @@ TIMEOUT_PER_NODE = 30.0
 POLL_INTERVAL = 0.2
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
+SECURE_PROBE_TIMEOUT = 10.0  # a TLS handshake and a SCRAM login on a loaded machine
 TOPIC_TIMEOUT = 10.0
 # Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
 # can run before anything is contacted; never rendered into a stack that is deployed.
@@ -309,7 +310,9 @@ def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
 def _probe(target: _Target) -> tuple[str, str]:
     """(advertised endpoint, problem) after asking this node's port for metadata."""
     try:
-        metadata = broker_metadata(target.bootstrap, PROBE_TIMEOUT, security=target.security)
+        metadata = broker_metadata(
+            target.bootstrap, SECURE_PROBE_TIMEOUT if target.security else PROBE_TIMEOUT, security=target.security
+        )
     except BrokerError as error:
         return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
     broker = _own_broker(metadata, target.broker_id)

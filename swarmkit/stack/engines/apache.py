@@ -51,7 +51,11 @@ CONTROLLER_DATA_VOLUME = "controller-data"
 STOP_GRACE = "60s"  # time for a controlled shutdown (partition leadership moves away first)
 ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")  # the entrypoint last; it sources the other
 TLS_BROKER_SCRIPT = "apache/tls-broker.sh"  # ssl/sasl_ssl: picks the broker's own certificate, then the entrypoint
-CONTROLLER_SCRIPT = "apache/controller.sh"  # sasl_ssl: formats the storage with the admin's SCRAM credential
+CONTROLLER_SCRIPT = "apache/controller.sh"
+# A SASL broker looks up the name of its own address for every new client connection (KAFKA-19919);
+# where no DNS server answers (the sandbox), glibc's default 5 s x 2 attempts stalls each login
+# 10 s.  RES_OPTIONS bounds the lookup; names on the overlay are answered by Docker at once.
+SASL_RESOLVER_OPTIONS = "timeout:1 attempts:1"  # sasl_ssl: formats the storage with the admin's SCRAM credential
 QUORUM_CLIENT_FILE = "internal-client.properties"  # TLS: what the quorum tool in a controller connects with
 CLUSTER_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
@@ -144,6 +148,8 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     if plan.secure:
         keystore = kafka_env({broker_keystore_setting(plan): secret_path(BROKER_TARGET)})
         env |= {"SWARMKIT_BROKER_KEYSTORE": "=".join(*keystore.items())}
+    if plan.sasl:
+        env |= {"RES_OPTIONS": SASL_RESOLVER_OPTIONS}
     service = {
         "image": request.image or DEFAULT_IMAGE,
         "entrypoint": ["/bin/sh", scripts[-1].target],
