@@ -221,14 +221,6 @@ def _advertised_names(options: DeployOptions, node_hostname: str, address: str) 
     return [host] if host else []
 
 
-def client_security(inventory: Inventory, stack_name: str, security: str, user: str | None = None) -> ClientSecurity | None:
-    """How swarmkit (or ``user``) connects to a stack deployed in ``security`` mode; None in plaintext."""
-    if security == "plaintext":
-        return None
-    store = pki.Pki(pki.store_dir(inventory, stack_name))
-    return pki.client_security(store, security, *([user] if user else []))
-
-
 # --- the swarm's view ----------------------------------------------------------------------------
 
 
@@ -552,7 +544,7 @@ def _secured(
 ) -> tuple[StackRequest, ClientSecurity | None]:
     """A secure request gets its certificates (one per broker id, for the names it advertises) and
     swarmkit its client settings; bootstrapping through a node's address checks no host name (verify does)."""
-    security = client_security(inventory, options.stack_name, options.listeners.security)
+    security = pki.for_stack(inventory, options.stack_name, options.listeners.security)
     if security is None:
         return request, None
     brokers = [(allocation.ids[m.node.id], _advertised_names(options, m.node.hostname, m.host.address)) for m in members]

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from swarmkit.cluster import kafka
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.fanout import fan_out, settle_by
+from swarmkit.stack.security import ClientSecurity
 
 DEFAULT_TIMEOUT = 3.0
 
@@ -347,7 +348,7 @@ def _connect(addresses: tuple[str, ...], port: int, timeout: float) -> tuple[Con
     return outcome
 
 
-def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> Probe:
+def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> Probe:
     """Observe one address from here: name lookup, TCP connect, then Kafka metadata; each step bounded."""
     addresses, resolve_error = _resolve(host, port, timeout)
     if not addresses:
@@ -356,7 +357,7 @@ def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> Pro
     if connect != "ok":
         return Probe(host, port, addresses, connect=connect, connect_error=connect_error)
     try:
-        md = kafka.broker_metadata(endpoint(host, port), timeout)
+        md = kafka.broker_metadata(endpoint(host, port), timeout, security)
     except BrokerError as exc:
         return Probe(host, port, addresses, connect="ok", metadata_error=exc.message)
     return Probe(

@@ -21,6 +21,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.engines.apache import controllers_of
+from swarmkit.stack.security import ClientSecurity
 
 QUORUM_TOOL = "/opt/kafka/bin/kafka-metadata-quorum.sh"
 LAG_LIMIT_MS = 10_000  # a voter that has not caught up with the leader for this long is lagging
@@ -77,9 +78,13 @@ def parse_quorum_replication(text: str, now_ms: int) -> Quorum:
     return Quorum(leader, voters, observers)
 
 
-def read_quorum(inventory: Inventory, docker: DockerHosts, stack_name: str, controller_port: int) -> Quorum:
-    """Ask the controllers in turn (one per manager) until one describes the quorum."""
+def read_quorum(
+    inventory: Inventory, docker: DockerHosts, stack_name: str, controller_port: int, command_config: str | None = None
+) -> Quorum:
+    """Ask the controllers in turn (one per manager) until one describes the quorum (over TLS with
+    ``command_config``, a client configuration inside the controller container)."""
     command = [QUORUM_TOOL, "--bootstrap-controller", f"localhost:{controller_port}", "describe", "--replication"]
+    command[3:3] = ["--command-config", command_config] if command_config else []
     errors = []
     for service, _, host_name in controllers_of(inventory):
         try:
@@ -191,7 +196,9 @@ def judge(
     )
 
 
-def cluster_health_from(quorum: Quorum, bootstrap: str, expected: Mapping[str, int], timeout: float) -> ClusterHealth:
+def cluster_health_from(
+    quorum: Quorum, bootstrap: str, expected: Mapping[str, int], timeout: float, security: ClientSecurity | None = None
+) -> ClusterHealth:
     """Read the partitions from one healthy broker, then judge them with the quorum already read."""
-    registered, partitions = kafka.partition_states(bootstrap, timeout)
+    registered, partitions = kafka.partition_states(bootstrap, timeout, security)
     return judge(expected, registered, partitions, quorum)

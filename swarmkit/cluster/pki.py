@@ -115,6 +115,13 @@ def material(pki: Pki, brokers: Sequence[tuple[int, Sequence[str]]]) -> Security
     )
 
 
+def for_stack(inventory: Inventory, stack_name: str, security: str, user: str = ADMIN_USER) -> ClientSecurity | None:
+    """How ``user`` (swarmkit's admin by default) connects to a stack in ``security`` mode; None in plaintext."""
+    if security == "plaintext":
+        return None
+    return client_security(Pki(store_dir(inventory, stack_name)), security, user)
+
+
 def client_security(pki: Pki, security: str, user: str = ADMIN_USER) -> ClientSecurity:
     """How ``user`` connects: SCRAM (sasl_ssl) or the user's own client certificate (ssl)."""
     ca = pki.ca()

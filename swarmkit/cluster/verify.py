@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from swarmkit.cluster import diagnose, health, kafka, spark_streaming
+from swarmkit.cluster import diagnose, health, kafka, pki, spark_streaming
 from swarmkit.cluster import spark as sparkjob
 from swarmkit.cluster.diagnose import BrokerCheck
 from swarmkit.cluster.health import ClusterHealth
@@ -24,6 +24,8 @@ from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, Swar
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.engines import engine_for
+from swarmkit.stack.engines.apache import quorum_client_config
+from swarmkit.stack.security import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, parse_topic_specs
 from swarmkit.swarm.identity import ID_LABEL
 
@@ -41,6 +43,7 @@ class VerifyOptions:
     spark_records: int | None = None
     spark_master: str | None = None
     spark_report: str | None = None
+    security: ClientSecurity | None = None  # None: as the deployed stack says (its label), from the kept store
     spark_stream: spark_streaming.StreamOptions | None = None  # the job's streaming mode instead of its batch
 
 
@@ -202,7 +205,8 @@ def _judge_node(
 def _check_broker(host: Host, node: SwarmNode, expected: str, mode: str, options: VerifyOptions) -> BrokerCheck:
     """Bootstrap through the node's own port, find its broker in the metadata, then dial what it advertises."""
     where = diagnose.endpoint(host.address, options.external_port)
-    bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout)
+    by_address = replace(options.security, verify_hostname=False) if options.security else None
+    bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout, by_address)
     if not bootstrap.answered:
         return _unanswered(host, where, bootstrap, options)
     own = _own_entry(bootstrap.answered_brokers, node)
@@ -218,7 +222,8 @@ def _check_broker(host: Host, node: SwarmNode, expected: str, mode: str, options
         detail = f"{host.name} advertises {advertised}, but clients should get {expected}"
         return BrokerCheck(node_id, advertised, False, True, True, detail, fix=FIX_BY_MODE[mode])
     adv_host, adv_port = diagnose.split_endpoint(advertised)
-    check = diagnose.judge_broker(node_id, diagnose.probe_address(adv_host, adv_port, options.timeout), client_local=False)
+    probe = diagnose.probe_address(adv_host, adv_port, options.timeout, options.security)
+    check = diagnose.judge_broker(node_id, probe, client_local=False)
     return replace(check, fix=check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}")
 
 
@@ -236,9 +241,9 @@ def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: Veri
     return BrokerCheck(-1, "", False, False, False, f"{where} {why}", fix=fix)
 
 
-def _topics_on(bootstrap: str, specs: list[TopicSpec], timeout: float) -> list[TopicVerdict]:
+def _topics_on(bootstrap: str, specs: list[TopicSpec], options: VerifyOptions) -> list[TopicVerdict]:
     try:
-        topics = {t.name: t for t in kafka.broker_metadata(bootstrap, timeout).topics}
+        topics = {t.name: t for t in kafka.broker_metadata(bootstrap, options.timeout, options.security).topics}
     except BrokerError as error:
         return [TopicVerdict(bootstrap, "*", False, error.message)]
     verdicts = []
@@ -254,11 +259,13 @@ def _topics_on(bootstrap: str, specs: list[TopicSpec], timeout: float) -> list[T
     return verdicts
 
 
-def _check_topics(brokers: list[BrokerVerdict], specs: list[TopicSpec], shared: bool, timeout: float) -> list[TopicVerdict]:
+def _check_topics(
+    brokers: list[BrokerVerdict], specs: list[TopicSpec], shared: bool, options: VerifyOptions
+) -> list[TopicVerdict]:
     """One broker speaks for a shared cluster; otherwise every broker is asked, all at once."""
     healthy = [b.advertised for b in brokers if b.ok]
     targets = healthy[:1] if shared else healthy
-    return [verdict for found in fan_out(lambda b: _topics_on(b, specs, timeout), targets) for verdict in found]
+    return [verdict for found in fan_out(lambda b: _topics_on(b, specs, options), targets) for verdict in found]
 
 
 # --- changes since the last passing run -----------------------------------------------------
@@ -315,12 +322,15 @@ def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts 
             hint="deploy it with: swarmkit up -i INVENTORY",
         )
     shared = engine_for(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
+    if options.security is None:
+        security = pki.for_stack(inventory, options.stack_name, service.labels.get("swarmkit.security", "plaintext"))
+        options = replace(options, security=security)
     with ThreadPoolExecutor(max_workers=1) as pool:
         quorum = pool.submit(_quorum, inventory, docker, service, options) if shared else None
         brokers = _judge_all(inventory, engines, nodes, service, options)
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum.result(), options) if quorum else (None, "")
     specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
-    topics = _check_topics(brokers, specs, shared, options.timeout)
+    topics = _check_topics(brokers, specs, shared, options)
     path = state_path(inventory, options.stack_name)
     changes = compare(_load_previous(path), brokers)
     report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error)
@@ -338,7 +348,8 @@ def _quorum(inventory: Inventory, docker: DockerHosts, service: ServiceState, op
     port = voters.split(",")[0].rsplit(":", 1)[-1]
     if not port.isdigit():
         return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
-    return health.read_quorum(inventory, docker, options.stack_name, int(port))
+    command_config = quorum_client_config().target if options.security else None
+    return health.read_quorum(inventory, docker, options.stack_name, int(port), command_config)
 
 
 def _cluster(
@@ -359,7 +370,7 @@ def _cluster(
         if host_name in names and broker_id.isdigit():
             expected[host_name] = int(broker_id)
     try:
-        return health.cluster_health_from(quorum, healthy[0], expected, options.timeout), ""
+        return health.cluster_health_from(quorum, healthy[0], expected, options.timeout, options.security), ""
     except BrokerError as error:
         return None, error.message
 
@@ -385,6 +396,8 @@ def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> V
     """Real traffic through every broker; only once every broker passed the address checks."""
     if not all(b.ok for b in report.brokers):
         return replace(report, spark_error="skipped: some brokers failed")
+    if options.security is not None:
+        return replace(report, spark_error="not yet: the Spark job does not connect over TLS or SASL (issue 11)")
     endpoints = [b.advertised for b in report.brokers]
     if shared:
         spec = TopicSpec(SPARK_TOPIC, SPARK_PARTITIONS_PER_BROKER * len(endpoints), min(3, len(endpoints)))
