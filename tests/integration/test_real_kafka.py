@@ -8,6 +8,7 @@ share by rebalance, and last the new node retired again; replicas move under ack
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from collections import Counter
@@ -190,27 +191,26 @@ def test_losing_a_node_loses_no_acknowledged_record(cluster: Inventory) -> None:
     assert identity_after["directory.id"] == identity_before["directory.id"], "broker 2 came back without its data"
 
 
+def runbook(name: str, *arguments: str) -> subprocess.CompletedProcess[str]:
+    script = ROOT / "scripts" / "runbooks" / name
+    return subprocess.run(["bash", str(script), *arguments], capture_output=True, text=True, timeout=900)
+
+
 def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, rk: sandbox.Sandbox) -> None:
     before = broker_containers(cluster)
-    sandbox.add_node(NAME)
+    run = runbook("scale-out.sh", rk.inventory_path, "--add-node", "--sandbox", NAME, "--", "--topics", TOPICS)
+    print(f"\n{run.stdout}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert re.search(r"broker id +4 on rk4 +new id", run.stdout)
     grown = load_inventory(rk.inventory_path)
-    result = up(grown, DeployOptions(topics=TOPICS))
-    assert result.ok, result.deploy.problems
     after = broker_containers(grown)
     assert {node: container for node, container in after.items() if node in before} == before
     assert len(after) == 4
-    new = next(n for n in result.deploy.nodes if n.host == "rk4")
-    assert new.broker_id == 4
     report = wait_until(lambda: (r := verified(grown)).ok and r, 60, "the new broker to be verified")
     assert isinstance(report, VerifyReport) and report.cluster is not None
     share = next(b for b in report.cluster.brokers if b.broker_id == 4)
     assert share.registered and share.node == "rk4" and share.replicas == 0
     assert any(note.startswith("broker 4 (rk4) holds no partitions yet") for note in report.cluster.notes)
-
-
-def runbook(name: str, *arguments: str) -> subprocess.CompletedProcess[str]:
-    script = ROOT / "scripts" / "runbooks" / name
-    return subprocess.run(["bash", str(script), *arguments], capture_output=True, text=True, timeout=900)
 
 
 def test_rebalance_gives_the_new_broker_its_share_under_acks_all_traffic(rk: sandbox.Sandbox) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runbook: scale a swarmkit Kafka cluster out by one server, then check every broker.
 #
-#   scripts/runbook-scale-out.sh INVENTORY [--add-node] [--sandbox NAME] [--spark] [-- UP_OPTIONS...]
+#   scripts/runbooks/scale-out.sh INVENTORY [--add-node] [--sandbox NAME] [--spark] [-- UP_OPTIONS...]
 #
 # Real servers: add the new server to INVENTORY, then run this. `swarmkit up` joins it to the
 # swarm, gives it a broker id and deploys (no other broker restarts); `swarmkit verify` checks
@@ -14,16 +14,13 @@
 #   --spark          also run the PySpark job through every broker (`verify --spark`)
 #   -- UP_OPTIONS    passed to `swarmkit up` as they are: repeat the options of the first deploy
 #                    (e.g. -- --topics orders:6:3), or the stack changes
-#   env SWARMKIT, PYTHON: the swarmkit command and the python that parses its JSON
-#                    (default: this checkout's .venv/bin/swarmkit and .venv/bin/python)
+#   env SWARMKIT, PYTHON: as in lib.sh
 #
 # Exit codes: 0 every broker verified; 1 a failed check (preflight, deploy or verify);
 # 2 bad usage or input. A failing swarmkit command's own exit code is passed on.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-swarmkit="${SWARMKIT:-$root/.venv/bin/swarmkit}"
-python="${PYTHON:-$root/.venv/bin/python}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 sandbox_name="${SWARMKIT_SANDBOX:-sk}"
 add_node=false
 inventory=""
@@ -31,17 +28,9 @@ verify_args=()
 up_args=()
 
 usage() {
-    sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
-step() { printf '\n== %s\n' "$*"; }
-# parse SNIPPET [ARGS...]: run a python snippet below on the JSON read from stdin
-parse() {
-    local snippet="$1"
-    shift
-    "$python" -c "$read_docs"$'\n'"$snippet" "$@"
-}
-
 while (($#)); do
     case "$1" in
         --add-node) add_node=true ;;
@@ -57,22 +46,8 @@ done
 [ -n "$inventory" ] || usage
 [ -f "$inventory" ] || { echo "no such inventory: $inventory" >&2; exit 2; }
 
-# --- JSON parsing (jq is not needed): each snippet reads swarmkit's stdout on stdin ---------------
-# Every `swarmkit ... --json` prints one object; a command that could not run prints
-# {"ok": false, "error": ..., "hint": ...}.
-read_docs=$(cat <<'PY'
-import json, os, sys
-text = sys.stdin.read()
-if not text.strip():
-    sys.exit("(no JSON on stdout: see the error above)")
-doc = json.loads(text)
-if "error" in doc:
-    sys.exit(f"{doc['error']} ({doc['hint']})" if doc.get("hint") else doc["error"])
-yes = lambda flag: "yes" if flag else "NO"
-PY
-)
-
 check_sandbox=$(cat <<'PY'
+import os
 if not doc["exists"]:
     sys.exit(f"no sandbox '{doc['name']}': build one with `swarmkit sandbox up --name {doc['name']}`")
 if os.path.realpath(doc["inventory_path"]) != os.path.realpath(sys.argv[1]):
@@ -115,6 +90,7 @@ PY
 )
 
 show_verify=$(cat <<'PY'
+yes = lambda flag: "yes" if flag else "NO"
 for change in doc["changes"] or ["none since the last verified run"]:
     print(f"change: {change}")
 print(f"{'node':<10} {'advertised':<24} {'resolves':<8} {'reachable':<9} {'metadata':<8} {'task':<8} status")
