@@ -1,0 +1,140 @@
+"""Security modes (pure): the listener plan, Kafka's settings, certificates, the kept store, the stack."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from swarmkit.cluster import pki
+from swarmkit.errors import SpecError
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.stack import certs
+from swarmkit.stack.compose import StackRequest, kafka_env
+from swarmkit.stack.kafka_settings import security_settings
+from swarmkit.stack.listener_checks import validate_plan
+from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.render import check_request, render
+from swarmkit.stack.security import ClientSecurity
+
+CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"
+INVENTORY = Inventory(tuple(Host(f"node{i}", f"unix:///tmp/{i}.sock", f"10.0.0.{i}", "manager") for i in (1, 2, 3)))
+
+
+def request(security: str, store: pki.Pki | None = None, **given: object) -> StackRequest:
+    material = pki.material(store, [(i, [f"node{i}"]) for i in (1, 2, 3)]) if store else None
+    plan = ListenerPlan.build(security=security)
+    return StackRequest(INVENTORY, listeners=plan, cluster_id=CLUSTER_ID, security=material, **given)  # type: ignore[arg-type]
+
+
+def test_plaintext_is_the_plan_of_before() -> None:
+    assert ListenerPlan.build(security="plaintext") == ListenerPlan()
+    assert security_settings(ListenerPlan()) == {}
+
+
+@pytest.mark.parametrize(
+    ("mode", "protocols", "client_auth"),
+    [("sasl_ssl", ["SSL", "SASL_SSL", "SSL"], "none"), ("ssl", ["SSL", "SSL", "SSL"], "required")],
+)
+def test_secure_modes_set_protocols_and_settings(mode: str, protocols: list[str], client_auth: str) -> None:
+    plan = validate_plan(ListenerPlan.build(security=mode))
+    assert [item.protocol for item in plan.listeners] == protocols
+    settings = security_settings(plan, "broker")
+    assert settings["ssl.keystore.type"] == "PEM"
+    assert settings["ssl.client.auth"] == "required"  # inside the swarm: mutual TLS
+    assert settings["listener.name.external.ssl.client.auth"] == client_auth
+    assert ("listener.name.external.scram-sha-512.sasl.jaas.config" in settings) == (mode == "sasl_ssl")
+    assert "listener.name.external.ssl.client.auth" not in security_settings(plan, "controller")
+
+
+def test_a_dashed_property_becomes_the_image_variable() -> None:
+    assert kafka_env({"listener.name.external.scram-sha-512.sasl.jaas.config": "x"}) == {
+        "KAFKA_LISTENER_NAME_EXTERNAL_SCRAM___SHA___512_SASL_JAAS_CONFIG": "x"
+    }
+
+
+def test_an_unknown_mode_is_refused() -> None:
+    with pytest.raises(SpecError, match="security: unknown mode 'tls'"):
+        validate_plan(ListenerPlan.build(security="tls"))
+
+
+def test_a_hostname_command_cannot_be_certified() -> None:
+    with pytest.raises(SpecError, match="HOSTNAME_COMMAND"):
+        check_request(request("sasl_ssl", advertise="command", hostname_command="hostname"))
+
+
+def test_tansu_refuses_tls() -> None:
+    with pytest.raises(SpecError, match="tansu"):
+        check_request(request("sasl_ssl", engine="tansu"))
+
+
+def test_certificates_name_exactly_the_given_hosts() -> None:
+    ca = certs.new_ca("test CA")
+    leaf = certs.issue(ca, "broker 1", ["node1", "10.0.0.1"])
+    assert sorted(certs.sans_of(leaf.cert_pem)) == ["10.0.0.1", "node1"]
+    assert certs.signed_by(leaf.cert_pem, ca.cert_pem)
+    assert not certs.signed_by(leaf.cert_pem, certs.new_ca("other").cert_pem)
+    assert certs.days_left(leaf.cert_pem) > 800
+    assert leaf.keystore.startswith("-----BEGIN PRIVATE KEY-----")
+    assert "key_pem" not in repr(leaf)
+
+
+def test_a_user_ca_must_be_a_ca_with_its_key() -> None:
+    ca = certs.new_ca("test CA")
+    leaf = certs.issue(ca, "leaf", ["x"])
+    with pytest.raises(SpecError, match="not a CA"):
+        certs.check_ca(leaf)
+    with pytest.raises(SpecError, match="does not belong"):
+        certs.check_ca(certs.CertKey(ca.cert_pem, leaf.key_pem))
+
+
+def test_the_store_keeps_certificates_until_what_they_name_changes(tmp_path: Path) -> None:
+    store = pki.Pki(tmp_path / "pki")
+    first = store.leaf("broker-1", "b1", ["node1"])
+    assert store.leaf("broker-1", "b1", ["node1"]) == first
+    moved = store.leaf("broker-1", "b1", ["10.0.0.9"])
+    assert moved != first and certs.sans_of(moved.cert_pem) == ("10.0.0.9",)
+    assert stat.S_IMODE(store.directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE((store.directory / "ca.key").stat().st_mode) == 0o600
+    assert store.password("alice") == store.password("alice", create=False)
+    assert store.users() == ["alice"]
+    with pytest.raises(SpecError, match="not valid"):
+        store.password("a,b")
+
+
+def test_a_user_ca_is_used(tmp_path: Path) -> None:
+    own = certs.new_ca("our CA")
+    directory = tmp_path / "pki"
+    directory.mkdir()
+    (directory / "ca.crt").write_text(own.cert_pem)
+    (directory / "ca.key").write_text(own.key_pem)
+    leaf = pki.Pki(directory).leaf("broker-1", "b1", ["node1"])
+    assert certs.signed_by(leaf.cert_pem, own.cert_pem)
+
+
+def test_the_secure_stack_names_secrets_but_holds_none(tmp_path: Path) -> None:
+    store = pki.Pki(tmp_path / "pki")
+    stack = render(request("sasl_ssl", store))
+    password = store.password("swarmkit-admin", create=False)
+    assert password and password not in stack.text
+    assert "PRIVATE KEY" not in stack.text and "BEGIN CERTIFICATE" not in stack.text
+    assert "swarmkit.security: sasl_ssl" in stack.text
+    assert {secret.target for secret in stack.secrets} >= {"swarmkit-broker-1.pem", "swarmkit-scram", "swarmkit-ca.crt"}
+    assert all(f"./{secret.filename}" in stack.text for secret in stack.secrets)
+    assert "uid: '1000'" in stack.text and "RES_OPTIONS" in stack.text
+
+
+def test_rendering_twice_gives_the_same_secret_names(tmp_path: Path) -> None:
+    store = pki.Pki(tmp_path / "pki")
+    assert render(request("ssl", store)).text == render(request("ssl", store)).text
+
+
+def test_client_settings_for_librdkafka_and_java() -> None:
+    client = ClientSecurity("SASL_SSL", "CA", "/x/ca.crt", username="u", password="p")
+    assert client.librdkafka()["sasl.mechanisms"] == "SCRAM-SHA-512"
+    assert client.librdkafka()["ssl.endpoint.identification.algorithm"] == "https"
+    java = client.file_settings(java=True)
+    assert java["ssl.truststore.location"] == "/x/ca.crt" and 'username="u"' in java["sasl.jaas.config"]
+    assert client.file_settings(java=False)["ssl.ca.location"] == "/x/ca.crt"
+    assert "password" not in repr(client)
