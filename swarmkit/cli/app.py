@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from swarmkit import __version__
-from swarmkit.cli import checks, nodes, ops, stack, swarm
+from swarmkit.cli import checks, nodes, ops, security, stack, swarm
 from swarmkit.cli.common import out
 from swarmkit.cli.sandbox import sandbox_app
 
@@ -39,3 +39,5 @@ app.command("status")(ops.status_command)
 app.command("roll")(ops.roll_command)
 app.command("down")(ops.down_command)
 app.command("rebalance")(nodes.rebalance_command)
+app.command("client-config")(security.client_config_command)
+app.add_typer(security.users_app, name="users")

@@ -16,7 +16,15 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled
@@ -25,6 +33,7 @@ from swarmkit.stack.topics import TopicSpec, creation_configs
 
 DEFAULT_TIMEOUT = 5.0
 DELETE_WAIT = 30.0
+SCRAM_ITERATIONS = 8192
 
 _QUIET = logging.getLogger("swarmkit.kafka.librdkafka")
 _QUIET.addHandler(logging.NullHandler())
@@ -365,3 +374,35 @@ def elect_preferred_leaders(bootstrap: str, partitions: Sequence[tuple[str, int]
         for tp, error in results.items()
         if error is not None and error.args[0].code() != KafkaError.ELECTION_NOT_NEEDED
     ]
+
+
+def _scram_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
+    try:
+        return future.result(timeout=timeout + 1)
+    except (KafkaException, TimeoutError) as error:
+        raise BrokerError(
+            f"{what} through {client.bootstrap} failed: {error}", hint="check that the cluster runs in sasl_ssl mode"
+        ) from None
+
+
+def set_scram_user(bootstrap: str, user: str, password: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
+    """Create or change a SCRAM-SHA-512 user (its salted credential goes into the cluster's metadata)."""
+    client = _Client(bootstrap, timeout, security)
+    change = UserScramCredentialUpsertion(user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password)
+    futures = client.admin.alter_user_scram_credentials([change], request_timeout=timeout)
+    _scram_call(client, f"setting user {user}", futures[user], timeout)
+
+
+def remove_scram_user(bootstrap: str, user: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
+    client = _Client(bootstrap, timeout, security)
+    futures = client.admin.alter_user_scram_credentials(
+        [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_512)], request_timeout=timeout
+    )
+    _scram_call(client, f"removing user {user}", futures[user], timeout)
+
+
+def scram_users(bootstrap: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
+    """The users the cluster holds SCRAM credentials for."""
+    client = _Client(bootstrap, timeout, security)
+    found = _scram_call(client, "listing users", client.admin.describe_user_scram_credentials(request_timeout=timeout), timeout)
+    return sorted(found)

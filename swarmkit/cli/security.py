@@ -1,0 +1,84 @@
+"""`swarmkit client-config` and `swarmkit users add|remove|list`: what clients of a secure cluster need."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, expected_failures, out
+from swarmkit.cluster import pki, users
+from swarmkit.hosts.inventory import load_inventory
+from swarmkit.stack.security import ADMIN_USER
+
+STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
+users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
+
+
+def _private(path: Path, content: str) -> None:
+    """Write a file only this user can read (keys, passwords)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(content)
+
+
+@expected_failures
+def client_config_command(
+    inventory: str = INVENTORY_OPTION,
+    user: str = typer.Option(ADMIN_USER, "--user", help="The client user (see `swarmkit users add`)."),
+    fmt: str = typer.Option("properties", "--format", help="properties (Java clients) or librdkafka (confluent-kafka, kcat)."),
+    output: str | None = typer.Option(None, "--output", "-o", help="Write FILE (0600) and ca.crt beside it instead of printing."),
+    security: str | None = typer.Option(None, "--security", help="sasl_ssl or ssl (default: the inventory's, else sasl_ssl)."),
+    stack_name: str = STACK_OPTION,
+    port: int = EXTERNAL_PORT_OPTION,
+) -> None:
+    """A ready client configuration: bootstrap list, security protocol, SASL login, CA file."""
+    hosts = load_inventory(inventory)
+    mode = security or hosts.stack.security or "sasl_ssl"
+    store = pki.store_dir(hosts, stack_name)
+    target = Path(output) if output else None
+    ca_file = str((target.parent if target else store) / "ca.crt")
+    config = users.client_config(hosts, stack_name, mode, user, fmt, ca_file, port)
+    if target is None:
+        typer.echo(config.text, nl=False)
+        return
+    Path(ca_file).write_text(config.ca_pem, encoding="utf-8")
+    if config.keystore_pem:
+        _private(Path(ca_file).with_name(f"{user}.pem"), config.keystore_pem)
+    _private(target, config.text)
+    out.print(f"wrote {target} (mode 0600) and {ca_file}", highlight=False, soft_wrap=True)
+
+
+@users_app.command("add")
+@expected_failures
+def add_command(
+    name: str = typer.Argument(..., help="User name."),
+    inventory: str = INVENTORY_OPTION,
+    stack_name: str = STACK_OPTION,
+    port: int = EXTERNAL_PORT_OPTION,
+) -> None:
+    """Create a SCRAM-SHA-512 user; its password is kept for `swarmkit client-config --user NAME`."""
+    users.add_user(load_inventory(inventory), stack_name, name, port)
+    out.print(f"user {name} added; its client configuration: swarmkit client-config -i {inventory} --user {name}")
+
+
+@users_app.command("remove")
+@expected_failures
+def remove_command(
+    name: str = typer.Argument(..., help="User name."),
+    inventory: str = INVENTORY_OPTION,
+    stack_name: str = STACK_OPTION,
+    port: int = EXTERNAL_PORT_OPTION,
+) -> None:
+    """Remove a user's credential from the cluster and its kept password."""
+    users.remove_user(load_inventory(inventory), stack_name, name, port)
+    out.print(f"user {name} removed")
+
+
+@users_app.command("list")
+@expected_failures
+def list_command(inventory: str = INVENTORY_OPTION, stack_name: str = STACK_OPTION, port: int = EXTERNAL_PORT_OPTION) -> None:
+    """The users the cluster holds SCRAM credentials for."""
+    for name in users.list_users(load_inventory(inventory), stack_name, port):
+        out.print(name, highlight=False)
