@@ -27,6 +27,7 @@ from swarmkit.cli.common import (
 )
 from swarmkit.cli.swarm import gate_preflight
 from swarmkit.cluster import deploy
+from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.listeners import ListenerPlan
 
 ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
@@ -113,6 +114,17 @@ def _with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
         return action(on_progress)
 
 
+def warn_plaintext(inventory: Inventory, options: deploy.DeployOptions) -> None:
+    """Real servers (any engine not on a local socket) in plaintext: say so, once, on stderr."""
+    if options.listeners.secure or all(host.endpoint.startswith("unix://") for host in inventory.hosts):
+        return
+    err.print(
+        "[yellow]warning:[/] security plaintext: clients reach the brokers unencrypted and without credentials, "
+        "and anything on the overlay can talk to brokers and controllers; use --security sasl_ssl",
+        highlight=False,
+    )
+
+
 def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | None = None) -> None:
     if as_json:
         print_json({**(extra or {}), **result.to_dict()} if extra else result.to_dict())
@@ -149,7 +161,9 @@ def render(
 def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: deploy.DeployOptions) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
     hosts, docker = load_hosts(inventory)
-    _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options.resolved(hosts), p, docker=docker)), as_json)
+    options = options.resolved(hosts)
+    warn_plaintext(hosts, options)
+    _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options, p, docker=docker)), as_json)
 
 
 @expected_failures
@@ -166,6 +180,7 @@ def up_command(
     hosts, docker = load_hosts(inventory)
     options = options.resolved(hosts)
     deploy.validate(hosts, options)
+    warn_plaintext(hosts, options)
     checked = None if skip_preflight else gate_preflight(hosts, docker, memory, as_json, options.listeners)
     result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p, docker=docker))
     if not as_json:
