@@ -1,6 +1,9 @@
 """Benchmark (not a test): the Spark verify job against plain confluent-kafka processes doing the same work.
 
-    .venv/bin/python benchmarks/spark_vs_baseline.py --brokers node1:9094,node2:9094,node3:9094 --records 1000000 [--json]
+    .venv/bin/python benchmarks/spark_vs_baseline.py [--brokers node1:9094,node2:9094,node3:9094] --records 1000000 [--json]
+
+Without --brokers it builds its own 3-host sandbox (``sb2``, 10.236.0.0/24, Apache Kafka, topic
+``bench:6:3``) and always removes it; with --brokers it runs against that running cluster.
 
 Same brokers, same run, same work on both sides: K records per leader broker of 100 bytes, spread
 over the partitions each broker leads with the job's own mapping, written with ``acks=all`` and
@@ -13,14 +16,18 @@ start-up reported apart. Exit 1 if either side loses, duplicates or corrupts a r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 import zlib
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -28,10 +35,16 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit.assets import SPARK_DIR
+from swarmkit.cluster.deploy import DeployOptions, up
 from swarmkit.cluster.spark import SparkJobError, SparkReport, run_verify_job
+from swarmkit.hosts.inventory import load_inventory
+from swarmkit.sandbox import hosts as sandbox
 
 sys.path.insert(0, str(SPARK_DIR))
 import verify_job as job  # noqa: E402  (the job file is a script, not a package module)
+
+SANDBOX = "sb2"
+SUBNET = "10.236.0.0/24"
 
 
 @dataclass(frozen=True)
@@ -73,7 +86,7 @@ def _producer(share: Share) -> Producer:
 def produce(share: Share) -> dict[int, int]:
     """Send the share's records; partition -> crc32 sum of what was acknowledged."""
     plan, producer = share.plan, _producer(share)
-    tail = ":" + "x" * (plan.payload_bytes - len(plan.run) - job.SEQ_DIGITS - 2)
+    tail = job.value_tail(plan)
     acked: dict[int, int] = dict.fromkeys(share.partitions, 0)
 
     def delivered(err: Any, msg: Any) -> None:
@@ -82,7 +95,7 @@ def produce(share: Share) -> dict[int, int]:
 
     for partition in share.partitions:
         for seq in sequences(plan, partition):
-            value = f"{plan.run}:{seq:0{job.SEQ_DIGITS}d}{tail}".encode()
+            value = job.value_bytes(plan, seq, tail)
             while True:
                 try:
                     producer.produce(plan.topic, value, partition=partition, on_delivery=delivered)
@@ -163,8 +176,8 @@ def work(share: Share) -> ShareResult:
     return ShareResult(acked, listed, end, rows, produced - began, time.monotonic() - produced)
 
 
-def baseline(args: argparse.Namespace, tuning: job.Tuning) -> tuple[list[dict[str, Any]], float]:
-    """The job's work without Spark: (per-broker entries, seconds of traffic)."""
+def baseline(args: argparse.Namespace, tuning: job.Tuning) -> tuple[list[dict[str, Any]], float, list[job.ClusterRun]]:
+    """The job's work without Spark: (per-broker entries, seconds of traffic, per-cluster phases)."""
     probes, plans, errors = job.prepare(
         args.brokers, args.topic, args.records, job.DEFAULT_PAYLOAD, args.partitions, job.PROBE_TIMEOUT
     )
@@ -190,7 +203,7 @@ def baseline(args: argparse.Namespace, tuning: job.Tuning) -> tuple[list[dict[st
                 run.end.update(result.end)
                 run.write_s, run.read_s = max(run.write_s, result.write_s), max(run.read_s, result.read_s)
         runs.append(run)
-    return job.summarize(probes, runs, errors, args.records), elapsed
+    return job.summarize(probes, runs, errors, args.records), elapsed, runs
 
 
 def spark(args: argparse.Namespace, tuning: job.Tuning) -> SparkReport:
@@ -219,7 +232,9 @@ def spark(args: argparse.Namespace, tuning: job.Tuning) -> SparkReport:
         return exc.report
 
 
-def summary(report: SparkReport, base: list[dict[str, Any]], base_s: float, tuning: job.Tuning) -> dict[str, Any]:
+def summary(
+    report: SparkReport, base: list[dict[str, Any]], base_s: float, base_runs: list[job.ClusterRun], tuning: job.Tuning
+) -> dict[str, Any]:
     """The one JSON object: rates end to end (start-up apart), ratio, and both sides' checks."""
     spark_back = sum(b.consumed for b in report.brokers)
     base_back = sum(b["consumed"] for b in base)
@@ -240,6 +255,8 @@ def summary(report: SparkReport, base: list[dict[str, Any]], base_s: float, tuni
         "spark_check_s": report.check_s,
         "spark_wall_s": report.wall_s,
         "baseline_traffic_s": round(base_s, 3),
+        "baseline_write_s": round(sum(r.write_s for r in base_runs), 3),  # the slowest process's, per cluster
+        "baseline_read_s": round(sum(r.read_s for r in base_runs), 3),
         "baseline_processes": os.cpu_count() or 1,
         "tuning": asdict(tuning),
         "spark_problems": report.failures,
@@ -281,6 +298,7 @@ def render(console: Console, result: dict[str, Any]) -> None:
         f"traffic = write {result['spark_write_s']:.2f} s + read and checks {result['spark_read_s']:.2f} s "
         f"+ checksum {result['spark_check_s']:.2f} s; tuning {result['tuning']}"
     )
+    console.print(f"baseline: write {result['baseline_write_s']:.2f} s, read and checks {result['baseline_read_s']:.2f} s")
     latency = Table(title="produce -> read-back latency p50 / p99 (ms), per broker")
     for column in ("broker", "Spark", "baseline"):
         latency.add_column(column)
@@ -293,7 +311,7 @@ def render(console: Console, result: dict[str, Any]) -> None:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--brokers", required=True, help="comma-separated advertised HOST:PORT of every broker")
+    parser.add_argument("--brokers", default="", help="advertised HOST:PORT of every broker (default: a sandbox of its own)")
     parser.add_argument("--records", type=int, default=1_000_000, help="records per broker")
     parser.add_argument("--topic", default="swarmkit-bench", help="used by both sides (their offset ranges differ)")
     parser.add_argument("--partitions", type=int, default=6, help="if the topic must be created")
@@ -317,10 +335,10 @@ def rounds(args: argparse.Namespace, tuning: job.Tuning, err: Console) -> dict[s
     results = []
     for number in range(1, args.rounds + 1):
         with err.status(f"round {number}: baseline, plain confluent-kafka processes"):
-            base, base_s = baseline(args, tuning)
+            base, base_s, base_runs = baseline(args, tuning)
         with err.status(f"round {number}: Spark job"):
             report = spark(args, tuning)
-        results.append(summary(report, base, base_s, tuning))
+        results.append(summary(report, base, base_s, base_runs, tuning))
         err.print(f"round {number}: ratio {results[-1]['ratio']:.2f}")
     ranked = sorted(results, key=lambda r: r["ratio"])
     result = dict(ranked[(len(ranked) - 1) // 2])
@@ -332,6 +350,25 @@ def rounds(args: argparse.Namespace, tuning: job.Tuning, err: Console) -> dict[s
     return result
 
 
+@contextlib.contextmanager
+def own_sandbox(args: argparse.Namespace, err: Console) -> Iterator[None]:
+    """Without --brokers: a fresh 3-host Apache Kafka sandbox for the run, removed whatever happens."""
+    if args.brokers:
+        yield
+        return
+    sandbox.down(SANDBOX)
+    try:
+        with err.status(f"sandbox {SANDBOX}: 3 hosts, Apache Kafka, topic {args.topic}:6:3"):
+            made = sandbox.up(3, SANDBOX, SANDBOX, SUBNET, str(Path(tempfile.mkdtemp()) / "sb2.yaml"), "apache", 3)
+            result = up(load_inventory(made.inventory_path), DeployOptions(topics=f"{args.topic}:{args.partitions}:3"))
+        if not result.ok:
+            raise SystemExit(f"the sandbox's cluster did not come up: {result.deploy.problems}")
+        args.brokers = [f"{SANDBOX}{n}:9094" for n in (1, 2, 3)]
+        yield
+    finally:
+        sandbox.down(SANDBOX)
+
+
 def main() -> int:
     args = parse_args()
     tuning = job.Tuning(
@@ -339,7 +376,8 @@ def main() -> int:
     )
     err = Console(stderr=True)
     try:
-        result = rounds(args, tuning, err)
+        with own_sandbox(args, err):
+            result = rounds(args, tuning, err)
     except SparkJobError as exc:
         err.print(f"[red]{exc}[/]\n{exc.hint}")
         return 1

@@ -45,7 +45,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 BUCKET_BITS = 32_768  # positions per Spark bitmap (bitmap_bucket_number / bitmap_bit_position)
 RESTART_PAUSE_S = 2.0  # how long the producer writes with no query running
-START_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 180.0  # a busy 2-core machine takes minutes to start a query
 LINGER_MS = 5  # a streaming producer trades batch size for latency
 
 
