@@ -46,6 +46,31 @@ FIX_OWN_ADDRESS = (
     "give every broker its own node's address (swarmkit's default: the node's hostname, or --advertise inventory-address)"
 )
 FIX_NOT_KAFKA = "check listener.security.protocol.map and which process holds the port on that node"
+FIX_CLIENT_CONFIG = "connect with the cluster's client configuration (swarmkit client-config -i INV [--user NAME])"
+FIX_CERTIFICATE = "give each broker a certificate naming the host it advertises (swarmkit deploy issues them)"
+# (what librdkafka says, the verdict): the first that matches names a TLS or SASL failure
+SECURITY_FAILURES = (
+    (
+        ("hostname mismatch", "ip address mismatch"),
+        "hostname mismatch: the broker's certificate does not name the host it advertises",
+        FIX_CERTIFICATE,
+    ),
+    (
+        ("certificate verify failed", "unable to get local issuer", "self-signed certificate", "self signed certificate"),
+        "unknown CA: the broker's certificate is not signed by a CA this client trusts",
+        FIX_CLIENT_CONFIG,
+    ),
+    (
+        ("authentication failed", "invalid credentials", "sasl authentication error"),
+        "authentication failed: the broker refused this client's SASL login (user or password)",
+        FIX_CLIENT_CONFIG,
+    ),
+    (
+        ("ssl handshake failed", "connecting to a ssl listener", "incorrect security.protocol"),
+        "TLS handshake failed: the listener and this client do not speak the same security protocol",
+        FIX_CLIENT_CONFIG,
+    ),
+)
 FIX_FIREWALL = (
     "open the port from clients to the broker (cloud security group / iptables), or advertise the listener meant for this network"
 )
@@ -232,6 +257,9 @@ def _connection_finding(probe: Probe, where: str) -> Finding | None:
 
 def _answer_finding(node_id: int, probe: Probe, where: str, cluster_id: str | None) -> Finding | None:
     """Something answered at the address: is it Kafka, this cluster, and this very broker?"""
+    security = security_failure(probe.metadata_error)
+    if not probe.answered and security is not None:
+        return f"{where} accepts connections but {security[0].split(':')[0]}: {probe.metadata_error}", *security
     if not probe.answered:
         cause = (
             f"something at {where} is not a Kafka listener this client can talk to: another service holds the "
@@ -252,6 +280,15 @@ def _answer_finding(node_id: int, probe: Probe, where: str, cluster_id: str | No
             "the port is published on another node"
         )
         return f"{where} answers, but its metadata lists {answered_as}", cause, FIX_OWN_ADDRESS
+    return None
+
+
+def security_failure(message: str) -> tuple[str, str] | None:
+    """(cause, fix) when a client's error is a TLS or SASL failure, each kind its own verdict."""
+    lowered = message.lower()
+    for needles, cause, fix in SECURITY_FAILURES:
+        if any(needle in lowered for needle in needles):
+            return cause, fix
     return None
 
 
@@ -288,6 +325,9 @@ def judge_bootstrap(probe: Probe) -> BrokerCheck:
             "the bootstrap broker answers slowly",
             "check the broker's log (it may still be starting) or raise the timeout",
         )
+    security = security_failure(probe.metadata_error)
+    if security is not None:
+        return check(f"{where} accepts connections but {security[0].split(':')[0]}: {probe.metadata_error}", *security)
     return check(
         f"{where} accepts connections but gives no Kafka metadata: {probe.metadata_error or 'no answer'}",
         "the bootstrap port is not a Kafka listener this client can talk to (another service, or TLS/SASL)",
@@ -371,12 +411,13 @@ def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, securi
     )
 
 
-def diagnose(bootstrap: str, timeout: float = DEFAULT_TIMEOUT) -> DiagnoseReport:
-    """Ask the bootstrap for metadata, then probe every advertised broker from here, in parallel."""
+def diagnose(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> DiagnoseReport:
+    """Ask the bootstrap for metadata, then probe every advertised broker from here, in parallel
+    (over TLS/SASL with ``security``: the cluster's client configuration)."""
     host, port = split_endpoint(bootstrap)
     try:
-        metadata = kafka.broker_metadata(endpoint(host, port), timeout)
+        metadata = kafka.broker_metadata(endpoint(host, port), timeout, security)
     except BrokerError:
-        return judge_cluster(bootstrap, None, {}, probe_address(host, port, timeout))
-    probes = fan_out(lambda broker: probe_address(broker.host, broker.port, timeout), metadata.brokers)
+        return judge_cluster(bootstrap, None, {}, probe_address(host, port, timeout, security))
+    probes = fan_out(lambda broker: probe_address(broker.host, broker.port, timeout, security), metadata.brokers)
     return judge_cluster(bootstrap, metadata, {b.node_id: probe for b, probe in zip(metadata.brokers, probes)})
