@@ -135,10 +135,15 @@ class _Client:
             "socket.timeout.ms": ms,
             "reconnect.backoff.max.ms": 1000,
             "logger": _QUIET,
-            "error_cb": lambda err: self.errors.append(err.str()),
+            "error_cb": self._on_error,
         }
         config |= security.librdkafka() if security else {}
         self.admin = AdminClient(config)
+
+    def _on_error(self, error: KafkaError) -> None:
+        """Keep librdkafka's complaint; "all brokers are down" only when nothing said why."""
+        if error.code() != KafkaError._ALL_BROKERS_DOWN or not self.errors:
+            self.errors.append(error.str())
 
     def last_error(self) -> str:
         self.admin.poll(0)
