@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +103,18 @@ class Pki:
     def users(self) -> list[str]:
         found = self.directory.glob("user-*.password") if self.directory.is_dir() else []
         return sorted(path.name[len("user-") : -len(".password")] for path in found)
+
+
+def presented_certificate(host: str, port: int, timeout: float) -> str:
+    """The PEM certificate a TLS listener presents (read, not trusted: the caller checks it)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with socket.create_connection((host, port), timeout=timeout) as raw, context.wrap_socket(raw) as tls:
+        der = tls.getpeercert(binary_form=True)
+    if not der:
+        raise OSError(f"{host}:{port} presented no certificate")
+    return ssl.DER_cert_to_PEM_cert(der)
 
 
 def material(pki: Pki, brokers: Sequence[tuple[int, Sequence[str]]]) -> SecurityMaterial:

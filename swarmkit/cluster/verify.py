@@ -22,6 +22,7 @@ from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.stack import certs
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import quorum_client_config
@@ -224,7 +225,33 @@ def _check_broker(host: Host, node: SwarmNode, expected: str, mode: str, options
     adv_host, adv_port = diagnose.split_endpoint(advertised)
     probe = diagnose.probe_address(adv_host, adv_port, options.timeout, options.security)
     check = diagnose.judge_broker(node_id, probe, client_local=False)
+    if options.security and (check.ok or diagnose.security_failure(probe.metadata_error)):
+        return _with_certificate(check, adv_host, adv_port, options)  # a fix about certificates, not addresses
     return replace(check, fix=check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}")
+
+
+def _with_certificate(check: BrokerCheck, host: str, port: int, options: VerifyOptions) -> BrokerCheck:
+    """The certificate the broker presents: issued by the cluster's CA, naming what it advertises,
+    and how long it lasts (a warning under ``pki.RENEW_DAYS`` days: the next deploy renews it)."""
+    assert options.security is not None
+    try:
+        presented = pki.presented_certificate(host, port, options.timeout)
+    except OSError as error:
+        return replace(check, detail=f"{check.detail}; its certificate could not be read: {error}")
+    if not certs.signed_by(presented, options.security.ca_pem):
+        detail = f"{check.advertised} presents a certificate the cluster CA did not issue"
+        return replace(check, cause="unknown CA", fix=diagnose.FIX_CERTIFICATE, detail=detail)
+    names = certs.sans_of(presented)
+    if host not in names:
+        detail = f"{check.advertised}: its certificate names {', '.join(names) or 'nothing'}"
+        return replace(check, cause="hostname mismatch", fix=diagnose.FIX_CERTIFICATE, detail=detail)
+    if not check.ok:
+        return check  # the certificate is right: the client's own verdict stands (e.g. its login)
+    days = certs.days_left(presented)
+    note = f"certificate from the cluster CA for {', '.join(names)}, {days} days left"
+    if days < pki.RENEW_DAYS:
+        note += " (warning: run swarmkit deploy to renew it)"
+    return replace(check, detail=f"{check.detail}; {note}" if check.detail else note)
 
 
 def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: VerifyOptions) -> BrokerCheck:
