@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from swarmkit.cluster.diagnose import FIX_CERTIFICATE, FIX_CLIENT_CONFIG, Probe, judge_bootstrap, judge_broker, security_failure
+from swarmkit.cluster import verify
+from swarmkit.cluster.diagnose import (
+    FIX_CERTIFICATE,
+    FIX_CLIENT_CONFIG,
+    BrokerCheck,
+    Probe,
+    judge_bootstrap,
+    judge_broker,
+    security_failure,
+)
+from swarmkit.cluster.verify import VerifyOptions
+from swarmkit.stack import certs
+from swarmkit.stack.security import ClientSecurity
 
 
 @pytest.mark.parametrize(
@@ -31,3 +43,36 @@ def test_a_broker_and_a_bootstrap_name_the_failure() -> None:
     assert not check.ok and check.cause.startswith("hostname mismatch") and check.fix == FIX_CERTIFICATE
     wrong = Probe("se1", 9094, ("10.0.0.1",), connect="ok", metadata_error="SASL authentication error: Authentication failed")
     assert judge_bootstrap(wrong).fix == FIX_CLIENT_CONFIG
+
+
+@pytest.fixture
+def ca() -> certs.CertKey:
+    return certs.new_ca("cluster CA")
+
+
+def presenting(monkeypatch: pytest.MonkeyPatch, cert: certs.CertKey) -> None:
+    monkeypatch.setattr(verify.pki, "presented_certificate", lambda host, port, timeout: cert.cert_pem)
+
+
+def judged(ca: certs.CertKey) -> BrokerCheck:
+    options = VerifyOptions(security=ClientSecurity("SASL_SSL", ca.cert_pem))
+    return verify._with_certificate(BrokerCheck(1, "se1:9094", True, True, True, ""), "se1", 9094, options)
+
+
+def test_a_certificate_naming_the_advertised_host_passes(monkeypatch: pytest.MonkeyPatch, ca: certs.CertKey) -> None:
+    presenting(monkeypatch, certs.issue(ca, "b1", ["se1"]))
+    check = judged(ca)
+    assert check.ok and "for se1" in check.detail and "days left" in check.detail
+
+
+def test_a_certificate_for_another_name_or_from_another_ca_fails(monkeypatch: pytest.MonkeyPatch, ca: certs.CertKey) -> None:
+    presenting(monkeypatch, certs.issue(ca, "b1", ["elsewhere"]))
+    assert judged(ca).cause == "hostname mismatch" and not judged(ca).ok
+    presenting(monkeypatch, certs.issue(certs.new_ca("other"), "b1", ["se1"]))
+    assert judged(ca).cause == "unknown CA"
+
+
+def test_a_certificate_about_to_expire_warns(monkeypatch: pytest.MonkeyPatch, ca: certs.CertKey) -> None:
+    presenting(monkeypatch, certs.issue(ca, "b1", ["se1"], days=10))
+    check = judged(ca)
+    assert check.ok and "warning" in check.detail
