@@ -8,6 +8,7 @@ from swarmkit import __version__
 from swarmkit.cli import checks, nodes, ops, security, stack, swarm
 from swarmkit.cli.common import out
 from swarmkit.cli.sandbox import sandbox_app
+from swarmkit.cli.spark import spark_app
 
 app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
@@ -34,6 +35,7 @@ app.command("verify")(checks.verify_command)
 app.command("render")(stack.render)
 app.command("deploy")(stack.deploy_command)
 app.command("up")(stack.up_command)
+app.add_typer(spark_app, name="spark")
 app.command("remove-node")(nodes.remove_node_command)
 app.command("status")(ops.status_command)
 app.command("roll")(ops.roll_command)

@@ -16,10 +16,14 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,6 +39,9 @@ SCALA = "2.13"
 DEFAULT_TIMEOUT = 600.0
 KILL_GRACE = 5.0
 STDERR_TAIL = 15
+EXECUTOR_MEMORY = "512m"  # Spark's floor is 450m; a `swarmkit spark up` worker offers exactly this
+MASTER_UI_PORT = 8080  # a standalone master's web UI, whose /json/ lists its workers and cores
+REGISTRATION_WAIT = "60s"  # how long the driver waits for an executor on every worker before the first task
 
 
 class SparkJobError(VerifyError):
@@ -258,6 +265,63 @@ class ClassArchive:
             self.staging.unlink(missing_ok=True)
 
 
+def is_standalone(master: str | None) -> bool:
+    return bool(master) and str(master).startswith("spark://")
+
+
+def master_status(host: str) -> dict[str, Any] | None:
+    """A standalone master's own view (``/json/`` of its web UI: workers, cores, applications), or None."""
+    try:
+        with urllib.request.urlopen(f"http://{host}:{MASTER_UI_PORT}/json/", timeout=2) as response:
+            return dict(json.load(response))
+    except (OSError, urllib.error.URLError, ValueError):
+        return None
+
+
+def _master_endpoint(master: str) -> tuple[str, int]:
+    """The first HOST:PORT of a spark:// URL (a URL may list standby masters after a comma)."""
+    parsed = urllib.parse.urlsplit(master.split(",")[0])
+    return parsed.hostname or "", parsed.port or 7077
+
+
+def driver_address(master: str) -> str:
+    """This machine's address on the route to the master: where executors on the swarm reach the driver
+    (in the sandbox the bridge's address; a name like localhost would send them to themselves)."""
+    host, port = _master_endpoint(master)
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((host, port))  # UDP: no packet is sent, the kernel only picks the route
+            return str(probe.getsockname()[0])
+    except OSError as error:
+        raise SparkJobError(
+            f"the Spark master {master} cannot be reached from here: {error}",
+            hint="pass the master's URL as `swarmkit spark up` prints it, with a name this machine resolves",
+        ) from None
+
+
+def event_log_dir(report_path: Path) -> Path:
+    """Where a run on a standalone master keeps Spark's event log (which executor ran which task, on which host)."""
+    return report_path.with_name(f"{report_path.stem}-events")
+
+
+def standalone_options(master: str, report_path: Path) -> list[str]:
+    """spark-submit options for a standalone master on the swarm: the driver's reachable address, the
+    executors' small heap, the event log beside the report, and (when the master says how many cores
+    it has) waiting for an executor on every worker, so the traffic runs on every node."""
+    conf = {
+        "spark.driver.host": driver_address(master),
+        "spark.executor.memory": EXECUTOR_MEMORY,
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": str(event_log_dir(report_path)),
+    }
+    status = master_status(_master_endpoint(master)[0])
+    if status and status.get("cores"):
+        conf["spark.cores.max"] = str(status["cores"])
+        conf["spark.scheduler.minRegisteredResourcesRatio"] = "1.0"
+        conf["spark.scheduler.maxRegisteredResourcesWaitingTime"] = REGISTRATION_WAIT
+    return [option for key, value in conf.items() for option in ("--conf", f"{key}={value}")]
+
+
 def job_command(
     brokers: Sequence[str],
     topic: str,
@@ -270,6 +334,8 @@ def job_command(
 ) -> list[str]:
     """The spark-submit command line; also what to run by hand to repeat a verification."""
     jars = ",".join(str(jar) for jar in connector_jars())
+    if master and is_standalone(master):
+        submit_options = [*submit_options, *standalone_options(master, report_path)]
     command = [str(spark_submit()), "--jars", jars, "--conf", "spark.log.level=WARN", *submit_options, str(JOB)]
     command += ["--bootstrap", ",".join(brokers), "--topic", topic, "--report", str(report_path), *extra_args]
     if master:
@@ -282,10 +348,13 @@ def job_command(
 
 
 def job_env(master: str | None = None) -> dict[str, str]:
-    """Spark's Python driver runs this interpreter, which has confluent-kafka for the job's metadata."""
+    """Spark's Python driver runs this interpreter, which has confluent-kafka for the job's metadata; on a
+    standalone master the driver binds the address the swarm's executors reach it by."""
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     if master is None or master.startswith("local"):
         env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    elif is_standalone(master):
+        env["SPARK_LOCAL_IP"] = driver_address(master)
     return env
 
 
@@ -324,6 +393,8 @@ def run_verify_job(
     if report_path is None:
         report_path = Path(tempfile.mkdtemp(prefix="swarmkit-spark-")) / "report.json"
     report_path.unlink(missing_ok=True)
+    if is_standalone(master):
+        event_log_dir(report_path).mkdir(parents=True, exist_ok=True)
     archive = ClassArchive.for_this_run()
     command = job_command(brokers, topic, report_path, records, master, task_timeout, extra_args, archive.options())
     started = time.monotonic()

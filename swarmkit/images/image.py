@@ -1,4 +1,4 @@
-"""Offline images built from local files: the Apache Kafka broker, the tansu broker and the preflight probe.
+"""Offline images built from local files: the Apache Kafka broker, Spark, the tansu broker and the preflight probe.
 
 No base image can be pulled, so every image starts FROM scratch.  The Kafka image's jars come from
 Maven Central and its Java runtime from this machine's JDK (jlink); both are made once into a cache
@@ -33,6 +33,7 @@ PROBE_TAG = "swarmkit/probe:1"
 KAFKA_VERSION = "4.4.0"
 KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
 KAFKA_DIR = STACKS_DIR / "kafka"
+SPARK_DIR = STACKS_DIR / "spark"
 # The modules Kafka's server and tools use.  jdeps over the resolved jars also names java.compiler
 # and java.scripting, for log4j-core's annotation processor and script conditions, which a running
 # Kafka never loads.  Added: jdk.security.auth for SASL/GSSAPI (Krb5LoginModule is named in
@@ -42,6 +43,9 @@ JRE_MODULES = (
     "java.logging", "java.xml", "java.desktop", "java.sql", "jdk.unsupported", "jdk.management",
     "jdk.management.agent", "jdk.crypto.ec", "jdk.security.auth",
 )  # fmt: skip
+# Spark's daemons and executors need two more: jdk.zipfs (the web UI serves its files out of a jar)
+# and jdk.incubator.vector (every executor JVM is started with --add-modules=jdk.incubator.vector).
+SPARK_JRE_MODULES = (*JRE_MODULES, "jdk.zipfs", "jdk.incubator.vector")
 JLINK_OPTIONS = ("--strip-debug", "--no-header-files", "--no-man-pages")
 # java.desktop's native GUI, font and sound libraries: a headless server never loads them, and they
 # would pull X11, freetype and ALSA into the image.
@@ -126,24 +130,24 @@ def _jdk_home() -> Path:
     return home
 
 
-def _runtime(cache: Path) -> Path:
-    """A Java runtime with only the modules Kafka needs, made by jlink once per JDK build and module
+def _runtime(cache: Path, modules: tuple[str, ...] = JRE_MODULES) -> Path:
+    """A Java runtime with only the modules an image needs, made by jlink once per JDK build and module
     list (the cache key), without the GUI libraries; renamed into place when complete."""
     home = _jdk_home()
     release = (home / "release").read_text()
     found = re.search(r'JAVA_RUNTIME_VERSION="([^"]+)"', release) or re.search(r'JAVA_VERSION="([^"]+)"', release)
-    key = maven.digest(release, *JRE_MODULES, *JLINK_OPTIONS, *GUI_LIBRARIES)[:12]
+    key = maven.digest(release, *modules, *JLINK_OPTIONS, *GUI_LIBRARIES)[:12]
     target = cache / f"jre-{found.group(1) if found else 'unknown'}-{key}"
     if target.is_dir():
         return target
     staging = Path(tempfile.mkdtemp(prefix=".jre-", dir=cache))
-    command = [str(home / "bin" / "jlink"), "--add-modules", ",".join(JRE_MODULES), *JLINK_OPTIONS]
+    command = [str(home / "bin" / "jlink"), "--add-modules", ",".join(modules), *JLINK_OPTIONS]
     result = subprocess.run([*command, "--output", str(staging / "jre")], capture_output=True, text=True)
     if result.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
         last = (result.stderr or result.stdout).strip().splitlines()
         raise SwarmkitError(
-            f"jlink could not make the Kafka image's Java runtime: {last[-1] if last else 'no output'}",
+            f"jlink could not make an image's Java runtime: {last[-1] if last else 'no output'}",
             hint=f"run it to see why: {shlex.join([*command, '--output', '/tmp/jre'])}",
         )
     for library in GUI_LIBRARIES:
@@ -185,11 +189,20 @@ def _runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> list[Path]:
     return list(found)
 
 
+def _stamp(directory: Path) -> str:
+    """What identifies a jar directory: Maven's resolution stamp beside it, else its jars' names and sizes
+    (pyspark's own jars, installed by pip, have no stamp)."""
+    stamp = directory.with_name(f"{directory.name}.sha256")
+    if stamp.is_file():
+        return stamp.read_text()
+    return maven.digest(*(f"{jar.name}:{jar.stat().st_size}" for jar in sorted(directory.glob("*.jar"))))
+
+
 def _cached_runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> tuple[Path, ...]:
-    """_runtime_libraries, remembered beside the jars: reading every jar's index takes seconds,
-    and the answer changes only with the jars (their stamps) or the runtime."""
-    stamps = [directory.with_name(f"{directory.name}.sha256").read_text() for directory in jar_dirs]
-    memo = jar_dirs[0].parent / f"host-libraries-{maven.digest(runtime.name, *stamps)[:12]}"
+    """_runtime_libraries, remembered in the cache beside the runtime: reading every jar's index takes
+    seconds, and the answer changes only with the jars (their stamps) or the runtime."""
+    stamps = [_stamp(directory) for directory in jar_dirs]
+    memo = runtime.parent / f"host-libraries-{maven.digest(runtime.name, *stamps)[:12]}"
     if memo.is_file():
         return tuple(Path(line) for line in memo.read_text().splitlines() if line)
     libraries = _runtime_libraries(runtime, jar_dirs)
@@ -219,6 +232,29 @@ def kafka_recipe() -> ImageRecipe:
         ),
         rootfs=libraries,
         directories=((runtime, "jre"), (libs, "libs"), (tools, "tools-libs"), (KAFKA_DIR / "bin", "bin")),
+    )
+
+
+def spark_tag(version: str) -> str:
+    return f"swarmkit/spark:{version}"
+
+
+def spark_recipe(version: str, spark_jars: Path, connector: Path) -> ImageRecipe:
+    """The Spark standalone image (master, worker and their executors): pyspark's own jars (``spark_jars``)
+    and the Kafka connector's (``connector``) on the Kafka image's Java runtime plus two modules, no Python.
+
+    The caller finds both jar directories (the installed pyspark, the connector cache), so the image
+    always matches the driver that submits to it."""
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        runtime = _runtime(cache, SPARK_JRE_MODULES)
+        libraries = _cached_runtime_libraries(runtime, (spark_jars, connector))
+    return ImageRecipe(
+        tag=spark_tag(version),
+        dockerfile=SPARK_DIR / "Dockerfile",
+        files=((_require(BUSYBOX, "busybox-static"), "busybox"), (SPARK_DIR / "entrypoint.sh", "entrypoint.sh")),
+        rootfs=libraries,
+        directories=((runtime, "jre"), (spark_jars, "jars"), (connector, "connector")),
     )
 
 
