@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from swarmkit.cluster import kafka
+from swarmkit.cluster import kafka, pki
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.fanout import fan_out, settle_by
 from swarmkit.stack.security import ClientSecurity
@@ -71,6 +71,7 @@ SECURITY_FAILURES = (
         FIX_CLIENT_CONFIG,
     ),
 )
+PLAIN_TO_TLS = "the listener speaks TLS: incorrect security.protocol for this client"
 FIX_FIREWALL = (
     "open the port from clients to the broker (cloud security group / iptables), or advertise the listener meant for this network"
 )
@@ -388,6 +389,15 @@ def _connect(addresses: tuple[str, ...], port: int, timeout: float) -> tuple[Con
     return outcome
 
 
+def _speaks_tls(host: str, port: int, timeout: float) -> bool:
+    """Whether the port completes a TLS handshake (a plain-text client then cannot talk to it)."""
+    try:
+        pki.presented_certificate(host, port, timeout)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> Probe:
     """Observe one address from here: name lookup, TCP connect, then Kafka metadata; each step bounded."""
     addresses, resolve_error = _resolve(host, port, timeout)
@@ -399,7 +409,8 @@ def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, securi
     try:
         md = kafka.broker_metadata(endpoint(host, port), timeout, security)
     except BrokerError as exc:
-        return Probe(host, port, addresses, connect="ok", metadata_error=exc.message)
+        said = exc.message if security or not _speaks_tls(host, port, timeout) else f"{exc.message} ({PLAIN_TO_TLS})"
+        return Probe(host, port, addresses, connect="ok", metadata_error=said)
     return Probe(
         host,
         port,
