@@ -28,17 +28,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from swarmkit.cluster import kafka
+from swarmkit.cluster.deploy import Progress, _node_tasks, _running_task, no_progress
 from swarmkit.cluster.kafka import PartitionState
 from swarmkit.cluster.verify import _engine_states, _manager, _node_for
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, TaskState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.compose import kafka_env, swarm_escape
 from swarmkit.swarm.identity import ID_LABEL
 
-Progress = Callable[[int, int, str], None]
 ROLLED_LABEL = "swarmkit.roll.settings"  # the env variables `roll --set` added: a later roll may change them
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
@@ -52,10 +52,6 @@ _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 IMAGE = re.compile(
     rf"^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
 )
-
-
-def _quiet(done: int, total: int, message: str) -> None:
-    """The default progress callback: say nothing."""
 
 
 @dataclass(frozen=True)
@@ -156,12 +152,6 @@ def not_ready(broker_id: int, registered: Sequence[int], partitions: Sequence[Pa
     return ""
 
 
-def running_task(state: ServiceState, node_id: str) -> TaskState | None:
-    """The node's running broker task of the present spec."""
-    tasks = [t for t in state.tasks if t.node_id == node_id and t.desired_state == "running" and t.state == "running"]
-    return max((t for t in tasks if t.current), key=lambda t: t.created_at, default=None)
-
-
 # --- the cluster ---------------------------------------------------------------------------------
 
 
@@ -180,9 +170,11 @@ class _Target:
 
 def _readiness(target: _Target, state: ServiceState, bootstrap: str) -> tuple[str, str]:
     """(new container id, why not ready yet or "")."""
-    task = running_task(state, target.node_id)
+    task = _running_task(state, target.node_id)
     if task is None or task.container_id == target.container_id:
-        return "", "its new task is not running yet"
+        newest = next(iter(_node_tasks(state, target.node_id)), None)
+        seen = f"{newest.state}{f': {newest.error}' if newest.error else ''}" if newest else "none"
+        return "", f"its new task is not running yet (newest task: {seen})"
     try:
         if kafka.broker_metadata(target.bootstrap, PROBE_TIMEOUT).broker(target.broker_id) is None:
             return task.container_id, f"{target.bootstrap} does not list broker {target.broker_id} yet"
@@ -315,7 +307,7 @@ def roll(
 ) -> RollReport:
     """Roll the brokers one at a time, each back and in sync before the next; stop at the first that is not."""
     started = time.monotonic()
-    progress = on_progress or _quiet
+    progress = on_progress or no_progress
     validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
     manager = docker[_manager(inventory, _engine_states(inventory, docker))]

@@ -16,9 +16,9 @@ waits until no container of the stack is left on any node, so an ``up`` right af
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from swarmkit.cluster.deploy import Progress, no_progress
 from swarmkit.cluster.verify import _engine_states, state_path
 from swarmkit.errors import OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
@@ -27,13 +27,8 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.swarm.identity import CLUSTER_ID_LABEL, ID_LABEL, NEXT_LABEL, STACK_LABEL
 
-Progress = Callable[[int, int, str], None]
 GONE_TIMEOUT = 150.0  # a broker's stop grace period (60 s) and a controller's, with room
 POLL_INTERVAL = 0.5
-
-
-def _quiet(done: int, total: int, message: str) -> None:
-    """The default progress callback: say nothing."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +141,7 @@ def down(
 ) -> DownReport:
     """Remove the stack and wait until its containers are gone everywhere; with ``purge``, its kept state too."""
     started = time.monotonic()
-    progress = on_progress or _quiet
+    progress = on_progress or no_progress
     check_purge(purge, yes)
     docker = dockerapi.hosts_of(inventory, docker)
     _reachable(inventory, docker)

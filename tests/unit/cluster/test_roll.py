@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from swarmkit.cluster.kafka import PartitionState
-from swarmkit.cluster.roll import RollOptions, check_image, not_ready, parse_settings, running_task, settings_env, validate
+from swarmkit.cluster.roll import RollOptions, check_image, not_ready, parse_settings, settings_env, validate
 from swarmkit.errors import SpecError
-from swarmkit.hosts.dockerapi import ServiceState, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 
 SERVICE_ENV = {"KAFKA_LISTENERS": "INTERNAL://:9092", "KAFKA_MIN_INSYNC_REPLICAS": "2", "KAFKA_LOG_RETENTION_HOURS": "200"}
@@ -21,12 +20,6 @@ def inventory() -> Inventory:
 
 def part(number: int, replicas: tuple[int, ...], isr: tuple[int, ...], leader: int = 1) -> PartitionState:
     return PartitionState("orders", number, leader, replicas, isr, 2)
-
-
-def task(
-    node: str, container: str, state: str = "running", current: bool = True, created: str = "2026-01-01T00:00:01"
-) -> TaskState:
-    return TaskState(f"t-{container}", f"b.{node}", node, "running", state, "", "", container, created, current)
 
 
 def test_settings_are_kafka_properties_given_as_key_equals_value() -> None:
@@ -74,20 +67,3 @@ def test_the_next_broker_waits_for_registration_and_every_replica_in_sync() -> N
     assert not_ready(2, (1, 3), synced) == "broker 2 is not registered with the controllers yet"
     lagging = [*synced, part(2, (1, 2, 3), (1, 3)), part(3, (1, 2, 3), (), leader=-1)]
     assert not_ready(2, (1, 2, 3), lagging) == "2 partition(s) not fully in sync: orders-2, orders-3"
-
-
-def test_the_running_task_is_the_newest_one_of_the_present_spec() -> None:
-    state = ServiceState(
-        "kafka_broker",
-        "updating",
-        "",
-        {},
-        (
-            task("n1", "old", current=False),
-            task("n1", "new", created="2026-01-01T00:00:09"),
-            task("n2", "starting", state="starting"),
-        ),
-    )
-    found = running_task(state, "n1")
-    assert found is not None and found.container_id == "new"
-    assert running_task(state, "n2") is None
