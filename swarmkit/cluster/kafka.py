@@ -393,7 +393,9 @@ def _scram_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
 def set_scram_user(bootstrap: str, user: str, password: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Create or change a SCRAM-SHA-512 user (its salted credential goes into the cluster's metadata)."""
     client = _Client(bootstrap, timeout, security)
-    change = UserScramCredentialUpsertion(user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password)
+    change = UserScramCredentialUpsertion(
+        user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password.encode()
+    )
     futures = client.admin.alter_user_scram_credentials([change], request_timeout=timeout)
     _scram_call(client, f"setting user {user}", futures[user], timeout)
 
