@@ -37,6 +37,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.compose import kafka_env, swarm_escape
+from swarmkit.stack.engines import engine_for
 from swarmkit.swarm.identity import ID_LABEL
 
 ROLLED_LABEL = "swarmkit.roll.settings"  # the env variables `roll --set` added: a later roll may change them
@@ -302,6 +303,23 @@ def _plan_change(manager: Engine, service: str, options: RollOptions, state: Ser
     return _SpecChange(env, {ROLLED_LABEL: ",".join(sorted(rolled | set(env)))}, spec.update_delay_ns)
 
 
+def _replicated_brokers(manager: Engine, stack: str) -> ServiceState:
+    """The broker service, when its brokers form one replicated cluster: a roll waits for replicas to catch up."""
+    service = f"{stack}_broker"
+    state = dockerapi.service_state(manager, service)
+    if state is None:
+        raise OperationError(
+            f"stack '{stack}' is not deployed (no service {service})", hint="deploy it with: swarmkit up -i INVENTORY"
+        )
+    engine = state.labels.get("swarmkit.engine", "apache")
+    if not engine_for(engine).SHARED_CLUSTER:
+        raise OperationError(
+            f"stack '{stack}' runs {engine} brokers, each its own cluster with no replicas to wait for",
+            hint="change them with `swarmkit up` (Docker's own rolling update); roll is for the apache engine",
+        )
+    return state
+
+
 def roll(
     inventory: Inventory, options: RollOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
 ) -> RollReport:
@@ -312,12 +330,7 @@ def roll(
     docker = dockerapi.hosts_of(inventory, docker)
     manager = docker[_manager(inventory, _engine_states(inventory, docker))]
     service = f"{options.stack_name}_broker"
-    state = dockerapi.service_state(manager, service)
-    if state is None:
-        raise OperationError(
-            f"stack '{options.stack_name}' is not deployed (no service {service})",
-            hint="deploy it with: swarmkit up -i INVENTORY",
-        )
+    state = _replicated_brokers(manager, options.stack_name)
     change = _plan_change(manager, service, options, state) if options.changes_spec else None
     targets = _targets(inventory, docker, manager, state, options)
     bootstrap = ",".join(t.bootstrap for t in targets)
