@@ -313,6 +313,7 @@ def standalone_options(master: str, report_path: Path) -> list[str]:
         "spark.executor.memory": EXECUTOR_MEMORY,
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": str(event_log_dir(report_path)),
+        "spark.eventLog.compress": "false",  # JSON lines anyone can read, not zstd
     }
     status = master_status(_master_endpoint(master)[0])
     if status and status.get("cores"):
