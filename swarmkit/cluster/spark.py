@@ -284,19 +284,27 @@ def _master_endpoint(master: str) -> tuple[str, int]:
     return parsed.hostname or "", parsed.port or 7077
 
 
-def driver_address(master: str) -> str:
-    """This machine's address on the route to the master: where executors on the swarm reach the driver
-    (in the sandbox the bridge's address; a name like localhost would send them to themselves)."""
+def _route_address(master: str) -> str | None:
+    """This machine's address on the route to the master, or None when the master's host does not resolve."""
     host, port = _master_endpoint(master)
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             probe.connect((host, port))  # UDP: no packet is sent, the kernel only picks the route
             return str(probe.getsockname()[0])
-    except OSError as error:
+    except OSError:
+        return None
+
+
+def driver_address(master: str) -> str:
+    """Where executors on the swarm reach the driver: this machine's address on the route to the master
+    (in the sandbox the bridge's address; a name like localhost would send them to themselves)."""
+    address = _route_address(master)
+    if address is None:
         raise SparkJobError(
-            f"the Spark master {master} cannot be reached from here: {error}",
+            f"the Spark master {master} cannot be reached from here: its host does not resolve or has no route",
             hint="pass the master's URL as `swarmkit spark up` prints it, with a name this machine resolves",
-        ) from None
+        )
+    return address
 
 
 def event_log_dir(report_path: Path) -> Path:
@@ -309,7 +317,7 @@ def standalone_options(master: str, report_path: Path) -> list[str]:
     executors' small heap, the event log beside the report, and (when the master says how many cores
     it has) waiting for an executor on every worker, so the traffic runs on every node."""
     conf = {
-        "spark.driver.host": driver_address(master),
+        "spark.driver.host": _route_address(master) or "",  # unresolvable: run_verify_job's job_env says so
         "spark.executor.memory": EXECUTOR_MEMORY,
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": str(event_log_dir(report_path)),
@@ -320,7 +328,7 @@ def standalone_options(master: str, report_path: Path) -> list[str]:
         conf["spark.cores.max"] = str(status["cores"])
         conf["spark.scheduler.minRegisteredResourcesRatio"] = "1.0"
         conf["spark.scheduler.maxRegisteredResourcesWaitingTime"] = REGISTRATION_WAIT
-    return [option for key, value in conf.items() for option in ("--conf", f"{key}={value}")]
+    return [option for key, value in conf.items() if value for option in ("--conf", f"{key}={value}")]
 
 
 def job_command(
