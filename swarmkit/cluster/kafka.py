@@ -369,7 +369,8 @@ def elect_preferred_leaders(bootstrap: str, partitions: Sequence[tuple[str, int]
     client = _Client(bootstrap, timeout)
     wanted = [TopicPartition(topic, partition) for topic, partition in partitions]
     try:
-        results = client.admin.elect_leaders(ElectionType.PREFERRED, wanted, request_timeout=timeout).result(timeout=timeout + 5)
+        # no request_timeout: confluent-kafka 2.16 fails on any keyword here (SystemError); socket.timeout.ms bounds it
+        results = client.admin.elect_leaders(ElectionType.PREFERRED, wanted).result(timeout=timeout + 5)
     except (KafkaException, TimeoutError) as error:
         raise BrokerError(
             f"preferred leader election through {bootstrap} failed: {error}", hint="run it again once every broker is in sync"
