@@ -16,7 +16,7 @@ from swarmkit.cli.common import (
     out,
     print_json,
 )
-from swarmkit.cli.stack import STACK_OPTION, _with_progress
+from swarmkit.cli.stack import STACK_OPTION, with_progress
 from swarmkit.cluster import roll, status, teardown
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
@@ -66,7 +66,7 @@ def roll_command(
     )
     hosts, docker = load_hosts(inventory)
     roll.validate(hosts, options)
-    report = _with_progress(lambda progress: roll.roll(hosts, options, progress, docker=docker))
+    report = with_progress(lambda progress: roll.roll(hosts, options, progress, docker=docker))
     if as_json:
         print_json(report.to_dict())
     else:
@@ -86,7 +86,7 @@ def down_command(
     """Remove the stack and wait until its containers are gone; data, ids and cluster id stay unless purged."""
     teardown.check_purge(purge, yes)
     hosts, docker = load_hosts(inventory)
-    report = _with_progress(
+    report = with_progress(
         lambda progress: teardown.down(hosts, stack_name, purge=purge, yes=yes, on_progress=progress, docker=docker)
     )
     if as_json:

@@ -95,7 +95,7 @@ def stack_options(command: Callable) -> Callable:
     return wrapper
 
 
-def _with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
+def with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
     """Run a deploy-like action with a progress bar on stderr (brokers answering / nodes)."""
     with Progress(
         SpinnerColumn(),
@@ -163,7 +163,7 @@ def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTIO
     hosts, docker = load_hosts(inventory)
     options = options.resolved(hosts)
     warn_plaintext(hosts, options)
-    _finish_deploy(_with_progress(lambda p: deploy.deploy(hosts, options, p, docker=docker)), as_json)
+    _finish_deploy(with_progress(lambda p: deploy.deploy(hosts, options, p, docker=docker)), as_json)
 
 
 @expected_failures
@@ -182,7 +182,7 @@ def up_command(
     deploy.validate(hosts, options)
     warn_plaintext(hosts, options)
     checked = None if skip_preflight else gate_preflight(hosts, docker, memory, as_json, options.listeners)
-    result = _with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p, docker=docker))
+    result = with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p, docker=docker))
     if not as_json:
         tables.print_swarm(result.swarm, out)
     _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict()})

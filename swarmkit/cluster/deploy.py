@@ -316,12 +316,12 @@ def _probe(target: _Target) -> tuple[str, str]:
     return broker.endpoint, ""
 
 
-def _node_tasks(state: ServiceState, node_id: str) -> list[TaskState]:
+def node_tasks(state: ServiceState, node_id: str) -> list[TaskState]:
     return sorted((t for t in state.tasks if t.node_id == node_id), key=lambda t: t.created_at, reverse=True)
 
 
-def _running_task(state: ServiceState, node_id: str) -> TaskState | None:
-    for task in _node_tasks(state, node_id):
+def running_task(state: ServiceState, node_id: str) -> TaskState | None:
+    for task in node_tasks(state, node_id):
         if task.current and task.desired_state == "running" and task.state == "running":
             return task
     return None
@@ -335,10 +335,10 @@ def _last_line(text: str) -> str:
 def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[TaskState], str]) -> str:
     """What `docker service ps` says about a node whose broker does not serve, with the last line
     the failed container printed (``output_of``): usually the entrypoint's own explanation."""
-    tasks = _node_tasks(state, target.member.node.id)
+    tasks = node_tasks(state, target.member.node.id)
     if not tasks:
         return f"no broker task on this node (swarm node state {target.member.node.state}, availability {target.member.node.availability})"
-    running = _running_task(state, target.member.node.id)
+    running = running_task(state, target.member.node.id)
     if running is not None:
         return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}"
     latest = tasks[0]
@@ -377,7 +377,7 @@ def _converge(
             raise DeployError(f"service {service} disappeared while deploying", hint="was the stack removed meanwhile?")
         pending: list[tuple[_Target, TaskState]] = []
         for target in targets:
-            task = _running_task(state, target.member.node.id)
+            task = running_task(state, target.member.node.id)
             if task is None:
                 target.task_id, target.problem = "", "no running task of the present spec yet"
             elif task.id != target.task_id:
@@ -508,7 +508,7 @@ def _restart_for_new_identity(
     service every task is replaced anyway, so nothing is stopped then."""
     state = dockerapi.service_state(manager, service) if targets else None
     for target in targets:
-        task = _running_task(state, target.member.node.id) if state and state.update_state != "updating" else None
+        task = running_task(state, target.member.node.id) if state and state.update_state != "updating" else None
         if task is None:
             continue
         progress(0, 1, f"restarting the broker on {target.name}: its identity changed")

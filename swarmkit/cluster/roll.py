@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from swarmkit.cluster import kafka
-from swarmkit.cluster.deploy import Progress, _node_tasks, _running_task, no_progress
+from swarmkit.cluster.deploy import Progress, no_progress, node_tasks, running_task
 from swarmkit.cluster.kafka import PartitionState
-from swarmkit.cluster.verify import _engine_states, _manager, _node_for
+from swarmkit.cluster.verify import active_manager, engine_states, node_for
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -171,9 +171,9 @@ class _Target:
 
 def _readiness(target: _Target, state: ServiceState, bootstrap: str) -> tuple[str, str]:
     """(new container id, why not ready yet or "")."""
-    task = _running_task(state, target.node_id)
+    task = running_task(state, target.node_id)
     if task is None or task.container_id == target.container_id:
-        newest = next(iter(_node_tasks(state, target.node_id)), None)
+        newest = next(iter(node_tasks(state, target.node_id)), None)
         seen = f"{newest.state}{f': {newest.error}' if newest.error else ''}" if newest else "none"
         return "", f"its new task is not running yet (newest task: {seen})"
     try:
@@ -210,12 +210,12 @@ def _targets(
     inventory: Inventory, docker: DockerHosts, manager: Engine, state: ServiceState, options: RollOptions
 ) -> list[_Target]:
     """Each chosen host's broker as it runs now; a broker not running stops the roll before it starts."""
-    engines = _engine_states(inventory, docker)
+    engines = engine_states(inventory, docker)
     nodes = dockerapi.swarm_nodes(manager)
     chosen = [h for h in inventory.hosts if not options.nodes or h.name in options.nodes]
     targets = []
     for host in chosen:
-        node = _node_for(host, nodes, engines[host.name])
+        node = node_for(host, nodes, engines[host.name])
         broker_id = node.labels.get(ID_LABEL, "") if node else ""
         running = [t for t in state.tasks if node and t.node_id == node.id and t.state == t.desired_state == "running"]
         if isinstance(engines[host.name], SwarmkitError) or node is None or not broker_id.isdigit() or not running:
@@ -328,7 +328,7 @@ def roll(
     progress = on_progress or no_progress
     validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
-    manager = docker[_manager(inventory, _engine_states(inventory, docker))]
+    manager = docker[active_manager(inventory, engine_states(inventory, docker))]
     service = f"{options.stack_name}_broker"
     state = _replicated_brokers(manager, options.stack_name)
     change = _plan_change(manager, service, options, state) if options.changes_spec else None

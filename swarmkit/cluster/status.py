@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from swarmkit.cluster import kafka
 from swarmkit.cluster.health import Quorum
 from swarmkit.cluster.kafka import ClusterMetadata, PartitionState
-from swarmkit.cluster.verify import VerifyOptions, _engine_states, _manager, _node_for, _quorum
+from swarmkit.cluster.verify import VerifyOptions, active_manager, engine_states, node_for, quorum_of
 from swarmkit.errors import BrokerError, OperationError
 from swarmkit.fanout import in_background
 from swarmkit.hosts import dockerapi
@@ -170,15 +170,15 @@ def status(
     """Read the cluster once; OperationError only when no manager answers or the stack is not deployed."""
     started = time.monotonic()
     docker = dockerapi.hosts_of(inventory, docker)
-    engines = _engine_states(inventory, docker)
-    manager = docker[_manager(inventory, engines)]
+    engines = engine_states(inventory, docker)
+    manager = docker[active_manager(inventory, engines)]
     nodes = dockerapi.swarm_nodes(manager)
     service, image = _broker_service(docker, manager, stack)
     engine = service.labels.get("swarmkit.engine", "apache")
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
-    with in_background(lambda: _quorum(inventory, docker, service, VerifyOptions(stack_name=stack))) as quorum:
+    with in_background(lambda: quorum_of(inventory, docker, service, VerifyOptions(stack_name=stack))) as quorum:
         metadata, partitions, kafka_error = _kafka_view(bootstrap)
-    by_host = {host.name: _node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
+    by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]
     rows = [node_row(name, node, engines[name]) for name, node in by_host.items()] + [node_row("", n, None) for n in strangers]

@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from swarmkit.cluster.deploy import Progress, no_progress
-from swarmkit.cluster.verify import _engine_states, state_path
+from swarmkit.cluster.verify import engine_states, state_path
 from swarmkit.errors import OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -69,7 +69,7 @@ def labels_to_purge(node: SwarmNode, stack: str) -> list[str]:
 
 def _reachable(inventory: Inventory, docker: DockerHosts) -> None:
     """Every engine must answer: containers are waited for, and volumes removed, on every node."""
-    states = _engine_states(inventory, docker)
+    states = engine_states(inventory, docker)
     silent = [f"{name} ({state.message})" for name, state in states.items() if isinstance(state, SwarmkitError)]
     if silent:
         raise OperationError(

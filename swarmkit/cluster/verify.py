@@ -107,12 +107,12 @@ class VerifyReport:
 # --- gathering ------------------------------------------------------------------------------
 
 
-def _engine_states(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo | SwarmkitError]:
+def engine_states(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo | SwarmkitError]:
     infos = fan_out_settled(lambda host: dockerapi.engine_info(docker[host]), inventory.hosts, SwarmkitError)
     return dict(zip((h.name for h in inventory.hosts), infos))
 
 
-def _manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
+def active_manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
     for host in inventory.managers:
         info = engines[host.name]
         if isinstance(info, EngineInfo) and info.swarm_state == "active":
@@ -123,7 +123,7 @@ def _manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError
     )
 
 
-def _node_for(host: Host, nodes: list[SwarmNode], engine: EngineInfo | SwarmkitError) -> SwarmNode | None:
+def node_for(host: Host, nodes: list[SwarmNode], engine: EngineInfo | SwarmkitError) -> SwarmNode | None:
     for node in nodes:
         if node.labels.get("swarmkit.host") == host.name:
             return node
@@ -338,8 +338,8 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 
 def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None) -> VerifyReport:
     docker = dockerapi.hosts_of(inventory, docker)
-    engines = _engine_states(inventory, docker)
-    manager = _manager(inventory, engines)
+    engines = engine_states(inventory, docker)
+    manager = active_manager(inventory, engines)
     nodes = dockerapi.swarm_nodes(docker[manager])
     service_name = f"{options.stack_name}_broker"
     service = dockerapi.service_state(docker[manager], service_name)
@@ -353,7 +353,7 @@ def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts 
         security = pki.for_stack(inventory, options.stack_name, service.labels.get("swarmkit.security", "plaintext"))
         options = replace(options, security=security)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        quorum = pool.submit(_quorum, inventory, docker, service, options) if shared else None
+        quorum = pool.submit(quorum_of, inventory, docker, service, options) if shared else None
         brokers = _judge_all(inventory, engines, nodes, service, options)
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum.result(), options) if quorum else (None, "")
     specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
@@ -369,7 +369,7 @@ def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts 
     return report
 
 
-def _quorum(inventory: Inventory, docker: DockerHosts, service: ServiceState, options: VerifyOptions) -> health.Quorum:
+def quorum_of(inventory: Inventory, docker: DockerHosts, service: ServiceState, options: VerifyOptions) -> health.Quorum:
     """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
     voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
     port = voters.split(",")[0].rsplit(":", 1)[-1]
@@ -412,7 +412,7 @@ def _judge_all(
     mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
 
     def judge(host: Host) -> BrokerVerdict:
-        node = _node_for(host, nodes, engines[host.name])
+        node = node_for(host, nodes, engines[host.name])
         tasks = [t for t in service.tasks if node and t.node_id == node.id]
         return _judge_node(host, engines[host.name], node, tasks, mode, options)
 
