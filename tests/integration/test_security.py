@@ -1,0 +1,143 @@
+"""A 3-node Apache Kafka cluster in sasl_ssl mode on the sandbox: it comes up and verifies, and it
+refuses what it must (a plain-text client, a client trusting another CA, a wrong password), while
+no certificate key or password shows up where an operator or a log collector would see it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from swarmkit.cluster import deploy as deploy_module
+from swarmkit.cluster import diagnose, pki, users
+from swarmkit.cluster.deploy import DeployOptions, UpResult, render_for, up
+from swarmkit.cluster.kafka import broker_metadata
+from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.errors import BrokerError
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.stack import certs
+from swarmkit.stack.security import ADMIN_USER, ClientSecurity
+from tests.integration.sandboxes import fresh_sandbox
+
+pytestmark = pytest.mark.integration
+
+NAME = "sec"
+OPTIONS = DeployOptions(topics="orders:3:3", security="sasl_ssl", timeout=300)
+TIMEOUT = 15.0  # a TLS handshake and a SCRAM login per connection on a loaded 2-core machine
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Inventory, UpResult, float]]:
+    directory = tmp_path_factory.mktemp(NAME)
+    with fresh_sandbox(NAME, 3, "10.240.0.0/24", "se", directory, engine="apache", managers=3) as box:
+        inventory = load_inventory(box.inventory_path)
+        started = time.monotonic()
+        result = up(inventory, OPTIONS)
+        yield inventory, result, time.monotonic() - started
+
+
+def admin(inventory: Inventory) -> ClientSecurity:
+    security = pki.for_stack(inventory, "kafka", "sasl_ssl")
+    assert security is not None
+    return security
+
+
+def refused(bootstrap: str, security: ClientSecurity | None, verdict: str) -> None:
+    """The broker refuses the client, and ``listeners diagnose`` names why."""
+    with pytest.raises(BrokerError) as caught:
+        broker_metadata(bootstrap, TIMEOUT, security)
+    print(caught.value.message)
+    check = diagnose.diagnose(bootstrap, TIMEOUT, security).bootstrap_check
+    assert check is not None and check.cause.startswith(verdict), check
+
+
+def test_up_and_verify_over_sasl_ssl(secured: tuple[Inventory, UpResult, float]) -> None:
+    inventory, result, seconds = secured
+    assert result.ok, result.deploy.problems
+    print(f"sasl_ssl up: {seconds:.1f} s")
+    report = verify(inventory, VerifyOptions(timeout=TIMEOUT))
+    assert report.ok, [b.detail for b in report.brokers] + [report.cluster_error]
+    assert [b.advertised for b in report.brokers] == ["se1:9094", "se2:9094", "se3:9094"]
+    metadata = broker_metadata("se2:9094", TIMEOUT, admin(inventory))
+    assert metadata.topic("orders") is not None
+
+
+def test_a_plaintext_client_is_refused(secured: tuple[Inventory, UpResult, float]) -> None:
+    refused("se1:9094", None, "TLS handshake failed")
+
+
+def test_a_client_trusting_another_ca_is_refused(secured: tuple[Inventory, UpResult, float]) -> None:
+    inventory, _, _ = secured
+    other = certs.new_ca("someone else's CA")
+    refused("se1:9094", replace(admin(inventory), ca_pem=other.cert_pem), "unknown CA")
+
+
+def test_a_wrong_password_is_refused(secured: tuple[Inventory, UpResult, float]) -> None:
+    inventory, _, _ = secured
+    refused("se3:9094", replace(admin(inventory), password="not-the-password"), "authentication failed")
+    refused("se3:9094", replace(admin(inventory), username="nobody"), "authentication failed")
+
+
+def _docker(inventory: Inventory, *args: str) -> str:
+    endpoint = inventory.first_manager.endpoint
+    done = subprocess.run(["docker", "-H", endpoint, *args], capture_output=True, text=True, timeout=60)
+    return done.stdout + done.stderr
+
+
+def test_no_secret_is_shown(secured: tuple[Inventory, UpResult, float]) -> None:
+    inventory, result, _ = secured
+    store = pki.Pki(pki.store_dir(inventory, "kafka"))
+    password = store.password(ADMIN_USER, create=False)
+    assert password
+    keys = [(store.directory / name).read_text() for name in ("ca.key", "internal.key", "broker-1.key")]
+    key_lines = [line for key in keys for line in key.splitlines() if "PRIVATE KEY" not in line]
+    services = ["kafka_broker", "kafka_controller-1", "kafka_controller-2", "kafka_controller-3"]
+    seen = {
+        "docker service inspect": _docker(inventory, "service", "inspect", *services),
+        "docker service logs": _docker(inventory, "service", "logs", "--raw", "kafka_broker")
+        + _docker(inventory, "service", "logs", "--raw", "kafka_controller-1"),
+        "render": render_for(inventory, OPTIONS).text,
+        "up --json": json.dumps(result.to_dict()),
+    }
+    for where, text in seen.items():
+        assert text.strip(), where
+        assert password not in text, f"the admin password shows in {where}"
+        assert not any(line in text for line in key_lines), f"a private key shows in {where}"
+        assert "PRIVATE KEY" not in text, where
+
+
+def test_verify_catches_a_certificate_not_naming_the_advertised_host(
+    secured: tuple[Inventory, UpResult, float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Broker 1 gets a certificate for another name (deploy itself bootstraps by address); the brokers roll."""
+    inventory, _, _ = secured
+    names = deploy_module._advertised_names
+    monkeypatch.setattr(
+        deploy_module, "_advertised_names", lambda o, host, a: ["elsewhere.example"] if host == "se1" else names(o, host, a)
+    )
+    assert deploy_module.deploy(inventory, OPTIONS).ok
+    report = verify(inventory, VerifyOptions(timeout=TIMEOUT))
+    by_node = {b.node: b for b in report.brokers}
+    assert not by_node["se1"].ok and by_node["se1"].cause.startswith("hostname mismatch"), by_node["se1"]
+    assert by_node["se2"].ok and by_node["se3"].ok
+
+
+def test_a_client_user_gets_a_working_configuration(secured: tuple[Inventory, UpResult, float], tmp_path: Path) -> None:
+    inventory, _, _ = secured
+    users.add_user(inventory, "kafka", "alice")
+    assert "alice" in users.list_users(inventory, "kafka")
+    config = users.client_config(inventory, "kafka", "sasl_ssl", "alice", "librdkafka", str(tmp_path / "ca.crt"))
+    (tmp_path / "ca.crt").write_text(config.ca_pem)
+    settings = dict(line.split("=", 1) for line in config.text.splitlines())
+    admin = AdminClient(settings | {"socket.timeout.ms": int(TIMEOUT * 1000)})
+    assert len(admin.list_topics(timeout=TIMEOUT).brokers) == 3
+    java = users.client_config(inventory, "kafka", "sasl_ssl", "alice", "properties", str(tmp_path / "ca.crt")).text
+    assert "sasl.jaas.config=" in java and "ssl.truststore.type=PEM" in java
+    users.remove_user(inventory, "kafka", "alice")
+    assert "alice" not in users.list_users(inventory, "kafka")
