@@ -378,8 +378,13 @@ def elect_preferred_leaders(bootstrap: str, partitions: Sequence[tuple[str, int]
     return [
         f"{tp.topic}-{tp.partition}: {error}"
         for tp, error in results.items()
-        if error is not None and error.args[0].code() != KafkaError.ELECTION_NOT_NEEDED
+        if error is not None and _error_code(error) != KafkaError.ELECTION_NOT_NEEDED
     ]
+
+
+def _error_code(error: KafkaError | KafkaException) -> int:
+    """Per-partition results come as a KafkaError (seen with 2.16) or, as documented, a KafkaException."""
+    return int((error.args[0] if isinstance(error, KafkaException) else error).code())
 
 
 def _scram_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
