@@ -36,7 +36,7 @@ from tests.integration.sandboxes import module_sandbox
 pytestmark = pytest.mark.integration
 
 NAME = "rk"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOPICS = "orders:6:3"
 rk = module_sandbox(NAME, 3, "10.238.0.0/24", engine="apache", managers=3)
 

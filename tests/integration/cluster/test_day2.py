@@ -32,7 +32,7 @@ pytestmark = pytest.mark.integration
 
 NAME = "d2"
 TOPICS = "orders:6:3"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 RUNBOOKS = ROOT / "scripts" / "runbooks"
 SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
 d2 = module_sandbox(NAME, 3, "10.239.0.0/24", engine="apache", managers=3)
