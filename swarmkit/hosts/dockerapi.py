@@ -430,14 +430,19 @@ class ServiceState:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+def _named_files(entries: list[dict] | None, name_key: str) -> tuple:
+    """Configs or secrets as (name, target file) pairs: a renewed certificate is a new secret name."""
+    return tuple(sorted((e.get(name_key, ""), (e.get("File") or {}).get("Name", "")) for e in entries or ()))
+
+
 def _container_fingerprint(container_spec: dict) -> tuple:
-    """What decides whether a task runs the present spec: image, command, environment, mounts, configs."""
+    """What decides whether a task runs the present spec: image, command, environment, mounts, configs, secrets."""
     mounts = tuple((m.get("Source"), m.get("Target"), bool(m.get("ReadOnly"))) for m in container_spec.get("Mounts") or ())
-    configs = tuple(
-        sorted((c.get("ConfigName", ""), (c.get("File") or {}).get("Name", "")) for c in container_spec.get("Configs") or ())
-    )
+    configs = _named_files(container_spec.get("Configs"), "ConfigName")
+    secrets = _named_files(container_spec.get("Secrets"), "SecretName")
     fields = ("Image", "Command", "Args", "Env", "Dir", "User", "Hostname")
-    return tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields) + (mounts, configs)
+    plain = tuple(tuple(value) if isinstance(value := container_spec.get(f), list) else value for f in fields)
+    return plain + (mounts, configs, secrets)
 
 
 TASK_READ_ATTEMPTS = 5
