@@ -467,8 +467,7 @@ def deploy(
     deployed = time.monotonic()
     targets = _targets(options, eligible, identities.allocation, security)
     timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
-    replaced = zip(targets, identities.of(eligible))
-    restarting = [t for t, outcome in replaced if outcome == identity.REPLACED and not t.member.via_swarm]
+    restarting = [t for t in targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm]
     _restart_for_new_identity(docker, manager, request.broker_service, restarting, options.check_kafka, progress)
     _converge(docker, manager, request.broker_service, targets, options.check_kafka, timeout, progress)
     converged = time.monotonic()
@@ -492,12 +491,7 @@ def deploy(
 @dataclass(frozen=True)
 class _Identities:
     allocation: identity.IdAllocation
-    writes: list[str]  # per member, in inventory order: written | replaced | unchanged
-    members: list[_Member]
-
-    def of(self, chosen: list[_Member]) -> list[str]:
-        by_node = {m.node.id: outcome for m, outcome in zip(self.members, self.writes)}
-        return [by_node[m.node.id] for m in chosen]
+    outcomes: dict[str, str]  # swarm node id -> written | replaced | unchanged
 
 
 def _restart_for_new_identity(
@@ -535,8 +529,7 @@ def _write_identities(
     outcomes += fan_out(
         lambda m: identity.write_identity_through_swarm(manager, m.node, image, volume, stack, content[m.node.id]), joined
     )
-    by_node = dict(zip((m.node.id for m in direct + joined), outcomes))
-    return _Identities(allocation, [by_node[m.node.id] for m in members], members)
+    return _Identities(allocation, dict(zip((m.node.id for m in direct + joined), outcomes)))
 
 
 def _secured(
@@ -575,12 +568,12 @@ def _node_results(members: list[_Member], identities: _Identities, targets: list
             hostname=m.node.hostname,
             broker_id=allocation.ids[m.node.id],
             new_id=m.node.id in allocation.new,
-            identity=written,
+            identity=identities.outcomes[m.node.id],
             eligible=m.eligible,
             task_id=by_host[m.host.name].task_id if m.host.name in by_host else "",
             advertised=by_host[m.host.name].advertised if m.host.name in by_host else "",
         )
-        for m, written in zip(members, identities.writes)
+        for m in members
     )
 
 
