@@ -23,15 +23,20 @@ def fresh_sandbox(
         sandbox.down(name)
 
 
+MODULE_SANDBOX = pytest.StashKey[sandbox.Sandbox]()
+
+
 def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1):
     """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module.
 
-    tansu with one manager unless a module needs replication (apache, three managers)."""
+    tansu with one manager unless a module needs replication (apache, three managers).  The module's
+    node keeps it, so a failing test's report can show the swarm's state (conftest.py)."""
 
     @pytest.fixture(scope="module")
-    def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sandbox.Sandbox]:
+    def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[sandbox.Sandbox]:
         directory = tmp_path_factory.mktemp(name)
         with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers) as created:
+            request.node.stash[MODULE_SANDBOX] = created
             yield created
 
     return fixture

@@ -133,12 +133,12 @@ def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inve
         producer.produce("bad-topic", b"x", on_delivery=lambda error, _: failures.append(str(error)))
         producer.flush(15)
         assert failures and failures[0] != "None"  # ...and producing fails
-        report = wait_until(answering(cluster, stack_name="bad", external_port=9194), 90, "every bad broker to answer")
+        report = wait_until(answering(cluster, stack_name="bad", external_port=9194), 180, "every bad broker to answer")
         assert isinstance(report, VerifyReport) and not report.ok
         for broker in report.brokers:
             assert broker.advertised == f"{broker.node}.invalid:9194" and not broker.resolves
             assert "HOSTNAME_COMMAND" in broker.fix
-        diagnosis = wait_until(lambda: all_listed(diagnose.diagnose("rk1:9194")), 90, "rk1:9194 to list every broker")
+        diagnosis = wait_until(lambda: all_listed(diagnose.diagnose("rk1:9194")), 180, "rk1:9194 to list every broker")
         assert isinstance(diagnosis, diagnose.DiagnoseReport) and not diagnosis.ok
         assert sorted(b.advertised for b in diagnosis.brokers if not b.resolves and b.fix) == [
             "rk1.invalid:9194",
