@@ -1,4 +1,5 @@
-"""A failing integration test's report shows what the swarm was doing: CI keeps only the output."""
+"""Fixtures shared by the integration tests (real tansu brokers running as local processes), and a
+failing test's report showing what its sandbox's swarm was doing: CI keeps only the output."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from python_on_whales.exceptions import DockerException
 
 from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import MODULE_SANDBOX
+from tests.integration.tansu_local import local_brokers, misadvertised_brokers
+
+__all__ = ["local_brokers", "misadvertised_brokers"]
 
 LOG_LINES = 15
 
