@@ -20,10 +20,10 @@ from confluent_kafka import Producer
 
 from swarmkit.cluster import diagnose
 from swarmkit.cluster.deploy import DeployOptions, deploy, up
-from swarmkit.cluster.kafka import broker_metadata, ensure_topics, partition_states
+from swarmkit.cluster.kafka import ClusterMetadata, broker_metadata, ensure_topics, partition_states
 from swarmkit.cluster.retire import retire
 from swarmkit.cluster.verify import VerifyOptions, VerifyReport, verify
-from swarmkit.errors import SpecError
+from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
@@ -31,7 +31,7 @@ from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import TopicSpec
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
-from tests.integration.sandboxes import module_sandbox
+from tests.integration.sandboxes import module_sandbox, swarm_state
 
 pytestmark = pytest.mark.integration
 
@@ -117,7 +117,17 @@ def test_a_client_given_one_broker_follows_the_metadata_to_every_leader(cluster:
     assert sorted(found) == list(range(600)) and set(found.values()) == {1}
 
 
-def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inventory) -> None:
+def metadata_from(bootstrap: str) -> Callable[[], ClusterMetadata | None]:
+    def ask() -> ClusterMetadata | None:
+        try:
+            return broker_metadata(bootstrap)
+        except BrokerError:
+            return None
+
+    return ask
+
+
+def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inventory, rk: sandbox.Sandbox) -> None:
     options = DeployOptions(
         advertise="command",
         hostname_command="echo $SWARMKIT_NODE_HOSTNAME.invalid",
@@ -126,7 +136,8 @@ def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inve
     )
     try:
         assert deploy(cluster, options).ok
-        metadata = broker_metadata("rk1:9194")  # bootstrap works...
+        metadata = wait_until(metadata_from("rk1:9194"), 120, "rk1:9194 to answer")  # bootstrap works...
+        assert isinstance(metadata, ClusterMetadata)
         assert sorted(b.endpoint for b in metadata.brokers) == ["rk1.invalid:9194", "rk2.invalid:9194", "rk3.invalid:9194"]
         failures: list[str] = []
         producer = Producer(producer_config("rk1:9194", **{"message.timeout.ms": 6000}))
@@ -145,6 +156,9 @@ def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inve
             "rk2.invalid:9194",
             "rk3.invalid:9194",
         ]
+    except BaseException:
+        print(f"the side stack when the test failed:\n{swarm_state(rk)}")
+        raise
     finally:
         dockerapi.remove_stack(DockerHosts.from_inventory(cluster)[cluster.first_manager], "bad")
 
