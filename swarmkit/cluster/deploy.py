@@ -46,6 +46,7 @@ from swarmkit.swarm.bootstrap import SwarmResult
 BASE_TIMEOUT = 60.0
 TIMEOUT_PER_NODE = 30.0
 POLL_INTERVAL = 0.1
+PROBE_WINDOW = 1.0  # how long running tasks are probed before the swarm's state is read again
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
 SECURE_PROBE_TIMEOUT = 10.0  # a TLS handshake and a SCRAM login on a loaded machine
@@ -363,6 +364,20 @@ def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[
     return line
 
 
+def _probe_running(targets: list[_Target]) -> list[tuple[str, str]]:
+    """Probe each target whose present task runs; those that do not serve yet again every POLL_INTERVAL,
+    for up to PROBE_WINDOW s, so a broker is seen within a poll of answering.  Only a present task can
+    answer: the state showed it running, so an old one had stopped (a host port has one holder)."""
+    answers = fan_out(_probe, targets)
+    deadline = time.monotonic() + PROBE_WINDOW
+    while any(problem for _, problem in answers) and time.monotonic() < deadline:
+        time.sleep(POLL_INTERVAL)
+        again = [i for i, (_, problem) in enumerate(answers) if problem]
+        for i, answer in zip(again, fan_out(lambda i: _probe(targets[i]), again)):
+            answers[i] = answer
+    return answers
+
+
 def _converge(
     docker: DockerHosts,
     manager: Engine,
@@ -388,7 +403,7 @@ def _converge(
             elif task.id != target.task_id:
                 pending.append((target, task))
         if check_kafka and pending:
-            answers = fan_out(lambda item: _probe(item[0]), pending)
+            answers = _probe_running([target for target, _ in pending])
         else:
             answers = [("", "")] * len(pending)
         for (target, task), (advertised, problem) in zip(pending, answers):
