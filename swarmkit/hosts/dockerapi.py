@@ -299,6 +299,14 @@ def container_output(engine: Engine, container_id: str) -> str:
         return ""
 
 
+def container_stdout(engine: Engine, container_id: str) -> str:
+    """What a container printed on stdout so far, in one call (``container_output`` inspects first); empty once gone."""
+    try:
+        return cast(str, run([*engine.client.docker_cmd, "container", "logs", container_id]))
+    except DockerException:
+        return ""
+
+
 def remove_labelled_containers(engine: Engine, label: str) -> int:
     """Force-remove every container carrying a label (running or not); returns how many."""
     found = _call(engine, "listing probe containers", lambda c: c.container.list(all=True, filters=[("label", label)]))

@@ -419,7 +419,7 @@ def _listen(
     script = listener_script(ports, deadline - time.monotonic() + 5)
     container = dockerapi.start_host_network_script(docker, image, script, {PROBE_LABEL: "1"})
     while True:
-        status = parse_listener(dockerapi.container_output(docker, container))
+        status = parse_listener(dockerapi.container_stdout(docker, container))  # report prints on stdout
         if all(p.key in status for p in ports):
             return _Listener(
                 host, docker, container, tuple(_port_free_check(host, docker, engine, p, status[p.key]) for p in ports)
