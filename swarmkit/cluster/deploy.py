@@ -706,4 +706,5 @@ def _preflight_and_swarm(
         if not report.ok:
             raise report.error()
     progress(0, len(inventory.hosts), "swarm")
-    return report, swarm.swarm_up(inventory, docker=docker)
+    infos = {e.host: info for e in report.engines if (info := e.engine_info())} if report else None
+    return report, swarm.swarm_up(inventory, docker=docker, infos=infos)

@@ -24,7 +24,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo
 from swarmkit.hosts.inventory import Host, Inventory
 
 GIB = 1024**3
@@ -80,10 +80,25 @@ class EngineStatus:
     swarm_cluster_id: str = ""
     memory_bytes: int = 0
     error: str = ""
+    swarm_node_id: str = ""
 
     @property
     def in_swarm(self) -> bool:
         return self.answered and self.swarm_state not in ("", "inactive")
+
+    def engine_info(self) -> EngineInfo | None:
+        """What the engine answered, as the swarm step reads it; None when it did not answer."""
+        if not self.answered:
+            return None
+        return EngineInfo(
+            self.endpoint,
+            self.version,
+            self.hostname,
+            self.swarm_state,
+            self.swarm_node_id,
+            self.swarm_cluster_id,
+            self.memory_bytes,
+        )
 
 
 @dataclass(frozen=True)
@@ -380,7 +395,15 @@ def _message(error: Exception) -> str:
 def _engine_status(host: Host, docker: Engine) -> EngineStatus:
     info = dockerapi.engine_info(docker)
     return EngineStatus(
-        host.name, host.endpoint, True, info.version, info.hostname, info.swarm_state, info.swarm_cluster_id, info.memory_bytes
+        host.name,
+        host.endpoint,
+        True,
+        info.version,
+        info.hostname,
+        info.swarm_state,
+        info.swarm_cluster_id,
+        info.memory_bytes,
+        swarm_node_id=info.swarm_node_id,
     )
 
 

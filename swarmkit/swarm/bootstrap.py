@@ -6,6 +6,7 @@ never forced out. The plan is computed (and checked) for every host before any h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 
 from swarmkit.errors import SwarmError
@@ -91,9 +92,12 @@ def current_members(inventory: Inventory, docker: DockerHosts, infos: dict[str, 
     return dockerapi.swarm_nodes(docker[first])
 
 
-def swarm_up(inventory: Inventory, *, docker: DockerHosts | None = None) -> SwarmResult:
+def swarm_up(
+    inventory: Inventory, *, docker: DockerHosts | None = None, infos: Mapping[str, EngineInfo] | None = None
+) -> SwarmResult:
+    """``infos``: every engine's answer when just read (by preflight), else each engine is asked."""
     docker = dockerapi.hosts_of(inventory, docker)
-    infos = engine_infos(inventory, docker)
+    infos = dict(infos) if infos is not None else engine_infos(inventory, docker)
     members = current_members(inventory, docker, infos)
     actions = plan(inventory, infos, {node.id for node in members})
     first = inventory.first_manager
