@@ -307,6 +307,15 @@ def container_stdout(engine: Engine, container_id: str) -> str:
         return ""
 
 
+def force_remove_container(engine: Engine, container_id: str) -> bool:
+    """Force-remove one container (running or not) in one call; False when that failed (e.g. it was gone)."""
+    try:
+        engine.client.container.remove([container_id], force=True)
+    except DockerException:
+        return False
+    return True
+
+
 def remove_labelled_containers(engine: Engine, label: str) -> int:
     """Force-remove every container carrying a label (running or not); returns how many."""
     found = _call(engine, "listing probe containers", lambda c: c.container.list(all=True, filters=[("label", label)]))

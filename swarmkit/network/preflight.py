@@ -529,6 +529,12 @@ def _probeable(
     return kept, notes
 
 
+def _remove_probes(docker: Engine, listener: _Listener | None) -> None:
+    """A host's listener by its id (one call); where none reported, whatever carries the probe label."""
+    if listener is None or not dockerapi.force_remove_container(docker, listener.container):
+        dockerapi.remove_labelled_containers(docker, PROBE_LABEL_FILTER)
+
+
 def run_preflight(
     inventory: Inventory,
     *,
@@ -559,12 +565,12 @@ def run_preflight(
     ]
     checks = engine_checks(engines, memory_per_broker)
     answering = [(h, e) for h, e in zip(inventory.hosts, engines) if e.answered]
+    listeners: dict[str, _Listener] = {}
     try:
         listened = settle_by(
             [lambda h=h, e=e: _listen(h, docker[h], e, ports_on(h, ports), image, deadline) for h, e in answering],  # type: ignore[misc]
             deadline,
         )
-        listeners: dict[str, _Listener] = {}
         for (host, _), outcome in zip(answering, listened):
             if isinstance(outcome, Exception):
                 checks.append(Check("probe", "failed", host.name, CLIENT, detail=_message(outcome)))
@@ -576,7 +582,7 @@ def run_preflight(
         checks += notes + _reachability(probes, listeners, deadline)
     finally:
         settle_by(
-            [lambda h=h: dockerapi.remove_labelled_containers(docker[h], PROBE_LABEL_FILTER) for h, _ in answering],  # type: ignore[misc]
+            [lambda h=h: _remove_probes(docker[h], listeners.get(h.name)) for h, _ in answering],  # type: ignore[misc]
             time.monotonic() + 30,
         )
     return build_report(engines, checks, ports, inventory.hosts, time.monotonic() - started)
