@@ -6,7 +6,8 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
    broker, the apache cluster id kept on the managers must agree with the options;
 3. render the stack (it never names a node, so it only changes when the options change);
 4. allocate broker ids and write each node's identity volume (only where the content differs);
-5. ``docker stack deploy`` (an unchanged stack leaves every task running);
+5. ``docker stack deploy`` (an unchanged stack leaves every task running); brokers that never read
+   their identity (tansu advertising hostnames) do not wait for it: it is written while they start;
 6. wait until each eligible node runs a task of the present spec whose external port, asked from
    this machine, answers Kafka metadata advertising the host expected for that node;
 7. ensure the topics: once for a shared cluster, on every broker when brokers share no storage.
@@ -14,6 +15,7 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -43,7 +45,8 @@ from swarmkit.swarm.bootstrap import SwarmResult
 # default wait grows with the number of nodes.
 BASE_TIMEOUT = 60.0
 TIMEOUT_PER_NODE = 30.0
-POLL_INTERVAL = 0.2
+POLL_INTERVAL = 0.1
+PROBE_WINDOW = 1.0  # how long running tasks are probed before the swarm's state is read again
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
 SECURE_PROBE_TIMEOUT = 10.0  # a TLS handshake and a SCRAM login on a loaded machine
@@ -108,7 +111,7 @@ class DeployResult:
     cluster_id: str | None
     nodes: tuple[NodeResult, ...]
     topics: tuple[TopicResult, ...]
-    deploy_s: float  # validation, identities and `docker stack deploy`
+    deploy_s: float  # validation, identities (unless written while the brokers start) and `docker stack deploy`
     converge_s: float  # from `docker stack deploy` to every broker answering
     total_s: float
 
@@ -235,17 +238,20 @@ class _Member:
         return self.node.state == "ready" and self.node.availability == "active"
 
 
-def _members(inventory: Inventory, docker: DockerHosts) -> tuple[list[_Member], list[SwarmNode]]:
+def _members(
+    inventory: Inventory, docker: DockerHosts, known: SwarmResult | None = None
+) -> tuple[list[_Member], list[SwarmNode]]:
     """Each inventory host's swarm node (inventory order), then every other node eligible for a broker
-    (one joined by hand with `swarmkit join`: reached through the swarm only), and the swarm's node list."""
-    ids = swarm.node_ids(inventory, docker=docker)
+    (one joined by hand with `swarmkit join`: reached through the swarm only), and the swarm's node list;
+    read from the engines unless ``known`` from the swarm step just before."""
+    ids = dict(known.node_ids) if known else swarm.node_ids(inventory, docker=docker)
     missing = [host.name for host in inventory.hosts if host.name not in ids]
     if missing:
         raise DeployError(
             f"not in a swarm: {', '.join(missing)}",
             hint="run `swarmkit up` (or `swarmkit swarm up`) first; deploy changes no swarm membership",
         )
-    nodes = _manager_nodes(inventory, docker) or []
+    nodes = list(known.nodes) if known else (_manager_nodes(inventory, docker) or [])
     by_id = {node.id: node for node in nodes}
     foreign = [name for name, node_id in ids.items() if node_id not in by_id]
     if foreign:
@@ -253,11 +259,11 @@ def _members(inventory: Inventory, docker: DockerHosts) -> tuple[list[_Member], 
             f"in another swarm than {inventory.first_manager.name}: {', '.join(foreign)}",
             hint="swarmkit never moves a host between swarms; see `swarmkit swarm up`",
         )
-    known = set(ids.values())
+    inventoried = set(ids.values())
     joined = [
         _Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
         for n in nodes
-        if n.id not in known and n.state == "ready" and n.availability == "active"
+        if n.id not in inventoried and n.state == "ready" and n.availability == "active"
     ]
     return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
 
@@ -358,6 +364,20 @@ def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[
     return line
 
 
+def _probe_running(targets: list[_Target]) -> list[tuple[str, str]]:
+    """Probe each target whose present task runs; those that do not serve yet again every POLL_INTERVAL,
+    for up to PROBE_WINDOW s, so a broker is seen within a poll of answering.  Only a present task can
+    answer: the state showed it running, so an old one had stopped (a host port has one holder)."""
+    answers = fan_out(_probe, targets)
+    deadline = time.monotonic() + PROBE_WINDOW
+    while any(problem for _, problem in answers) and time.monotonic() < deadline:
+        time.sleep(POLL_INTERVAL)
+        again = [i for i, (_, problem) in enumerate(answers) if problem]
+        for i, answer in zip(again, fan_out(lambda i: _probe(targets[i]), again)):
+            answers[i] = answer
+    return answers
+
+
 def _converge(
     docker: DockerHosts,
     manager: Engine,
@@ -383,7 +403,7 @@ def _converge(
             elif task.id != target.task_id:
                 pending.append((target, task))
         if check_kafka and pending:
-            answers = fan_out(lambda item: _probe(item[0]), pending)
+            answers = _probe_running([target for target, _ in pending])
         else:
             answers = [("", "")] * len(pending)
         for (target, task), (advertised, problem) in zip(pending, answers):
@@ -445,31 +465,45 @@ def _deploy_stack(manager: Engine, name: str, stack: RenderedStack) -> None:
 
 
 def deploy(
-    inventory: Inventory, options: DeployOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
+    inventory: Inventory,
+    options: DeployOptions,
+    on_progress: Progress | None = None,
+    *,
+    docker: DockerHosts | None = None,
+    swarm_result: SwarmResult | None = None,
 ) -> DeployResult:
-    """Deploy the stack on an existing swarm, wait until every broker serves, ensure the topics."""
+    """Deploy the stack on an existing swarm, wait until every broker serves, ensure the topics.
+
+    ``swarm_result``: what `swarm_up` just found and did (``up``), so the swarm is not read again."""
     started = time.monotonic()
     progress = on_progress or no_progress
     options = options.resolved(inventory)
     engine = validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
     manager = docker[inventory.first_manager]
-    members, nodes = _members(inventory, docker)
+    members, nodes = _members(inventory, docker, swarm_result)
     cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
     request = _request(inventory, options, cluster_id)
     eligible = [m for m in members if m.eligible]
     total = len(eligible)
     image = image_of(request, engine)
-    identities = _write_identities(docker, request, image, members, nodes, progress)
-    request, security = _secured(inventory, options, request, members, identities.allocation)
-    progress(0, total, f"deploying stack {options.stack_name}")
-    _deploy_stack(manager, options.stack_name, render(request))
-    deployed = time.monotonic()
-    targets = _targets(options, eligible, identities.allocation, security)
-    timeout = options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total
-    restarting = [t for t in targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm]
-    _restart_for_new_identity(docker, manager, request.broker_service, restarting, options.check_kafka, progress)
-    _converge(docker, manager, request.broker_service, targets, options.check_kafka, timeout, progress)
+    allocation = _allocate_ids(manager, request, members, nodes, progress)
+    request, security = _secured(inventory, options, request, members, allocation)
+    targets = _targets(options, eligible, allocation, security)
+    rollout = _Rollout(docker, request, targets, options.check_kafka, options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total)
+    progress(0, total, "writing node identities")
+    write = functools.partial(_write_identities, docker, request, image, members, allocation)
+    if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
+        identities = write()
+        deployed = rollout.deploy_stack(progress)
+        rollout.restart_for_new_identity(identities, progress)
+        rollout.converge(progress)
+    else:  # the brokers never read it: it is written while they start, and a restart (if any) comes last
+        with in_background(write) as written:
+            deployed = rollout.deploy_stack(progress)
+            rollout.converge(progress)
+        identities = written.result()
+        rollout.restart_for_new_identity(identities, progress)
     converged = time.monotonic()
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
@@ -494,33 +528,63 @@ class _Identities:
     outcomes: dict[str, str]  # swarm node id -> written | replaced | unchanged
 
 
-def _restart_for_new_identity(
-    docker: DockerHosts, manager: Engine, service: str, targets: list[_Target], check_kafka: bool, progress: Progress
-) -> None:
-    """A broker that read an identity since changed (its inventory address) restarts alone, one at a time,
-    each serving again before the next; the other brokers keep running.  During a rolling update of the
-    service every task is replaced anyway, so nothing is stopped then."""
-    state = dockerapi.service_state(manager, service) if targets else None
-    for target in targets:
-        task = running_task(state, target.member.node.id) if state and state.update_state != "updating" else None
-        if task is None:
-            continue
-        progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
-        dockerapi.stop_container(docker[target.member.host], task.container_id, STOP_GRACE_S)
-        _converge(docker, manager, service, [target], check_kafka, BASE_TIMEOUT, progress)
+@dataclass(frozen=True)
+class _Rollout:
+    """The stack going live: deployed, then waited on until every target serves."""
+
+    docker: DockerHosts
+    request: StackRequest
+    targets: list[_Target]
+    check_kafka: bool
+    timeout: float
+
+    @property
+    def manager(self) -> Engine:
+        return self.docker[self.request.inventory.first_manager]
+
+    def deploy_stack(self, progress: Progress) -> float:
+        """`docker stack deploy`; returns when it returned (monotonic)."""
+        progress(0, len(self.targets), f"deploying stack {self.request.stack_name}")
+        _deploy_stack(self.manager, self.request.stack_name, render(self.request))
+        return time.monotonic()
+
+    def converge(self, progress: Progress) -> None:
+        _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.check_kafka, self.timeout, progress)
+
+    def restart_for_new_identity(self, identities: _Identities, progress: Progress) -> None:
+        """A broker that read an identity since changed (its inventory address) restarts alone, one at a time,
+        each serving again before the next; the other brokers keep running.  During a rolling update of the
+        service every task is replaced anyway, so nothing is stopped then."""
+        service = self.request.broker_service
+        restarting = [
+            t for t in self.targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm
+        ]
+        state = dockerapi.service_state(self.manager, service) if restarting else None
+        for target in restarting:
+            task = running_task(state, target.member.node.id) if state and state.update_state != "updating" else None
+            if task is None:
+                continue
+            progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
+            dockerapi.stop_container(self.docker[target.member.host], task.container_id, STOP_GRACE_S)
+            _converge(self.docker, self.manager, service, [target], self.check_kafka, BASE_TIMEOUT, progress)
 
 
-def _write_identities(
-    docker: DockerHosts, request: StackRequest, image: str, members: list[_Member], nodes: list[SwarmNode], progress: Progress
-) -> _Identities:
-    """Broker ids first (kept in node labels), then each node's identity volume, before the stack needs them."""
-    manager = docker[request.inventory.first_manager]
-    total = sum(1 for m in members if m.eligible)
-    progress(0, total, "allocating broker ids")
+def _allocate_ids(
+    manager: Engine, request: StackRequest, members: list[_Member], nodes: list[SwarmNode], progress: Progress
+) -> identity.IdAllocation:
+    """Broker ids (kept in node labels) and the apache cluster id, before anything needs them."""
+    progress(0, sum(1 for m in members if m.eligible), "allocating broker ids")
     allocation = identity.assign_broker_ids(manager, nodes, [m.node.id for m in members])
     if request.cluster_id:
         identity.keep_cluster_id(manager, nodes, request.stack_name, request.cluster_id)
-    progress(0, total, "writing node identities")
+    return allocation
+
+
+def _write_identities(
+    docker: DockerHosts, request: StackRequest, image: str, members: list[_Member], allocation: identity.IdAllocation
+) -> _Identities:
+    """Each node's identity volume: directly where swarmkit reaches the engine, else through the swarm."""
+    manager = docker[request.inventory.first_manager]
     content = {m.node.id: identity.node_env(allocation.ids[m.node.id], m.host.address) for m in members}
     direct = [m for m in members if not m.via_swarm]
     volume, stack = request.identity_volume, request.stack_name
@@ -609,15 +673,22 @@ def up(
     options = options.resolved(inventory)
     engine = validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
-    with in_background(lambda: _pull_everywhere(inventory, docker, options.image or engine.DEFAULT_IMAGE)):
+    images = [inventory.stack.probe_image] if inventory.stack.probe_image and not skip_preflight else []
+    with in_background(lambda: _pull_everywhere(inventory, docker, [*images, options.image or engine.DEFAULT_IMAGE])):
         report, swarm_result = _preflight_and_swarm(inventory, options, skip_preflight, progress, docker)
-    return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker))
+    return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result))
 
 
-def _pull_everywhere(inventory: Inventory, docker: DockerHosts, image: str) -> None:
-    """Distribute the broker image while preflight probes: pulling changes no cluster state, and a host
-    that cannot pull is reported where the image is first needed (the identity writer)."""
-    fan_out_settled(lambda host: dockerapi.ensure_image(docker[host], image), inventory.hosts, EngineError)
+def _pull_everywhere(inventory: Inventory, docker: DockerHosts, images: list[str]) -> None:
+    """Distribute the images while preflight probes, one after another on each host so that the probe image
+    (needed first) is not slowed by the broker's: pulling changes no cluster state, and a host that cannot
+    pull is reported where the image is first needed (preflight's listener, the identity writer)."""
+
+    def pull(host: Host) -> None:
+        for image in images:
+            dockerapi.ensure_image(docker[host], image)
+
+    fan_out_settled(pull, inventory.hosts, EngineError)
 
 
 def _preflight_and_swarm(
@@ -635,4 +706,5 @@ def _preflight_and_swarm(
         if not report.ok:
             raise report.error()
     progress(0, len(inventory.hosts), "swarm")
-    return report, swarm.swarm_up(inventory, docker=docker)
+    infos = {e.host: info for e in report.engines if (info := e.engine_info())} if report else None
+    return report, swarm.swarm_up(inventory, docker=docker, infos=infos)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import cast
 
 from python_on_whales import DockerClient
-from python_on_whales.exceptions import DockerException
+from python_on_whales.exceptions import DockerException, NoSuchService
 from python_on_whales.utils import run
 
 from swarmkit.errors import EngineError
@@ -231,16 +231,17 @@ def swarm_leave(engine: Engine, force: bool) -> None:
 
 
 def swarm_nodes(engine: Engine) -> list[SwarmNode]:
-    nodes = _call(engine, "docker node ls", lambda c: c.node.list())
+    """Every node of the swarm, inspected in one call (not one call per node)."""
+    nodes = _listed_documents(engine, "the swarm's nodes", "node", "ls", "--quiet")
     return [
         SwarmNode(
-            id=node.id,
-            hostname=node.description.hostname,
-            role=node.spec.role,
-            state=node.status.state,
-            availability=node.spec.availability,
-            address=node.status.addr or "",
-            labels=dict(node.spec.labels or {}),
+            id=node["ID"],
+            hostname=(node.get("Description") or {}).get("Hostname", ""),
+            role=node["Spec"].get("Role", ""),
+            state=(node.get("Status") or {}).get("State", ""),
+            availability=node["Spec"].get("Availability", ""),
+            address=(node.get("Status") or {}).get("Addr") or "",
+            labels=dict(node["Spec"].get("Labels") or {}),
         )
         for node in nodes
     ]
@@ -298,6 +299,23 @@ def container_output(engine: Engine, container_id: str) -> str:
         return ""
 
 
+def container_stdout(engine: Engine, container_id: str) -> str:
+    """What a container printed on stdout so far, in one call (``container_output`` inspects first); empty once gone."""
+    try:
+        return cast(str, run([*engine.client.docker_cmd, "container", "logs", container_id]))
+    except DockerException:
+        return ""
+
+
+def force_remove_container(engine: Engine, container_id: str) -> bool:
+    """Force-remove one container (running or not) in one call; False when that failed (e.g. it was gone)."""
+    try:
+        engine.client.container.remove([container_id], force=True)
+    except DockerException:
+        return False
+    return True
+
+
 def remove_labelled_containers(engine: Engine, label: str) -> int:
     """Force-remove every container carrying a label (running or not); returns how many."""
     found = _call(engine, "listing probe containers", lambda c: c.container.list(all=True, filters=[("label", label)]))
@@ -324,6 +342,24 @@ def _raw(engine: Engine, what: str, *args: str) -> str:
         return cast(str, run([*engine.client.docker_cmd, *args]))  # stdout only
     except DockerException as error:
         raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+
+
+LIST_READ_ATTEMPTS = 5
+
+
+def _listed_documents(engine: Engine, what: str, *listing: str) -> list[dict]:
+    """What a listing of ids names, inspected in one call. The swarm prunes old tasks (and a node
+    may leave) at any moment, so one listed may be gone when it is inspected: then the list is read again."""
+    for _ in range(LIST_READ_ATTEMPTS):
+        ids = _raw(engine, f"listing {what}", *listing).split()
+        if not ids:
+            return []
+        try:
+            return cast(list[dict], json.loads(_raw(engine, f"inspecting {what}", "inspect", *ids)))
+        except EngineError as error:
+            if "No such object" not in error.message:
+                raise
+    raise EngineError(f"{what} kept changing while being read ({LIST_READ_ATTEMPTS} attempts)")
 
 
 def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: str, script: str, env: dict[str, str]) -> str:
@@ -445,29 +481,27 @@ def _container_fingerprint(container_spec: dict) -> tuple:
     return plain + (mounts, configs, secrets)
 
 
-TASK_READ_ATTEMPTS = 5
-
-
 def _task_documents(engine: Engine, service: str) -> list[dict]:
-    """Every task of a service, inspected. The swarm prunes old tasks at any moment, so one listed
-    may be gone when it is inspected: then the list is read again."""
-    for _ in range(TASK_READ_ATTEMPTS):
-        ids = _raw(engine, f"listing the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service).split()
-        if not ids:
-            return []
-        try:
-            return cast(list[dict], json.loads(_raw(engine, f"inspecting the tasks of {service}", "inspect", *ids)))
-        except EngineError as error:
-            if "No such object" not in error.message:
-                raise
-    raise EngineError(f"the tasks of {service} kept changing while being read ({TASK_READ_ATTEMPTS} attempts)")
+    """Every task of a service, inspected."""
+    return _listed_documents(engine, f"the tasks of {service}", "service", "ps", "--quiet", "--no-trunc", service)
+
+
+def _service_document(engine: Engine, service: str) -> dict | None:
+    """``docker service inspect``, one call; None when the service does not exist."""
+    try:
+        (spec,) = json.loads(cast(str, run([*engine.client.docker_cmd, "service", "inspect", service])))
+    except NoSuchService:
+        return None
+    except DockerException as error:
+        raise EngineError(f"inspecting service {service} on {engine.endpoint} failed: {_short(error)}") from error
+    return cast(dict, spec)
 
 
 def service_state(engine: Engine, service: str) -> ServiceState | None:
     """A service's update status, environment and every task it has (history included); None if absent."""
-    if not engine.client.service.exists(service):
+    spec = _service_document(engine, service)
+    if spec is None:
         return None
-    (spec,) = json.loads(_raw(engine, f"inspecting service {service}", "service", "inspect", service))
     container = spec["Spec"]["TaskTemplate"].get("ContainerSpec") or {}
     wanted = _container_fingerprint(container)
     raw_tasks = _task_documents(engine, service)
@@ -527,9 +561,9 @@ class ServiceSpec:
 
 def service_spec(engine: Engine, service: str) -> ServiceSpec | None:
     """The service's image, update delay and labels; None if it does not exist."""
-    if not engine.client.service.exists(service):
+    spec = _service_document(engine, service)
+    if spec is None:
         return None
-    (spec,) = json.loads(_raw(engine, f"inspecting service {service}", "service", "inspect", service))
     container = spec["Spec"]["TaskTemplate"].get("ContainerSpec") or {}
     update = spec["Spec"].get("UpdateConfig") or {}
     return ServiceSpec(container.get("Image", ""), int(update.get("Delay") or 0), dict(spec["Spec"].get("Labels") or {}))

@@ -24,7 +24,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import PreflightError, SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo
 from swarmkit.hosts.inventory import Host, Inventory
 
 GIB = 1024**3
@@ -80,10 +80,25 @@ class EngineStatus:
     swarm_cluster_id: str = ""
     memory_bytes: int = 0
     error: str = ""
+    swarm_node_id: str = ""
 
     @property
     def in_swarm(self) -> bool:
         return self.answered and self.swarm_state not in ("", "inactive")
+
+    def engine_info(self) -> EngineInfo | None:
+        """What the engine answered, as the swarm step reads it; None when it did not answer."""
+        if not self.answered:
+            return None
+        return EngineInfo(
+            self.endpoint,
+            self.version,
+            self.hostname,
+            self.swarm_state,
+            self.swarm_node_id,
+            self.swarm_cluster_id,
+            self.memory_bytes,
+        )
 
 
 @dataclass(frozen=True)
@@ -380,7 +395,15 @@ def _message(error: Exception) -> str:
 def _engine_status(host: Host, docker: Engine) -> EngineStatus:
     info = dockerapi.engine_info(docker)
     return EngineStatus(
-        host.name, host.endpoint, True, info.version, info.hostname, info.swarm_state, info.swarm_cluster_id, info.memory_bytes
+        host.name,
+        host.endpoint,
+        True,
+        info.version,
+        info.hostname,
+        info.swarm_state,
+        info.swarm_cluster_id,
+        info.memory_bytes,
+        swarm_node_id=info.swarm_node_id,
     )
 
 
@@ -419,7 +442,7 @@ def _listen(
     script = listener_script(ports, deadline - time.monotonic() + 5)
     container = dockerapi.start_host_network_script(docker, image, script, {PROBE_LABEL: "1"})
     while True:
-        status = parse_listener(dockerapi.container_output(docker, container))
+        status = parse_listener(dockerapi.container_stdout(docker, container))  # report prints on stdout
         if all(p.key in status for p in ports):
             return _Listener(
                 host, docker, container, tuple(_port_free_check(host, docker, engine, p, status[p.key]) for p in ports)
@@ -506,6 +529,12 @@ def _probeable(
     return kept, notes
 
 
+def _remove_probes(docker: Engine, listener: _Listener | None) -> None:
+    """A host's listener by its id (one call); where none reported, whatever carries the probe label."""
+    if listener is None or not dockerapi.force_remove_container(docker, listener.container):
+        dockerapi.remove_labelled_containers(docker, PROBE_LABEL_FILTER)
+
+
 def run_preflight(
     inventory: Inventory,
     *,
@@ -536,12 +565,12 @@ def run_preflight(
     ]
     checks = engine_checks(engines, memory_per_broker)
     answering = [(h, e) for h, e in zip(inventory.hosts, engines) if e.answered]
+    listeners: dict[str, _Listener] = {}
     try:
         listened = settle_by(
             [lambda h=h, e=e: _listen(h, docker[h], e, ports_on(h, ports), image, deadline) for h, e in answering],  # type: ignore[misc]
             deadline,
         )
-        listeners: dict[str, _Listener] = {}
         for (host, _), outcome in zip(answering, listened):
             if isinstance(outcome, Exception):
                 checks.append(Check("probe", "failed", host.name, CLIENT, detail=_message(outcome)))
@@ -553,7 +582,7 @@ def run_preflight(
         checks += notes + _reachability(probes, listeners, deadline)
     finally:
         settle_by(
-            [lambda h=h: dockerapi.remove_labelled_containers(docker[h], PROBE_LABEL_FILTER) for h, _ in answering],  # type: ignore[misc]
+            [lambda h=h: _remove_probes(docker[h], listeners.get(h.name)) for h, _ in answering],  # type: ignore[misc]
             time.monotonic() + 30,
         )
     return build_report(engines, checks, ports, inventory.hosts, time.monotonic() - started)

@@ -6,7 +6,8 @@ never forced out. The plan is computed (and checked) for every host before any h
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 
 from swarmkit.errors import SwarmError
 from swarmkit.fanout import fan_out
@@ -30,7 +31,8 @@ class HostAction:
 @dataclass(frozen=True)
 class SwarmResult:
     actions: tuple[HostAction, ...]
-    nodes: tuple[SwarmNode, ...]
+    nodes: tuple[SwarmNode, ...]  # every node of the swarm, labels included
+    node_ids: dict[str, str] = field(default_factory=dict)  # inventory host name -> swarm node id
 
     @property
     def changed(self) -> bool:
@@ -90,9 +92,12 @@ def current_members(inventory: Inventory, docker: DockerHosts, infos: dict[str, 
     return dockerapi.swarm_nodes(docker[first])
 
 
-def swarm_up(inventory: Inventory, *, docker: DockerHosts | None = None) -> SwarmResult:
+def swarm_up(
+    inventory: Inventory, *, docker: DockerHosts | None = None, infos: Mapping[str, EngineInfo] | None = None
+) -> SwarmResult:
+    """``infos``: every engine's answer when just read (by preflight), else each engine is asked."""
     docker = dockerapi.hosts_of(inventory, docker)
-    infos = engine_infos(inventory, docker)
+    infos = dict(infos) if infos is not None else engine_infos(inventory, docker)
     members = current_members(inventory, docker, infos)
     actions = plan(inventory, infos, {node.id for node in members})
     first = inventory.first_manager
@@ -112,7 +117,7 @@ def swarm_up(inventory: Inventory, *, docker: DockerHosts | None = None) -> Swar
         zip((h.name for h in changed), (i.swarm_node_id for i in fan_out(lambda h: dockerapi.engine_info(docker[h]), changed)))
     )
     nodes = _apply_labels(inventory, docker, ids)
-    return SwarmResult(actions=tuple(actions), nodes=tuple(nodes))
+    return SwarmResult(actions=tuple(actions), nodes=tuple(nodes), node_ids=ids)
 
 
 def node_ids(inventory: Inventory, *, docker: DockerHosts | None = None) -> dict[str, str]:
@@ -132,10 +137,10 @@ def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]
         missing = {k: v for k, v in wanted.items() if node.labels.get(k) != v}
         if missing:
             updates.append((node.id, missing))
-    if not updates:
-        return list(by_id.values())
     fan_out(lambda update: dockerapi.update_node_labels(manager, *update), updates)
-    return dockerapi.swarm_nodes(manager)
+    for node_id, added in updates:  # what the swarm now holds, without reading it again
+        by_id[node_id] = replace(by_id[node_id], labels={**by_id[node_id].labels, **added})
+    return list(by_id.values())
 
 
 def swarm_down(inventory: Inventory, *, docker: DockerHosts | None = None) -> list[HostAction]:

@@ -128,25 +128,24 @@ def kept_cluster_id(nodes: Iterable[SwarmNode], stack: str) -> str | None:
 def assign_broker_ids(manager: Engine, nodes: Sequence[SwarmNode], wanted: Sequence[str]) -> IdAllocation:
     """Allocate ids for ``wanted`` (swarm node ids, in a stable order) and store them as labels.
 
-    The high-water mark goes on every manager first, then each new node gets its label; labels
-    already right are not touched."""
+    The high-water mark goes on every manager first (all at once), then each new node gets its
+    label (all at once); labels already right are not touched."""
     existing, marks = ids_from_labels(nodes)
     allocation = allocate_broker_ids(existing, wanted, marks)
     mark = str(allocation.next_id)
-    for node in nodes:
-        if node.role == "manager" and node.labels.get(NEXT_LABEL) != mark:
-            dockerapi.update_node_labels(manager, node.id, {NEXT_LABEL: mark})
-    for node_id in allocation.new:
-        dockerapi.update_node_labels(manager, node_id, {ID_LABEL: str(allocation.ids[node_id])})
+    stale = [node.id for node in nodes if node.role == "manager" and node.labels.get(NEXT_LABEL) != mark]
+    fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {NEXT_LABEL: mark}), stale)
+    fan_out(
+        lambda node_id: dockerapi.update_node_labels(manager, node_id, {ID_LABEL: str(allocation.ids[node_id])}), allocation.new
+    )
     return allocation
 
 
 def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, cluster_id: str) -> None:
     """Store the cluster id on every manager that lacks it (a manager that joined later included)."""
     label = f"{CLUSTER_ID_LABEL}.{stack}"
-    for node in nodes:
-        if node.role == "manager" and node.labels.get(label) != cluster_id:
-            dockerapi.update_node_labels(manager, node.id, {label: cluster_id})
+    lacking = [node.id for node in nodes if node.role == "manager" and node.labels.get(label) != cluster_id]
+    fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: cluster_id}), lacking)
 
 
 def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
