@@ -19,7 +19,8 @@ every broker its own cluster, and the same code then runs once per cluster. Per 
    count, exact distinct sequences (bitmaps), records in the wrong partition or not ours, records
    whose bytes differ from what their sequence implies, crc32 sum, record-timestamp span, and a
    sample of read-time minus record timestamp (produce->read-back latency);
-4. the crc32 sum of what was written is recomputed from the same generator and compared.
+4. the crc32 sum of what was written is computed in the driver from the generator's definition
+   (``crc_sum``: closed form, no second pass over the records) and compared.
 
 The JSON report has one entry per partition and per given broker; exit status 0 only when every
 broker was reachable and every record came back exactly once and intact.
