@@ -20,6 +20,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -56,16 +57,6 @@ class Share:
     tuning: job.Tuning
 
 
-def sequences(plan: job.Plan, partition: int) -> range:
-    """The sequence numbers the job's generator sends to ``partition`` (the inverse of ``partition_of``)."""
-    brokers = len(plan.owners)
-    for slot, (_, parts) in enumerate(plan.owners):
-        if partition in parts:
-            step = brokers * len(parts)
-            return range(slot + brokers * parts.index(partition), plan.total, step)
-    return range(0)
-
-
 def _producer(share: Share) -> Producer:
     t = share.tuning
     return Producer(
@@ -94,7 +85,7 @@ def produce(share: Share) -> dict[int, int]:
             acked[msg.partition()] += zlib.crc32(msg.value())
 
     for partition in share.partitions:
-        for seq in sequences(plan, partition):
+        for seq in plan.sequences(partition):
             value = job.value_bytes(plan, seq, tail)
             while True:
                 try:
@@ -132,7 +123,7 @@ def consume(share: Share, end: dict[int, int]) -> dict[int, dict[str, Any]]:
             row["crc"] += zlib.crc32(value)
             row["ts"].append(ts)
             seq = int(value[len(prefix) + 1 : len(prefix) + 1 + job.SEQ_DIGITS]) if value.startswith(prefix) else -1
-            if seq >= 0 and seq in sequences(plan, partition):
+            if seq >= 0 and seq in plan.sequences(partition):
                 row["valid"] += 1
                 row["seen"].add(seq)
                 if msg.offset() % job.LATENCY_SAMPLE == 0:
@@ -291,8 +282,12 @@ def render(console: Console, result: dict[str, Any]) -> None:
     )
     console.print(table)
     if len(result["rounds"]) > 1:
-        ratios = ", ".join(f"{r['ratio']:.2f}x" for r in result["rounds"])
+        ratios = ", ".join(f"{r['ratio']:.2f}x ({r['first']} first, load {r['load_start']:.1f})" for r in result["rounds"])
         console.print(f"rounds: {ratios} (median shown above; best {result['best_ratio']:.2f}x)")
+        console.print(
+            f"medians over rounds: Spark {result['median_spark_records_per_s']:,.0f} records/s, "
+            f"baseline {result['median_baseline_records_per_s']:,.0f}, start-up {result['median_spark_startup_s']:.2f} s"
+        )
     console.print(
         f"Spark: start-up {result['spark_startup_s']:.2f} s apart (spark-submit wall {result['spark_wall_s']:.2f} s); "
         f"traffic = write {result['spark_write_s']:.2f} s + read and checks {result['spark_read_s']:.2f} s "
@@ -322,7 +317,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--write-tasks", type=int, default=0)
     parser.add_argument("--min-partitions", type=int, default=0)
     parser.add_argument("--fetch-bytes", type=int, default=job.Tuning.fetch_bytes)
-    parser.add_argument("--rounds", type=int, default=1, help="baseline+Spark rounds; the median ratio is shown")
+    parser.add_argument("--rounds", type=int, default=1, help="A/B rounds, who goes first alternating; median ratio shown")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = parser.parse_args()
     args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
@@ -330,23 +325,32 @@ def parse_args() -> argparse.Namespace:
 
 
 def rounds(args: argparse.Namespace, tuning: job.Tuning, err: Console) -> dict[str, Any]:
-    """Baseline then Spark, ``--rounds`` times (the machine is shared: one round proves little); the
-    round with the median ratio, plus every round's rates and the best ratio."""
+    """``--rounds`` A/B rounds, the side that goes first alternating (the machine is shared: one round
+    proves little, and whoever runs second meets a warmer or busier broker); the round with the median
+    ratio, the medians of both sides' rates, every round's rates and load average, the best ratio."""
     results = []
     for number in range(1, args.rounds + 1):
+        load = os.getloadavg()[0]
+        spark_first = number % 2 == 0
+        if spark_first:
+            with err.status(f"round {number}: Spark job first"):
+                report = spark(args, tuning)
         with err.status(f"round {number}: baseline, plain confluent-kafka processes"):
             base, base_s, base_runs = baseline(args, tuning)
-        with err.status(f"round {number}: Spark job"):
-            report = spark(args, tuning)
+        if not spark_first:
+            with err.status(f"round {number}: Spark job"):
+                report = spark(args, tuning)
         results.append(summary(report, base, base_s, base_runs, tuning))
-        err.print(f"round {number}: ratio {results[-1]['ratio']:.2f}")
+        results[-1].update(first="spark" if spark_first else "baseline", load_start=load, load_end=os.getloadavg()[0])
+        err.print(f"round {number}: ratio {results[-1]['ratio']:.2f} ({results[-1]['first']} first, load {load:.1f})")
     ranked = sorted(results, key=lambda r: r["ratio"])
     result = dict(ranked[(len(ranked) - 1) // 2])
     result["ok"] = all(r["ok"] for r in results)
     result["best_ratio"] = ranked[-1]["ratio"]
-    result["rounds"] = [
-        {key: r[key] for key in ("spark_records_per_s", "baseline_records_per_s", "ratio", "spark_startup_s")} for r in results
-    ]
+    for key in ("spark_records_per_s", "baseline_records_per_s", "spark_startup_s"):
+        result[f"median_{key}"] = statistics.median(r[key] for r in results)
+    keys = ("first", "spark_records_per_s", "baseline_records_per_s", "ratio", "spark_startup_s", "load_start", "load_end")
+    result["rounds"] = [{key: r[key] for key in keys} for r in results]
     return result
 
 
