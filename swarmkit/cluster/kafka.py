@@ -32,6 +32,7 @@ from swarmkit.stack.security import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
 DEFAULT_TIMEOUT = 5.0
+METADATA_ROUND_S = 2.0  # a fresh client answers well within this unless its request was lost
 DELETE_WAIT = 30.0
 SCRAM_ITERATIONS = 8192
 
@@ -150,17 +151,20 @@ class _Client:
         return self.errors[-1] if self.errors else ""
 
 
+def _no_metadata(bootstrap: str, timeout: float, detail: str) -> BrokerError:
+    return BrokerError(
+        f"no Kafka metadata from {bootstrap} within {timeout:g}s: {detail}",
+        hint="check that the broker runs and that this address and port are reachable from here "
+        "(swarmkit listeners diagnose --bootstrap HOST:PORT)",
+    )
+
+
 def _list_topics(client: _Client, timeout: float) -> Any:
     """The raw metadata answer; BrokerError naming librdkafka's last complaint when there is none."""
     try:
         return client.admin.list_topics(timeout=timeout)
     except KafkaException as exc:
-        detail = client.last_error() or exc.args[0].str()
-        raise BrokerError(
-            f"no Kafka metadata from {client.bootstrap} within {timeout:g}s: {detail}",
-            hint="check that the broker runs and that this address and port are reachable from here "
-            "(swarmkit listeners diagnose --bootstrap HOST:PORT)",
-        ) from None
+        raise _no_metadata(client.bootstrap, timeout, client.last_error() or exc.args[0].str()) from None
 
 
 def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
@@ -181,8 +185,22 @@ def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
 
 
 def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> ClusterMetadata:
-    """Ask one bootstrap address for cluster metadata; BrokerError if it does not answer in time."""
-    return _metadata(_Client(bootstrap, timeout, security), timeout)
+    """Ask one bootstrap address for cluster metadata; BrokerError if it does not answer in time.
+
+    Since librdkafka 2.10 a client drops its bootstrap connection once a metadata answer lists the
+    brokers. When they advertise addresses this machine cannot use (what `listeners diagnose` is
+    for), a request still queued on that connection can be lost, so a fresh client asks again in
+    short rounds until one answers or ``timeout`` has passed.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        budget = remaining if remaining < 2 * METADATA_ROUND_S else METADATA_ROUND_S
+        try:
+            return _metadata(_Client(bootstrap, budget, security), budget)
+        except BrokerError as error:
+            if budget == remaining:
+                raise _no_metadata(bootstrap, timeout, error.message.split(": ", 1)[-1]) from None
 
 
 def _compare(bootstrap: str, spec: TopicSpec, info: TopicInfo) -> TopicResult:
