@@ -23,6 +23,7 @@ from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
 
 MB = 1_000_000
+ELECTION_WAIT_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,17 @@ def _chosen(partitions: list[PartitionState], topics: tuple[str, ...]) -> list[P
     return [p for p in partitions if not p.topic.startswith("__")]
 
 
+def _elected(bootstrap: str, wanted: set[tuple[str, int]]) -> list[PartitionState]:
+    """The wanted partitions once metadata shows each led by its first replica (or after ELECTION_WAIT_S):
+    the election's answer comes before every broker's metadata has the new leaders."""
+    deadline = time.monotonic() + ELECTION_WAIT_S
+    while True:
+        after = [p for p in kafka.partition_states(bootstrap)[1] if (p.topic, p.partition) in wanted]
+        if all(p.leader == p.replicas[0] for p in after) or time.monotonic() > deadline:
+            return after
+        time.sleep(reassign.POLL_INTERVAL)
+
+
 def rebalance(
     inventory: Inventory, options: RebalanceOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
 ) -> RebalanceResult:
@@ -86,8 +98,7 @@ def rebalance(
             reassign.clear_throttle(docker[via], service, moves, options.internal_port)
     progress(0, 1, "electing preferred leaders")
     refused = kafka.elect_preferred_leaders(bootstrap, [(p.topic, p.partition) for p in chosen])
-    wanted = {(p.topic, p.partition) for p in chosen}
-    after = [p for p in kafka.partition_states(bootstrap)[1] if (p.topic, p.partition) in wanted]
+    after = _elected(bootstrap, {(p.topic, p.partition) for p in chosen})
     replicas = {b: sum(b in p.replicas for p in after) for b in registered}
     leaders = {b: sum(p.leader == b for p in after) for b in registered}
     return RebalanceResult(tuple(moves), tuple(refused), replicas, leaders, time.monotonic() - started)

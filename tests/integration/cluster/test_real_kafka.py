@@ -238,6 +238,8 @@ def test_rebalance_gives_the_new_broker_its_share_under_acks_all_traffic(rk: san
     print(f"\n{run.stdout}")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "verified: every broker is usable from here" in run.stdout
+    reported = re.search(r"broker 4: (\d+) replicas, leads (\d+)", run.stdout)
+    assert reported and int(reported[1]) >= 1 and int(reported[2]) >= 1, run.stdout  # rebalance's own report, not stale metadata
     orders = [p for p in partition_states("rk1:9094")[1] if p.topic == "orders"]
     replicas = Counter(r for p in orders for r in p.replicas)
     leaders = Counter(p.leader for p in orders)
