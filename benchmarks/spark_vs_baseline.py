@@ -161,7 +161,7 @@ def work(share: Share) -> ShareResult:
     plan, began = share.plan, time.monotonic()
     acked = produce(share)
     produced = time.monotonic()
-    listed = job.latest_offsets(plan.bootstrap, plan.topic, list(share.partitions), share.tuning.timeout)
+    listed = job.latest_offsets(plan, list(share.partitions), share.tuning.timeout)
     end = {p: max(o, plan.start[p] + plan.expected(p)) for p, o in listed.items()}
     rows = consume(share, end)
     return ShareResult(acked, listed, end, rows, produced - began, time.monotonic() - produced)

@@ -65,6 +65,7 @@ def produce(plan: job.Plan, rate: int, stop: threading.Event, timeout: float, ou
     """RATE records/s until ``stop`` is set, paced every few milliseconds, then flushed."""
     producer = Producer(
         {
+            **plan.client.driver,
             "bootstrap.servers": plan.bootstrap,
             "acks": "all",
             "enable.idempotence": True,
@@ -183,6 +184,7 @@ def start_query(spark: SparkSession, plan: job.Plan, checkpoint: Path, sink: Sin
         .option("assign", json.dumps({plan.topic: parts}))
         .option("startingOffsets", json.dumps({plan.topic: {str(p): plan.start[p] for p in parts}}))
         .option("failOnDataLoss", "true")
+        .options(**plan.client.connector_options())
         .load()
         .writeStream.foreachBatch(sink)
         .option("checkpointLocation", str(checkpoint / "query"))

@@ -70,6 +70,32 @@ class Tuning:
 
 
 @dataclass(frozen=True)
+class Client:
+    """How the job's clients log in to a secure cluster (empty: plain text). The driver's confluent-kafka
+    clients take librdkafka settings, the connector Java ones (each read from a key=value file, as
+    ``swarmkit client-config --format librdkafka|properties`` writes them); bootstrap.servers is
+    the job's own."""
+
+    driver: dict[str, str] = field(default_factory=dict)
+    connector: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_files(cls, driver: Path | None, connector: Path | None) -> Client:
+        return cls(read_settings(driver), read_settings(connector))
+
+    def connector_options(self) -> dict[str, str]:
+        return {f"kafka.{key}": value for key, value in self.connector.items()}
+
+
+def read_settings(path: Path | None) -> dict[str, str]:
+    """key=value lines; blank lines, comments and bootstrap.servers are skipped."""
+    if path is None:
+        return {}
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line and not line.startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs if key.strip() != "bootstrap.servers"}
+
+
+@dataclass(frozen=True)
 class Probe:
     """One given broker as it answered alone: its node id and cluster, or why it cannot be used."""
 
@@ -91,6 +117,7 @@ class Plan:
     payload_bytes: int
     owners: tuple[tuple[int, tuple[int, ...]], ...]  # (given broker index, partitions it leads)
     start: dict[int, int] = field(default_factory=dict)
+    client: Client = field(default_factory=Client)
 
     @property
     def total(self) -> int:
@@ -113,11 +140,12 @@ class Plan:
         return range(0)
 
 
-def _admin(bootstrap: str, timeout: float, errors: list[str] | None = None) -> AdminClient:
+def _admin(bootstrap: str, timeout: float, client: Client, errors: list[str] | None = None) -> AdminClient:
     """A client bounded by ``timeout`` whose errors go to ``errors`` (or nowhere), never to stderr."""
     ms = int(max(timeout, 1.0) * 1000)
     return AdminClient(
         {
+            **client.driver,
             "bootstrap.servers": bootstrap,
             "socket.connection.setup.timeout.ms": min(ms, 10_000),
             "reconnect.backoff.max.ms": 1000,
@@ -127,11 +155,11 @@ def _admin(bootstrap: str, timeout: float, errors: list[str] | None = None) -> A
     )
 
 
-def probe(index: int, broker: str, timeout: float = PROBE_TIMEOUT) -> Probe:
+def probe(index: int, broker: str, timeout: float = PROBE_TIMEOUT, client: Client | None = None) -> Probe:
     """Metadata from ``broker`` alone, bounded by ``timeout``: unreachable and misadvertised brokers are named."""
     errors: list[str] = []
     try:
-        md = _admin(broker, timeout, errors).list_topics(timeout=timeout)
+        md = _admin(broker, timeout, client or Client(), errors).list_topics(timeout=timeout)
     except KafkaException as exc:
         return Probe(index, broker, error=f"{broker} unreachable: {errors[-1] if errors else exc.args[0].str()}")
     advertised = sorted(f"{b.host}:{b.port}" for b in md.brokers.values())
@@ -165,14 +193,14 @@ def _leaders(admin: AdminClient, topic: str, partitions: int, replicas: int, tim
         time.sleep(0.1)  # a new topic's leaders appear in metadata a moment after creation
 
 
-def latest_offsets(bootstrap: str, topic: str, partitions: list[int], timeout: float) -> dict[int, int]:
+def latest_offsets(plan: Plan, partitions: list[int], timeout: float) -> dict[int, int]:
     """The high watermark of every partition: the first offset the next record gets."""
-    admin = _admin(bootstrap, timeout)
+    admin, topic = _admin(plan.bootstrap, timeout, plan.client), plan.topic
     futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions}, request_timeout=timeout)
     return {tp.partition: future.result().offset for tp, future in futures.items()}
 
 
-def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, timeout: float) -> dict[int, int]:
+def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, timeout: float, client: Client) -> dict[int, int]:
     """Where this run's records will start in each partition: one acknowledged marker record each, plus one.
 
     Exact on every engine (tansu's ListOffsets answers the last batch's base offset, not the end),
@@ -180,6 +208,7 @@ def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, t
     errors: list[str] = []
     producer = Producer(
         {
+            **client.driver,
             "bootstrap.servers": bootstrap,
             "acks": "all",
             "enable.idempotence": True,
@@ -205,12 +234,19 @@ def start_offsets(bootstrap: str, topic: str, partitions: list[int], run: str, t
 
 
 def plan_cluster(
-    probes: list[Probe], topic: str, records: int, payload_bytes: int, run: str, partitions: int, timeout: float
+    probes: list[Probe],
+    topic: str,
+    records: int,
+    payload_bytes: int,
+    run: str,
+    partitions: int,
+    timeout: float,
+    client: Client,
 ) -> tuple[Plan | None, dict[int, str]]:
     """(the cluster's plan, or None; errors by broker index): every given broker must lead a partition."""
     bootstrap = ",".join(p.broker for p in probes)
     replicas = min(3, len(probes[0].cluster))
-    leaders = _leaders(_admin(bootstrap, timeout), topic, partitions, replicas, timeout)
+    leaders = _leaders(_admin(bootstrap, timeout, client), topic, partitions, replicas, timeout)
     owners, failed = [], {}
     for p in probes:
         led = tuple(sorted(part for part, leader in leaders.items() if leader == p.broker))
@@ -220,16 +256,23 @@ def plan_cluster(
             failed[p.index] = f"{p.broker} (node {p.node_id}) leads no partition of {topic}"
     if not owners:
         return None, failed
-    start = start_offsets(bootstrap, topic, sorted(p for _, led in owners for p in led), run, timeout)
-    return Plan(bootstrap, topic, run, records, payload_bytes, tuple(owners), start), failed
+    start = start_offsets(bootstrap, topic, sorted(p for _, led in owners for p in led), run, timeout, client)
+    return Plan(bootstrap, topic, run, records, payload_bytes, tuple(owners), start, client), failed
 
 
 def prepare(
-    brokers: list[str], topic: str, records: int, payload_bytes: int, partitions: int, timeout: float
+    brokers: list[str],
+    topic: str,
+    records: int,
+    payload_bytes: int,
+    partitions: int,
+    timeout: float,
+    client: Client | None = None,
 ) -> tuple[list[Probe], list[Plan], dict[int, str]]:
     """Probe every broker in parallel (a dead one costs one timeout), then plan each cluster they form."""
+    client = client or Client()
     with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
-        probes = list(pool.map(lambda ib: probe(ib[0], ib[1], timeout), enumerate(brokers)))
+        probes = list(pool.map(lambda ib: probe(ib[0], ib[1], timeout, client), enumerate(brokers)))
     errors = {p.index: p.error for p in probes if p.error}
     clusters: dict[tuple[str, ...], list[Probe]] = {}
     for p in probes:
@@ -239,7 +282,7 @@ def prepare(
     plans = []
     for members in clusters.values():
         try:
-            plan, failed = plan_cluster(members, topic, records, payload_bytes, run, partitions, timeout)
+            plan, failed = plan_cluster(members, topic, records, payload_bytes, run, partitions, timeout, client)
         except (KafkaException, TimeoutError) as exc:
             detail = exc.args[0].str() if isinstance(exc, KafkaException) else str(exc)
             plan, failed = None, {p.index: f"{p.broker}: {detail}" for p in members}
@@ -298,6 +341,7 @@ def write(spark: SparkSession, plan: Plan, tuning: Tuning) -> None:
         .option("kafka.batch.size", str(tuning.batch_size))
         .option("kafka.compression.type", tuning.compression)
         .option("kafka.delivery.timeout.ms", str(int(tuning.timeout * 1000)))
+        .options(**plan.client.connector_options())
         .save()
     )
 
@@ -355,6 +399,7 @@ def _source(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tuning
         .option("kafka.max.partition.fetch.bytes", str(tuning.fetch_bytes))
         .option("kafka.fetch.max.bytes", str(4 * tuning.fetch_bytes))
         .option("kafka.check.crcs", "false")  # every value's crc32 is checked end to end below (librdkafka's default too)
+        .options(**plan.client.connector_options())
     )
     if tuning.min_partitions:
         reader = reader.option("minPartitions", str(tuning.min_partitions))
@@ -420,7 +465,7 @@ def run_cluster(spark: SparkSession, plan: Plan, tuning: Tuning) -> ClusterRun:
         began = time.monotonic()
         write(spark, plan, tuning)
         result.write_s = time.monotonic() - began
-        result.listed_end = latest_offsets(plan.bootstrap, plan.topic, plan.partitions, tuning.timeout)
+        result.listed_end = latest_offsets(plan, plan.partitions, tuning.timeout)
         result.end = {p: max(o, plan.start[p] + plan.expected(p)) for p, o in result.listed_end.items()}
         began = time.monotonic()
         result.rows = {row["partition"]: row for row in read_checks(spark, plan, result.end, tuning)}
@@ -553,6 +598,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--write-tasks", type=int, default=0, help="Spark tasks writing (0: one per core)")
     parser.add_argument("--min-partitions", type=int, default=0, help="Spark tasks reading (0: one per partition)")
     parser.add_argument("--fetch-bytes", type=int, default=Tuning.fetch_bytes, help="max bytes per partition fetch")
+    parser.add_argument("--client-config", type=Path, help="librdkafka settings for a secure cluster (the driver's checks)")
+    parser.add_argument("--client-properties", type=Path, help="Java client settings for a secure cluster (the connector)")
     streaming = parser.add_argument_group("streaming mode (stream_job.py)")
     streaming.add_argument("--streaming", action="store_true", help="a Structured Streaming query instead of a batch")
     streaming.add_argument("--seconds", type=float, default=20.0, help="how long the producer writes")
@@ -561,6 +608,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     streaming.add_argument("--restart-after", type=float, default=0.0, help="stop the query after S s, start it again")
     args = parser.parse_args(argv)
     args.checkpoint = args.checkpoint or args.report.parent / f"{args.report.stem}-checkpoint"
+    if (args.client_config is None) != (args.client_properties is None):
+        parser.error("a secure cluster needs both --client-config (librdkafka) and --client-properties (Java)")
+    args.client = Client.from_files(args.client_config, args.client_properties)
     args.brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
     if not args.brokers or args.records < 1 or args.partitions < 1:
         parser.error("need at least one broker, --records >= 1 and --partitions >= 1")
@@ -586,7 +636,7 @@ def started(
     """The session and every cluster's plan: metadata is gathered while Spark starts (start-up reported apart)."""
     with ThreadPoolExecutor(max_workers=1) as background:
         preparing = background.submit(
-            prepare, args.brokers, args.topic, records, args.payload_bytes, args.partitions, args.probe_timeout
+            prepare, args.brokers, args.topic, records, args.payload_bytes, args.partitions, args.probe_timeout, args.client
         )
         began = time.monotonic()
         session = spark_session(args.master)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -60,5 +60,33 @@ def settle_by(calls: Sequence[Callable[[], R]], deadline: float) -> list[R | Exc
             except Exception as error:  # each call's failure is reported, not raised
                 results.append(error)
         return results
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
+    """``ask(seconds_left)`` now, and again every ``every`` seconds while the earlier attempts keep
+    waiting; the first to return wins. When none does, the first attempt's exception (it waited
+    longest, so it saw most) is raised. Attempts still running then are abandoned, not waited for."""
+    deadline = time.monotonic() + timeout
+    most = int(timeout // every) + 1
+    pool = ThreadPoolExecutor(max_workers=most)
+    attempts: list[Future[R]] = []
+    try:
+        while (left := deadline - time.monotonic()) > -every:  # each attempt is bounded by the deadline itself
+            if left > 0 and len(attempts) < most:
+                attempts.append(pool.submit(ask, left))
+            running = [a for a in attempts if not a.done()]
+            if not running and left <= 0:
+                break
+            if running:
+                wait(running, timeout=min(every, left) if left > 0 else every, return_when=FIRST_COMPLETED)
+            else:
+                time.sleep(min(every, left))  # every attempt failed at once: the next one waits its turn
+            answered = [a for a in attempts if a.done() and a.exception() is None]
+            if answered:
+                return answered[0].result()
+        first = attempts[0]
+        raise (first.exception() if first.done() else None) or TimeoutError(f"no answer within {timeout:g}s")
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

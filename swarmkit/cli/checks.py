@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from swarmkit.cli import tables
 from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
 from swarmkit.cluster import diagnose, spark_streaming, verify
+from swarmkit.errors import SpecError
+from swarmkit.stack.security import read_client_config
 
 listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no_args_is_help=True)
 
@@ -51,12 +55,21 @@ def verify_command(
 @listeners_app.command("diagnose")
 @expected_failures
 def listeners_diagnose(
-    bootstrap: str = typer.Option(..., "--bootstrap", "-b", help="HOST:PORT of any broker."),
+    bootstrap: str | None = typer.Option(
+        None, "--bootstrap", "-b", help="HOST:PORT of any broker (default: the config's first)."
+    ),
+    config: str | None = typer.Option(
+        None, "--config", "-c", help="A client configuration (TLS, SASL), as `swarmkit client-config` writes it."
+    ),
     timeout: float = typer.Option(5.0, "--timeout", help="Seconds per probe."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """What `kafkacat -L` shows, with verdicts: does every advertised address resolve, connect and answer?"""
-    result = diagnose.diagnose(bootstrap, timeout)
+    listed, security = read_client_config(Path(config)) if config else ("", None)
+    bootstrap = bootstrap or listed.split(",")[0]
+    if not bootstrap:
+        raise SpecError("no broker to ask", hint="give --bootstrap HOST:PORT, or a --config with bootstrap.servers")
+    result = diagnose.diagnose(bootstrap, timeout, security)
     if as_json:
         print_json(result.to_dict())
     else:

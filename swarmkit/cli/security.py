@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -10,17 +9,10 @@ import typer
 from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, expected_failures, out
 from swarmkit.cluster import pki, users
 from swarmkit.hosts.inventory import load_inventory
-from swarmkit.stack.security import ADMIN_USER
+from swarmkit.stack.security import ADMIN_USER, write_private
 
 STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
 users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
-
-
-def _private(path: Path, content: str) -> None:
-    """Write a file only this user can read (keys, passwords)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(content)
 
 
 @expected_failures
@@ -43,10 +35,11 @@ def client_config_command(
     if target is None:
         typer.echo(config.text, nl=False)
         return
+    target.parent.mkdir(parents=True, exist_ok=True)
     Path(ca_file).write_text(config.ca_pem, encoding="utf-8")
     if config.keystore_pem:
-        _private(Path(ca_file).with_name(f"{user}.pem"), config.keystore_pem)
-    _private(target, config.text)
+        write_private(Path(ca_file).with_name(f"{user}.pem"), config.keystore_pem)
+    write_private(target, config.text)
     out.print(f"wrote {target} (mode 0600) and {ca_file}", highlight=False, soft_wrap=True)
 
 

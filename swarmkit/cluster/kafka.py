@@ -27,12 +27,12 @@ from confluent_kafka.admin import (
 )
 
 from swarmkit.errors import BrokerError
-from swarmkit.fanout import fan_out_settled
+from swarmkit.fanout import fan_out_settled, first_answer
 from swarmkit.stack.security import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
 DEFAULT_TIMEOUT = 5.0
-METADATA_ROUND_S = 2.0  # a fresh client answers well within this unless its request was lost
+METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its request was lost
 DELETE_WAIT = 30.0
 SCRAM_ITERATIONS = 8192
 
@@ -189,18 +189,20 @@ def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: 
 
     Since librdkafka 2.10 a client drops its bootstrap connection once a metadata answer lists the
     brokers. When they advertise addresses this machine cannot use (what `listeners diagnose` is
-    for), a request still queued on that connection can be lost, so a fresh client asks again in
-    short rounds until one answers or ``timeout`` has passed.
+    for), a request still queued on that connection can be lost, so a fresh client asks again every
+    couple of seconds while the first keeps waiting (a TLS or SASL refusal can take seconds to come,
+    and the first client's complaint is the one reported).
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        budget = remaining if remaining < 2 * METADATA_ROUND_S else METADATA_ROUND_S
-        try:
-            return _metadata(_Client(bootstrap, budget, security), budget)
-        except BrokerError as error:
-            if budget == remaining:
-                raise _no_metadata(bootstrap, timeout, error.message.split(": ", 1)[-1]) from None
+
+    def ask(seconds: float) -> ClusterMetadata:
+        return _metadata(_Client(bootstrap, seconds, security), seconds)
+
+    try:
+        return first_answer(ask, timeout, METADATA_RETRY_S)
+    except BrokerError as error:
+        raise _no_metadata(bootstrap, timeout, error.message.split("s: ", 1)[-1]) from None
+    except TimeoutError:
+        raise _no_metadata(bootstrap, timeout, "no answer") from None
 
 
 def _compare(bootstrap: str, spec: TopicSpec, info: TopicInfo) -> TopicResult:

@@ -11,7 +11,6 @@ expires within ``RENEW_DAYS`` (a new secret, and a rolling update).
 
 from __future__ import annotations
 
-import os
 import secrets
 import socket
 import ssl
@@ -23,7 +22,7 @@ from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack import certs
 from swarmkit.stack.certs import CertKey
-from swarmkit.stack.security import ADMIN_USER, INTERNAL_NAME, ClientSecurity, SecurityMaterial
+from swarmkit.stack.security import ADMIN_USER, INTERNAL_NAME, ClientSecurity, SecurityMaterial, write_private
 
 RENEW_DAYS = 30
 LEGAL_USER = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
@@ -47,10 +46,7 @@ class Pki:
 
     def _write(self, name: str, content: str) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = self.directory / name
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
+        write_private(self.directory / name, content)
 
     def _read(self, name: str) -> str | None:
         path = self.directory / name

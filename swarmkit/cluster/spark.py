@@ -25,13 +25,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from swarmkit.assets import SPARK_DIR
 from swarmkit.errors import VerifyError
 from swarmkit.images import maven
+from swarmkit.stack.security import ClientSecurity
 
 JOB = SPARK_DIR / "verify_job.py"
 FETCH_JARS = "bash scripts/setup.sh"
@@ -395,10 +396,32 @@ def run_verify_job(
     timeout: float = DEFAULT_TIMEOUT,
     task_timeout: float | None = None,
     extra_args: Sequence[str] = (),
+    security: ClientSecurity | None = None,
 ) -> SparkReport:
-    """Submit the job and return its report; SparkJobError (with the report, if any) unless every broker passed."""
+    """Submit the job and return its report; SparkJobError (with the report, if any) unless every broker passed.
+
+    A secure cluster's login reaches the job as two files in a private directory removed afterwards,
+    never on its command line."""
     if not brokers:
         raise SparkJobError("no brokers to verify", hint="pass the brokers' advertised HOST:PORT endpoints")
+    if security is None:
+        return _submit(brokers, topic, records, master, report_path, timeout, task_timeout, extra_args)
+    with tempfile.TemporaryDirectory(prefix="swarmkit-spark-client-") as private:
+        conf, properties = replace(security, verify_hostname=True).write_files(Path(private))
+        login = ["--client-config", str(conf), "--client-properties", str(properties)]
+        return _submit(brokers, topic, records, master, report_path, timeout, task_timeout, [*extra_args, *login])
+
+
+def _submit(
+    brokers: Sequence[str],
+    topic: str,
+    records: int | None,
+    master: str | None,
+    report_path: Path | None,
+    timeout: float,
+    task_timeout: float | None,
+    extra_args: Sequence[str],
+) -> SparkReport:
     if report_path is None:
         report_path = Path(tempfile.mkdtemp(prefix="swarmkit-spark-")) / "report.json"
     report_path.unlink(missing_ok=True)

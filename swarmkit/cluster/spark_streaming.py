@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from swarmkit.cluster.spark import SparkJobError, run_verify_job
+from swarmkit.stack.security import ClientSecurity
 
 DEFAULT_SECONDS = 20.0
 DEFAULT_RATE = 5000
@@ -137,12 +138,21 @@ def run_streaming_job(
     master: str | None = None,
     report_path: Path | None = None,
     timeout: float | None = None,
+    security: ClientSecurity | None = None,
 ) -> StreamReport:
     """Submit the job in streaming mode; StreamingJobError (with the report, if any) unless exactly-once held."""
     report_path = report_path or Path(tempfile.mkdtemp(prefix="swarmkit-stream-")) / "report.json"
     limit = timeout or options.seconds + options.restart_after + 300  # start-up, catch-up and drain on a busy machine
     try:
-        run_verify_job(brokers, topic, master=master, report_path=report_path, timeout=limit, extra_args=options.job_args())
+        run_verify_job(
+            brokers,
+            topic,
+            master=master,
+            report_path=report_path,
+            timeout=limit,
+            extra_args=options.job_args(),
+            security=security,
+        )
     except SparkJobError as error:
         if error.report is None:
             raise StreamingJobError(error.message, error.hint) from error

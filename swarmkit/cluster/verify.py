@@ -423,19 +423,22 @@ def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> V
     """Real traffic through every broker; only once every broker passed the address checks."""
     if not all(b.ok for b in report.brokers):
         return replace(report, spark_error="skipped: some brokers failed")
-    if options.security is not None:
-        return replace(report, spark_error="not yet: the Spark job does not connect over TLS or SASL (issue 11)")
     endpoints = [b.advertised for b in report.brokers]
     if shared:
         spec = TopicSpec(SPARK_TOPIC, SPARK_PARTITIONS_PER_BROKER * len(endpoints), min(3, len(endpoints)))
-        kafka.ensure_led_by_every_broker(endpoints[0], spec, options.timeout)
+        kafka.ensure_led_by_every_broker(endpoints[0], spec, options.timeout, options.security)
     else:
         kafka.ensure_topics_on_each(endpoints, [TopicSpec(SPARK_TOPIC, SPARK_TANSU_PARTITIONS, 1)], options.timeout)
     report_path = Path(options.spark_report) if options.spark_report else None
     try:
         if options.spark_stream is not None:
             stream = spark_streaming.run_streaming_job(
-                endpoints, SPARK_TOPIC, options.spark_stream, master=options.spark_master, report_path=report_path
+                endpoints,
+                SPARK_TOPIC,
+                options.spark_stream,
+                master=options.spark_master,
+                report_path=report_path,
+                security=options.security,
             )
             return replace(report, spark_stream=stream)
         spark = sparkjob.run_verify_job(
@@ -444,6 +447,7 @@ def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> V
             options.spark_records,
             master=options.spark_master,
             report_path=report_path,
+            security=options.security,
         )
     except spark_streaming.StreamingJobError as error:
         return replace(report, spark_stream=error.stream, spark_error=error.message)

@@ -13,8 +13,12 @@ and a rolling update, an unchanged one changes nothing.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from swarmkit.errors import SpecError
 from swarmkit.stack.certs import CertKey
 
 SECRETS_DIR = "/run/secrets"
@@ -26,6 +30,13 @@ MECHANISM = "SCRAM-SHA-512"
 ADMIN_USER = "swarmkit-admin"
 INTERNAL_NAME = "swarmkit-internal"
 SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+
+
+def write_private(path: Path, content: str) -> None:
+    """Write a file only this user can read (keys, passwords)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(content)
 
 
 def secret_path(target: str) -> str:
@@ -126,3 +137,68 @@ class ClientSecurity:
         if self.client is not None:
             settings |= {"ssl.keystore.type": "PEM", "ssl.keystore.location": keystore_file}
         return settings
+
+    def write_files(self, directory: Path) -> tuple[Path, Path]:
+        """The CA, the client's keystore and both configurations (librdkafka, Java) in ``directory``, readable
+        by this user alone; returns the two configuration files (what the Spark job takes)."""
+        here = replace(self, ca_file=str(directory / "ca.crt"))
+        Path(here.ca_file).write_text(self.ca_pem, encoding="utf-8")
+        keystore = directory / "client.pem"
+        if self.client is not None:
+            write_private(keystore, self.client.keystore)
+        paths = directory / "client.conf", directory / "client.properties"
+        for path, java in zip(paths, (False, True)):
+            settings = here.file_settings(java, str(keystore))
+            write_private(path, "".join(f"{key}={value}\n" for key, value in settings.items()))
+        return paths
+
+
+PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z ]+)-----.*?-----END \1-----\n?", re.S)
+JAAS_FIELD = re.compile(r'(username|password)="([^"]*)"')
+
+
+def read_client_config(path: Path) -> tuple[str, ClientSecurity | None]:
+    """(bootstrap.servers, the login) from a client configuration in either format ``client-config`` writes
+    (Java properties or librdkafka); no login for plain text."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise SpecError(f"cannot read the client configuration {path}: {error.strerror}", hint="check the path") from None
+    pairs = (line.split("=", 1) for line in lines if "=" in line and not line.lstrip().startswith("#"))
+    settings = {key.strip(): value.strip() for key, value in pairs}
+    protocol = settings.get("security.protocol", "PLAINTEXT").upper()
+    if protocol not in ("SSL", "SASL_SSL"):
+        return settings.get("bootstrap.servers", ""), None
+    ca_file = settings.get("ssl.ca.location") or settings.get("ssl.truststore.location", "")
+    if not ca_file:
+        raise SpecError(f"{path} names no CA file", hint="set ssl.ca.location (librdkafka) or ssl.truststore.location")
+    login: dict[str, str] = dict(JAAS_FIELD.findall(settings.get("sasl.jaas.config", "")))
+    key_files = {settings.get(k, "") for k in ("ssl.keystore.location", "ssl.certificate.location", "ssl.key.location")}
+    pem = "".join(_pem_file(name, path) for name in sorted(key_files - {""}))
+    client = _cert_key(pem) if pem else None
+    security = ClientSecurity(
+        protocol,
+        _pem_file(ca_file, path),
+        ca_file,
+        username=settings.get("sasl.username", login.get("username", "")),
+        password=settings.get("sasl.password", login.get("password", "")),
+        client=client,
+        verify_hostname=settings.get("ssl.endpoint.identification.algorithm", "https") not in ("", "none"),
+    )
+    return settings.get("bootstrap.servers", ""), security
+
+
+def _pem_file(name: str, config: Path) -> str:
+    """A PEM file a configuration names (relative to the configuration's folder)."""
+    try:
+        return (config.parent / name).read_text(encoding="utf-8")
+    except OSError as error:
+        raise SpecError(f"{config}: cannot read {name}: {error.strerror}", hint="check the file it names") from None
+
+
+def _cert_key(pem: str) -> CertKey:
+    blocks = {match.group(1): match.group(0) for match in PEM_BLOCK.finditer(pem)}
+    keys = [block for kind, block in blocks.items() if kind.endswith("PRIVATE KEY")]
+    if "CERTIFICATE" not in blocks or not keys:
+        raise SpecError("the client keystore holds no certificate and key", hint="give the PEM file client-config wrote")
+    return CertKey(blocks["CERTIFICATE"], keys[0])

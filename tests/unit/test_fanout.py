@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 
 import pytest
 
 from swarmkit.errors import SwarmkitError
-from swarmkit.fanout import fan_out, fan_out_settled, settle_by
+from swarmkit.fanout import fan_out, fan_out_settled, first_answer, settle_by
 
 
 def test_results_come_back_in_input_order_and_calls_overlap() -> None:
@@ -45,3 +46,32 @@ def test_settle_by_gives_up_on_calls_past_the_deadline() -> None:
     assert outcomes[0] == "fast"
     assert isinstance(outcomes[1], TimeoutError)
     assert isinstance(outcomes[2], ZeroDivisionError)
+
+
+def test_a_lost_first_attempt_is_overtaken_by_a_later_one() -> None:
+    calls: list[float] = []
+    lost = threading.Event()
+
+    def ask(seconds: float) -> str:
+        calls.append(seconds)
+        if len(calls) == 1:
+            lost.wait(seconds)  # its request was lost: it waits out its whole bound
+            raise ValueError("first: nothing came")
+        return f"answer {len(calls)}"
+
+    started = time.monotonic()
+    assert first_answer(ask, timeout=5.0, every=0.05) == "answer 2"
+    assert time.monotonic() - started < 1.0 and calls[0] > calls[1]
+    lost.set()
+
+
+def test_when_nobody_answers_the_first_attempts_complaint_is_raised() -> None:
+    count = itertools.count(1)
+
+    def ask(seconds: float) -> str:
+        number = next(count)
+        time.sleep(min(seconds, 0.2))
+        raise ValueError(f"attempt {number}")
+
+    with pytest.raises(ValueError, match="attempt 1$"):
+        first_answer(ask, timeout=0.3, every=0.1)

@@ -16,7 +16,7 @@ from swarmkit.stack.kafka_settings import security_settings
 from swarmkit.stack.listener_checks import validate_plan
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import check_request, render
-from swarmkit.stack.security import ClientSecurity
+from swarmkit.stack.security import ClientSecurity, read_client_config
 
 CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"
 INVENTORY = Inventory(tuple(Host(f"node{i}", f"unix:///tmp/{i}.sock", f"10.0.0.{i}", "manager") for i in (1, 2, 3)))
@@ -138,3 +138,42 @@ def test_client_settings_for_librdkafka_and_java() -> None:
     assert java["ssl.truststore.location"] == "/x/ca.crt" and 'username="u"' in java["sasl.jaas.config"]
     assert client.file_settings(java=False)["ssl.ca.location"] == "/x/ca.crt"
     assert "password" not in repr(client)
+
+
+def test_a_client_configuration_is_read_back_in_either_format(tmp_path: Path) -> None:
+    client = ClientSecurity("SASL_SSL", "CA PEM", username="u", password="pw")
+    for written in client.write_files(tmp_path):
+        text = written.read_text()
+        written.write_text("bootstrap.servers=a:9094,b:9094\n# a comment\n" + text)
+        bootstrap, security = read_client_config(written)
+        assert bootstrap == "a:9094,b:9094" and security is not None
+        assert (security.protocol, security.ca_pem, security.username, security.password) == ("SASL_SSL", "CA PEM", "u", "pw")
+        assert security.verify_hostname
+
+
+def test_a_mutual_tls_configuration_brings_its_certificate(tmp_path: Path) -> None:
+    key_and_cert = (
+        "-----BEGIN PRIVATE KEY-----\nK\n-----END PRIVATE KEY-----\n-----BEGIN CERTIFICATE-----\nC\n-----END CERTIFICATE-----\n"
+    )
+    (tmp_path / "me.pem").write_text(key_and_cert)
+    (tmp_path / "ca.crt").write_text("CA PEM")
+    (tmp_path / "java.properties").write_text(
+        "security.protocol=SSL\nssl.truststore.location=ca.crt\nssl.keystore.location=me.pem\n"
+        "ssl.endpoint.identification.algorithm=\n"
+    )
+    _, security = read_client_config(tmp_path / "java.properties")
+    assert security is not None and security.client is not None and not security.verify_hostname
+    assert security.client.cert_pem.startswith("-----BEGIN CERTIFICATE-----") and "K" in security.client.key_pem
+
+
+def test_plain_text_and_broken_configurations(tmp_path: Path) -> None:
+    (tmp_path / "plain.conf").write_text("bootstrap.servers=a:9094\n")
+    assert read_client_config(tmp_path / "plain.conf") == ("a:9094", None)
+    (tmp_path / "no-ca.conf").write_text("security.protocol=sasl_ssl\n")
+    with pytest.raises(SpecError, match="names no CA file"):
+        read_client_config(tmp_path / "no-ca.conf")
+    (tmp_path / "gone.conf").write_text("security.protocol=ssl\nssl.ca.location=/nonexistent/ca.crt\n")
+    with pytest.raises(SpecError, match="cannot read /nonexistent/ca.crt"):
+        read_client_config(tmp_path / "gone.conf")
+    with pytest.raises(SpecError, match="cannot read the client configuration"):
+        read_client_config(tmp_path / "missing.conf")
