@@ -66,6 +66,12 @@ SECURITY_FAILURES = (
         FIX_CLIENT_CONFIG,
     ),
     (
+        ("alert bad certificate", "alert certificate required", "alert unknown ca"),
+        "client certificate refused: the listener wants mutual TLS and refused this client's certificate "
+        "(none given, or not signed by the cluster's CA)",
+        FIX_CLIENT_CONFIG,
+    ),
+    (
         ("ssl handshake failed", "connecting to a ssl listener", "incorrect security.protocol"),
         "TLS handshake failed: the listener and this client do not speak the same security protocol",
         FIX_CLIENT_CONFIG,

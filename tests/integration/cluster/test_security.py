@@ -1,11 +1,14 @@
-"""A 3-node Apache Kafka cluster in sasl_ssl mode on the sandbox: it comes up and verifies, and it
-refuses what it must (a plain-text client, a client trusting another CA, a wrong password), while
-no certificate key or password shows up where an operator or a log collector would see it."""
+"""A 3-node Apache Kafka cluster in sasl_ssl mode on the sandbox: it comes up and verifies, the Spark
+job runs over it, and it refuses what it must (a plain-text client, a client trusting another CA, a
+wrong password, named by `listeners diagnose --config` too), while no certificate key or password
+shows up where an operator or a log collector would see it; last, the same cluster in ssl (mutual
+TLS) mode lets in only clients with the cluster CA's certificate."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -66,6 +69,38 @@ def test_up_and_verify_over_sasl_ssl(secured: tuple[Inventory, UpResult, float])
     assert [b.advertised for b in report.brokers] == ["se1:9094", "se2:9094", "se3:9094"]
     metadata = broker_metadata("se2:9094", TIMEOUT, admin(inventory))
     assert metadata.topic("orders") is not None
+
+
+def test_the_spark_job_runs_over_sasl_ssl_and_shows_no_password(
+    secured: tuple[Inventory, UpResult, float], tmp_path: Path
+) -> None:
+    inventory, _, _ = secured
+    report_path = tmp_path / "spark.json"
+    options = VerifyOptions(timeout=TIMEOUT, spark=True, spark_records=2000, spark_report=str(report_path))
+    report = verify(inventory, options)
+    assert report.ok and report.spark is not None, report.spark_error
+    assert {b["broker"] for b in report.spark.to_dict()["brokers"]} == {"se1:9094", "se2:9094", "se3:9094"}
+    password = admin(inventory).password
+    assert password not in report_path.read_text() and password not in json.dumps(report.to_dict())
+
+
+def swarmkit_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).with_name("swarmkit")), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_diagnose_takes_a_client_configuration(secured: tuple[Inventory, UpResult, float], tmp_path: Path) -> None:
+    inventory, _, _ = secured
+    conf, _ = admin(inventory).write_files(tmp_path)
+    answered = swarmkit_cli("listeners", "diagnose", "--config", str(conf), "-b", "se2:9094", "--timeout", "15", "--json")
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    assert len(json.loads(answered.stdout)["brokers"]) == 3
+    wrong = tmp_path / "wrong.conf"
+    kept = [line for line in conf.read_text().splitlines() if not line.startswith("sasl.password=")]
+    wrong.write_text("\n".join([*kept, "sasl.password=not-the-password"]) + "\n")
+    refused = swarmkit_cli("listeners", "diagnose", "-c", str(wrong), "-b", "se3:9094", "--timeout", "15", "--json")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert json.loads(refused.stdout)["bootstrap_check"]["cause"].startswith("authentication failed")
+    assert "not-the-password" not in refused.stdout + refused.stderr
 
 
 def test_a_plaintext_client_is_refused(secured: tuple[Inventory, UpResult, float]) -> None:
@@ -141,3 +176,17 @@ def test_a_client_user_gets_a_working_configuration(secured: tuple[Inventory, Up
     assert "sasl.jaas.config=" in java and "ssl.truststore.type=PEM" in java
     users.remove_user(inventory, "kafka", "alice")
     assert "alice" not in users.list_users(inventory, "kafka")
+
+
+def test_ssl_mode_lets_in_only_clients_with_a_certificate(secured: tuple[Inventory, UpResult, float]) -> None:
+    """The same cluster redeployed in mutual-TLS mode (last: every broker rolls): the cluster CA's client
+    certificate gets in, a client without one or with SASL credentials only is refused, and verify passes."""
+    inventory, _, _ = secured
+    assert up(inventory, replace(OPTIONS, security="ssl")).ok
+    client = pki.for_stack(inventory, "kafka", "ssl")
+    assert client is not None and client.client is not None
+    assert len(broker_metadata("se2:9094", TIMEOUT, client).brokers) == 3
+    refused("se2:9094", replace(client, client=None), "client certificate refused")
+    refused("se3:9094", admin(inventory), "client certificate refused")
+    report = verify(inventory, VerifyOptions(timeout=TIMEOUT))
+    assert report.ok, [b.detail for b in report.brokers] + [report.cluster_error]

@@ -26,6 +26,10 @@ from swarmkit.stack.security import ClientSecurity
         ("SSL handshake failed: error:0A000086:SSL routines::certificate verify failed", "unknown CA"),
         ("SASL authentication error: Authentication failed during authentication due to invalid credentials", "authentication"),
         ("Disconnected while requesting ApiVersion: might be caused by incorrect security.protocol", "TLS handshake"),
+        (  # seen on the sandbox: an ssl-mode listener and a client without its certificate
+            "Receive failed: error:0A000412:SSL routines::ssl/tls alert bad certificate: SSL alert number 42",
+            "client certificate refused",
+        ),
     ],
 )
 def test_each_failure_has_its_verdict(message: str, verdict: str) -> None:
