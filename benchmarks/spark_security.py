@@ -1,0 +1,105 @@
+"""The Spark verify job's records/s over sasl_ssl against plain text, on the same 3-broker cluster.
+
+Run as root: .venv/bin/python benchmarks/spark_security.py [--records N] [--rounds R] [--inventory INV] [--json]
+
+Without --inventory it builds its own Apache Kafka sandbox 'sx' (hosts sx1.., 10.226.0.0/24) and
+removes it at the end, also when something fails. Each round deploys the cluster in each mode in
+turn (`swarmkit up --security`, which rolls every broker) and runs `verify --spark` with N records per
+broker; the modes alternate which goes first from round to round. Prints a table and, with --json,
+one object: the median records/s per mode and ``ratio`` (sasl_ssl / plaintext).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from swarmkit.cluster.deploy import DeployOptions, up
+from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.sandbox import hosts as sandbox
+
+NAME = "sx"
+SUBNET = "10.226.0.0/24"
+MODES = ("plaintext", "sasl_ssl")
+
+
+def spark_rate(inventory: Inventory, mode: str, records: int) -> dict[str, float]:
+    """Deploy in ``mode``, then one Spark verify run; its records/s end to end and its start-up."""
+    deployed = up(inventory, DeployOptions(security=mode, topics="bench:6:3", timeout=600))
+    if not deployed.ok:
+        raise SystemExit(f"up --security {mode} failed: {deployed.deploy.problems}")
+    report = verify(inventory, VerifyOptions(timeout=15.0, spark=True, spark_records=records))
+    if not report.ok or report.spark is None:
+        raise SystemExit(f"verify --spark over {mode} failed: {report.spark_error or report.problems}")
+    spark = report.spark.to_dict()
+    return {"records_per_s": spark["records_per_s"], "startup_s": spark["spark_startup_s"], "load": os.getloadavg()[0]}
+
+
+def measure(inventory: Inventory, records: int, rounds: int) -> list[dict[str, dict[str, float]]]:
+    results = []
+    for number in range(rounds):
+        order = MODES if number % 2 == 0 else MODES[::-1]
+        results.append({mode: spark_rate(inventory, mode, records) for mode in order})
+    return results
+
+
+def summary(results: list[dict[str, dict[str, float]]], records: int) -> dict[str, object]:
+    median = {mode: statistics.median(r[mode]["records_per_s"] for r in results) for mode in MODES}
+    return {
+        "records_per_broker": records,
+        "rounds": results,
+        "plaintext_records_per_s": median["plaintext"],
+        "sasl_ssl_records_per_s": median["sasl_ssl"],
+        "ratio": round(median["sasl_ssl"] / median["plaintext"], 3),
+    }
+
+
+def show(result: dict[str, object], console: Console) -> None:
+    table = Table(title=f"Spark verify job, {result['records_per_broker']:,} records per broker, 3 brokers x 3 replicas")
+    for column in ("round", "mode", "records/s", "Spark start-up s", "load"):
+        table.add_column(column, justify="right")
+    rounds: list[dict[str, dict[str, float]]] = result["rounds"]  # type: ignore[assignment]
+    for number, measured in enumerate(rounds, 1):
+        for mode, row in measured.items():
+            table.add_row(str(number), mode, f"{row['records_per_s']:,.0f}", f"{row['startup_s']:.1f}", f"{row['load']:.1f}")
+    console.print(table)
+    console.print(
+        f"median: sasl_ssl {result['sasl_ssl_records_per_s']:,.0f} vs plaintext "
+        f"{result['plaintext_records_per_s']:,.0f} records/s, ratio {result['ratio']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=300_000, help="records per broker and run")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--inventory", help="an existing Apache Kafka cluster (it is redeployed in each mode)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    console = Console(stderr=args.json)
+    if args.inventory:
+        result = summary(measure(load_inventory(args.inventory), args.records, args.rounds), args.records)
+    else:
+        sandbox.down(NAME)
+        try:
+            path = str(Path(tempfile.mkdtemp(prefix="spark-security-")) / f"{NAME}.yaml")
+            built = sandbox.up(3, NAME, NAME, SUBNET, path, engine="apache", managers=3)
+            inventory = load_inventory(built.inventory_path)
+            result = summary(measure(inventory, args.records, args.rounds), args.records)
+        finally:
+            sandbox.down(NAME)
+    show(result, console)
+    if args.json:
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
