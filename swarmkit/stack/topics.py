@@ -23,6 +23,21 @@ CLEANUP_POLICIES = ("delete", "compact", "compact,delete")
 MAX_REPLICAS = 32767  # Kafka stores the replication factor as a 16-bit signed integer
 MIN_ISR = "min.insync.replicas"
 DEFAULT_MIN_ISR = 2  # for 3+ replicas: an acks=all write survives one broker lost, and waits for two copies
+# Kafka's topic settings whose type is plain enough to check here (others are left to the broker)
+WHOLE_NUMBER_SETTINGS = frozenset(
+    {
+        "retention.ms", "retention.bytes", "segment.ms", "segment.bytes", "segment.jitter.ms", "segment.index.bytes",
+        "max.message.bytes", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms",
+        "flush.messages", "flush.ms", "file.delete.delay.ms", "index.interval.bytes", "local.retention.ms",
+        "local.retention.bytes", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
+    }
+)  # fmt: skip
+CHOICE_SETTINGS = {
+    "compression.type": ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+    "message.timestamp.type": ("CreateTime", "LogAppendTime"),
+    "unclean.leader.election.enable": ("true", "false"),
+    "preallocate": ("true", "false"),
+}
 
 
 @dataclass(frozen=True)
@@ -114,6 +129,20 @@ def _check_min_isr(spec: TopicSpec, label: str) -> None:
         )
 
 
+def _check_setting_types(spec: TopicSpec, label: str) -> None:
+    """A wrong type would pass every check here and fail only at creation, after the cluster is up."""
+    for key, value in spec.configs:
+        if key in WHOLE_NUMBER_SETTINGS and not re.fullmatch(r"-?\d+", value):
+            raise SpecError(
+                f"{label}: {key}={value} is not a whole number",
+                hint=f"give {key} as an integer (e.g. retention.ms=86400000; -1 means no limit where Kafka allows it)",
+            )
+        if key in CHOICE_SETTINGS and value not in CHOICE_SETTINGS[key]:
+            raise SpecError(
+                f"{label}: {key}={value} is not one Kafka knows", hint=f"use one of {', '.join(CHOICE_SETTINGS[key])}"
+            )
+
+
 def parse_topic_specs(text: str) -> list[TopicSpec]:
     """Parse ``name:partitions:replicas[:key=value...]`` specs separated by commas (syntax only).
 
@@ -179,6 +208,7 @@ def validate_topic_specs(specs: Iterable[TopicSpec], broker_count: int | None) -
                 hint=f"use at most {broker_count} replicas for '{spec.name}', or add servers to the inventory",
             )
         _check_min_isr(spec, label)
+        _check_setting_types(spec, label)
         policy = spec.config_dict.get("cleanup.policy")
         if policy is not None and policy.replace(" ", "") not in CLEANUP_POLICIES:
             raise SpecError(

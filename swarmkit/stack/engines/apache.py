@@ -110,6 +110,7 @@ def check(request: StackRequest) -> None:
         )
     if request.broker_count > MAX_BROKER_ID:
         raise SpecError(f"inventory: more than {MAX_BROKER_ID} brokers", hint="broker ids must stay below controller ids")
+    replication_defaults(request)  # a factor the brokers cannot hold is refused before any engine is asked
 
 
 def _common_env(request: StackRequest, role: str) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -57,6 +58,22 @@ def test_an_impossible_topic_spec_is_one_line_and_exit_2(tmp_path: Path) -> None
     assert result.exit_code == 2
     assert "error: topic spec 'x:0:1'" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--replication-factor", "0"], "default.replication.factor: 0"),
+        (["--topics", "t:3:1:retention.ms=abc"], "retention.ms=abc is not a whole number"),
+        (["--topics", "t:3:1:compression.type=brotli"], "compression.type=brotli"),
+    ],
+)
+def test_up_refuses_bad_options_before_any_engine_is_contacted(tmp_path: Path, options: list[str], said: str) -> None:
+    """The inventory's engines do not exist: an answer about them would mean one was contacted first."""
+    apache = {**INVENTORY, "stack": {"engine": "apache"}}
+    result = runner.invoke(app, ["up", "-i", write_inventory(tmp_path, apache), *options])
+    assert result.exit_code == 2, result.output
+    assert said in result.output and "does not answer" not in result.output and "Traceback" not in result.output
 
 
 def test_inventory_errors_name_the_field_and_print_json_when_asked(tmp_path: Path) -> None:

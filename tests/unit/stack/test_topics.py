@@ -127,3 +127,23 @@ def test_an_impossible_min_insync_replicas_is_refused(setting: str) -> None:
     with pytest.raises(SpecError, match="cannot be met") as raised:
         validate_topic_specs(parse_topic_specs(f"orders:6:3:{setting}"), broker_count=3)
     assert "1 to 3" in raised.value.hint
+
+
+@pytest.mark.parametrize(
+    ("spec", "ok"),
+    [
+        ("t:1:1:retention.ms=-1", True),
+        ("t:1:1:segment.bytes=1048576:compression.type=zstd", True),
+        ("t:1:1:retention.ms=1d", False),
+        ("t:1:1:max.message.bytes=1.5", False),
+        ("t:1:1:unclean.leader.election.enable=yes", False),
+        ("t:1:1:some.future.setting=anything", True),  # unknown settings are the broker's to judge
+    ],
+)
+def test_setting_values_of_a_known_type_are_checked(spec: str, ok: bool) -> None:
+    specs = parse_topic_specs(spec)
+    if ok:
+        assert validate_topic_specs(specs, 1) == specs
+    else:
+        with pytest.raises(SpecError):
+            validate_topic_specs(specs, 1)
