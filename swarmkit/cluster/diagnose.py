@@ -404,8 +404,16 @@ def _speaks_tls(host: str, port: int, timeout: float) -> bool:
     return True
 
 
-def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> Probe:
-    """Observe one address from here: name lookup, TCP connect, then Kafka metadata; each step bounded."""
+def probe_address(
+    host: str,
+    port: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    security: ClientSecurity | None = None,
+    refused: BrokerError | None = None,
+) -> Probe:
+    """Observe one address from here: name lookup, TCP connect, then Kafka metadata; each step bounded.
+
+    ``refused``: the metadata request already failed with this (no second wait for the same answer)."""
     addresses, resolve_error = _resolve(host, port, timeout)
     if not addresses:
         return Probe(host, port, resolve_error=resolve_error)
@@ -413,6 +421,8 @@ def probe_address(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, securi
     if connect != "ok":
         return Probe(host, port, addresses, connect=connect, connect_error=connect_error)
     try:
+        if refused is not None:
+            raise refused
         md = kafka.broker_metadata(endpoint(host, port), timeout, security)
     except BrokerError as exc:
         said = exc.message if security or not _speaks_tls(host, port, timeout) else f"{exc.message} ({PLAIN_TO_TLS})"
@@ -434,7 +444,7 @@ def diagnose(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientS
     host, port = split_endpoint(bootstrap)
     try:
         metadata = kafka.broker_metadata(endpoint(host, port), timeout, security)
-    except BrokerError:
-        return judge_cluster(bootstrap, None, {}, probe_address(host, port, timeout, security))
+    except BrokerError as refused:
+        return judge_cluster(bootstrap, None, {}, probe_address(host, port, timeout, security, refused))
     probes = fan_out(lambda broker: probe_address(broker.host, broker.port, timeout, security), metadata.brokers)
     return judge_cluster(bootstrap, metadata, {b.node_id: probe for b, probe in zip(metadata.brokers, probes)})
