@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from swarmkit.cluster import pki
+from swarmkit.cluster import images, pki
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
@@ -673,8 +673,10 @@ def up(
     options = options.resolved(inventory)
     engine = validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
-    images = [inventory.stack.probe_image] if inventory.stack.probe_image and not skip_preflight else []
-    with in_background(lambda: _pull_everywhere(inventory, docker, [*images, options.image or engine.DEFAULT_IMAGE])):
+    if not skip_preflight:
+        inventory = images.with_probe_image(inventory, docker)
+    probe = [inventory.stack.probe_image] if not skip_preflight else []
+    with in_background(lambda: _pull_everywhere(inventory, docker, [*probe, options.image or engine.DEFAULT_IMAGE])):
         report, swarm_result = _preflight_and_swarm(inventory, options, skip_preflight, progress, docker)
     return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result))
 

@@ -149,7 +149,10 @@ def push_image(engine: Engine, tag: str) -> None:
 
 
 def has_image(engine: Engine, tag: str) -> bool:
-    return engine.client.image.exists(tag)
+    try:
+        return engine.client.image.exists(tag)
+    except DockerException as error:
+        raise EngineError(f"the engine at {engine.endpoint} does not answer: {_short(error)}") from error
 
 
 def run_detached(

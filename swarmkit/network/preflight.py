@@ -552,7 +552,7 @@ def run_preflight(
     if not image:
         raise PreflightError(
             f"{inventory.path or 'the inventory'}: field 'stack.probe_image' is missing",
-            hint="name an image with sh and socat every host can pull (the sandbox builds swarmkit/probe:1)",
+            hint="name an image with sh and socat every host can pull, or call cluster.images.with_probe_image first (the CLI does)",
         )
     docker = dockerapi.hosts_of(inventory, docker)
     ports = cluster_ports(client_port, internal_port)

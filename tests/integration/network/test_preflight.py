@@ -10,11 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from swarmkit.cluster import deploy
+from swarmkit.cluster import deploy, images
 from swarmkit.errors import PreflightError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Host, Inventory, load_inventory
+from swarmkit.images.image import PROBE_TAG
 from swarmkit.network import preflight
 from swarmkit.network.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
 from swarmkit.sandbox import hosts as sandbox
@@ -61,6 +62,21 @@ def test_fresh_hosts_pass(inventory, docker):
     assert (CLIENT, "pf3", 9094, "tcp") in reached
     assert len(reached) == len(preflight.plan_probes(inventory.hosts, report.ports))
     assert probe_containers(inventory, docker) == 0
+
+
+def test_without_a_probe_image_swarmkit_builds_its_own_on_every_host(inventory, docker):
+    """Real servers need no registry for preflight: the probe image is built through each host's endpoint."""
+    for host in inventory.hosts:
+        if dockerapi.has_image(docker[host], PROBE_TAG):  # a local tag: the sandbox's probe image has its registry's name
+            docker[host].client.image.remove(PROBE_TAG, force=True)
+    bare = replace(inventory, stack=replace(inventory.stack, probe_image=""))
+    with pytest.raises(PreflightError, match="probe_image"):
+        run_preflight(bare, docker=docker)
+    provided = images.with_probe_image(bare, docker)
+    assert provided.stack.probe_image == PROBE_TAG
+    assert all(dockerapi.has_image(docker[h], PROBE_TAG) for h in inventory.hosts)
+    report = run_preflight(provided, docker=docker)
+    assert report.ok, report.failures
 
 
 @pytest.mark.parametrize(
