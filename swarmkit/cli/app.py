@@ -7,6 +7,7 @@ import typer
 from swarmkit import __version__
 from swarmkit.cli import checks, nodes, ops, security, stack, swarm
 from swarmkit.cli.common import out
+from swarmkit.cli.images import image_app
 from swarmkit.cli.sandbox import sandbox_app
 from swarmkit.cli.spark import spark_app
 
@@ -43,3 +44,4 @@ app.command("down")(ops.down_command)
 app.command("rebalance")(nodes.rebalance_command)
 app.command("client-config")(security.client_config_command)
 app.add_typer(security.users_app, name="users")
+app.add_typer(image_app, name="image")

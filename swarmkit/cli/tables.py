@@ -10,6 +10,7 @@ from rich.table import Table
 from swarmkit.cluster.deploy import DeployResult
 from swarmkit.cluster.diagnose import DiagnoseReport
 from swarmkit.cluster.health import ClusterHealth
+from swarmkit.cluster.images import PushResult
 from swarmkit.cluster.rebalance import RebalanceResult
 from swarmkit.cluster.roll import RollReport
 from swarmkit.cluster.spark import SparkReport
@@ -382,3 +383,12 @@ def print_rebalance(result: RebalanceResult, console: Console) -> None:
     console.print(f"moved: {moved}; {result.total_s:.1f} s", highlight=False)
     for refused in result.election_refused:
         console.print(f"[red]preferred leader not elected: {refused}[/]")
+
+
+def print_push(result: PushResult, console: Console) -> None:
+    table = _table(f"{result.image} on every server", ("host", "action", "seconds"))
+    for delivery in result.deliveries:
+        table.add_row(delivery.host, delivery.action, f"{delivery.seconds:.1f}")
+    console.print(table)
+    if result.built_here:
+        console.print(f"built {result.image} on this machine first", highlight=False)

@@ -155,6 +155,16 @@ def has_image(engine: Engine, tag: str) -> bool:
         raise EngineError(f"the engine at {engine.endpoint} does not answer: {_short(error)}") from error
 
 
+def save_image(engine: Engine, tag: str, archive: Path) -> None:
+    """``docker save`` into a file: streamed to disk, not held in memory."""
+    _call(engine, f"saving {tag}", lambda c: c.image.save(tag, output=archive))
+
+
+def load_image(engine: Engine, archive: Path) -> None:
+    """``docker load`` from a file, sent through the engine's API (the host needs no registry)."""
+    _call(engine, f"loading {archive.name}", lambda c: c.image.load(archive, quiet=True))
+
+
 def run_detached(
     engine: Engine,
     image: str,
@@ -276,7 +286,7 @@ def ensure_image(engine: Engine, image: str) -> None:
     except DockerException as error:
         raise EngineError(
             f"the image {image} cannot be pulled on {engine.endpoint}: {_short(error)}",
-            hint="push it to a registry that host can reach, or `docker load` it there",
+            hint=f"push it to a registry that host can reach, or load it there: swarmkit image push -i INV --image {image}",
         ) from error
 
 

@@ -13,7 +13,7 @@ import pytest
 from swarmkit.cluster import deploy, images
 from swarmkit.errors import PreflightError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Host, Inventory, load_inventory
 from swarmkit.images.image import PROBE_TAG
 from swarmkit.network import preflight
@@ -77,6 +77,18 @@ def test_without_a_probe_image_swarmkit_builds_its_own_on_every_host(inventory, 
     assert all(dockerapi.has_image(docker[h], PROBE_TAG) for h in inventory.hosts)
     report = run_preflight(provided, docker=docker)
     assert report.ok, report.failures
+
+
+def test_image_push_loads_an_image_on_every_host_that_lacks_it(inventory, docker):
+    for host in inventory.hosts[1:]:
+        if dockerapi.has_image(docker[host], PROBE_TAG):
+            docker[host].client.image.remove(PROBE_TAG, force=True)
+    local = Engine.connect("unix:///var/run/docker.sock")  # this machine's engine, which scripts/setup.sh starts
+    first = images.push_image(inventory, docker, local, PROBE_TAG)
+    assert [(d.host, d.action) for d in first.deliveries][1:] == [("pf2", "loaded"), ("pf3", "loaded")]
+    assert all(dockerapi.has_image(docker[h], PROBE_TAG) for h in inventory.hosts)
+    again = images.push_image(inventory, docker, local, PROBE_TAG)
+    assert {d.action for d in again.deliveries} == {"present"} and not again.built_here
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,39 @@
+"""`swarmkit image push`: the broker image onto servers that reach no registry."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+from swarmkit.cli import tables
+from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
+from swarmkit.cluster import images
+from swarmkit.hosts.dockerapi import Engine
+from swarmkit.stack.engines import engine_for
+
+image_app = typer.Typer(help="Images on the servers, without a registry.", no_args_is_help=True)
+
+
+@image_app.command("push")
+@expected_failures
+def push_command(
+    inventory: str = INVENTORY_OPTION,
+    engine: str | None = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's)."),
+    image: str | None = typer.Option(
+        None, "--image", help="The image (default: the inventory's stack.image, else the engine's)."
+    ),
+    source: str = typer.Option(
+        os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"), "--from", help="This machine's Docker engine."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Save the image here once and load it on every server that lacks it (swarmkit's own images are built here first)."""
+    hosts, docker = load_hosts(inventory)
+    tag = image or hosts.stack.image or engine_for(engine or hosts.stack.engine).DEFAULT_IMAGE
+    with err.status(f"shipping {tag} to the servers that lack it..."):
+        result = images.push_image(hosts, docker, Engine.connect(source), tag)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        tables.print_push(result, out)
