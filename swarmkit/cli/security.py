@@ -29,7 +29,7 @@ def client_config_command(
     hosts = load_inventory(inventory)
     mode = security or hosts.stack.security or "sasl_ssl"
     store = pki.store_dir(hosts, stack_name)
-    target = Path(output) if output else None
+    target = Path(output).resolve() if output else None  # the file names the CA by an absolute path
     ca_file = str((target.parent if target else store) / "ca.crt")
     config = users.client_config(hosts, stack_name, mode, user, fmt, ca_file, port)
     if target is None:
