@@ -71,11 +71,9 @@ def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
     deadline = time.monotonic() + timeout
     most = int(timeout // every) + 1
     pool = ThreadPoolExecutor(max_workers=most)
-    attempts: list[Future[R]] = []
+    attempts: list[Future[R]] = [pool.submit(ask, timeout)]  # always one, however late this thread runs
     try:
         while (left := deadline - time.monotonic()) > -every:  # each attempt is bounded by the deadline itself
-            if left > 0 and len(attempts) < most:
-                attempts.append(pool.submit(ask, left))
             running = [a for a in attempts if not a.done()]
             if not running and left <= 0:
                 break
@@ -83,10 +81,18 @@ def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
                 wait(running, timeout=min(every, left) if left > 0 else every, return_when=FIRST_COMPLETED)
             else:
                 time.sleep(min(every, left))  # every attempt failed at once: the next one waits its turn
-            answered = [a for a in attempts if a.done() and a.exception() is None]
-            if answered:
-                return answered[0].result()
+            if answered := _answered(attempts):
+                return answered.result()
+            if (left := deadline - time.monotonic()) > 0 and len(attempts) < most:
+                attempts.append(pool.submit(ask, left))
         first = attempts[0]
+        wait([first], timeout=every)  # this thread may have run late: the first attempt gets its due
+        if answered := _answered(attempts):
+            return answered.result()
         raise (first.exception() if first.done() else None) or TimeoutError(f"no answer within {timeout:g}s")
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _answered(attempts: list[Future[R]]) -> Future[R] | None:
+    return next((a for a in attempts if a.done() and a.exception() is None), None)

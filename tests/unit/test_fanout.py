@@ -75,3 +75,11 @@ def test_when_nobody_answers_the_first_attempts_complaint_is_raised() -> None:
 
     with pytest.raises(ValueError, match="attempt 1$"):
         first_answer(ask, timeout=0.3, every=0.1)
+
+
+def test_an_attempt_is_made_even_when_the_caller_runs_after_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine can stall a thread past a short timeout (seen in CI: IndexError on no attempts)."""
+    real = time.monotonic
+    calls = itertools.count()
+    monkeypatch.setattr(time, "monotonic", lambda: real() + (0 if next(calls) == 0 else 100))
+    assert first_answer(lambda seconds: "answer", timeout=2.0, every=2.0) == "answer"
