@@ -420,12 +420,14 @@ def probe_address(
     connect, connect_error = _connect(addresses, port, timeout)
     if connect != "ok":
         return Probe(host, port, addresses, connect=connect, connect_error=connect_error)
-    try:
-        if refused is not None:
-            raise refused
-        md = kafka.broker_metadata(endpoint(host, port), timeout, security)
-    except BrokerError as exc:
-        said = exc.message if security or not _speaks_tls(host, port, timeout) else f"{exc.message} ({PLAIN_TO_TLS})"
+    if refused is None:
+        try:
+            md = kafka.broker_metadata(endpoint(host, port), timeout, security)
+        except BrokerError as exc:
+            refused = exc
+    if refused is not None:
+        said = refused.message
+        said = said if security or not _speaks_tls(host, port, timeout) else f"{said} ({PLAIN_TO_TLS})"
         return Probe(host, port, addresses, connect="ok", metadata_error=said)
     return Probe(
         host,

@@ -9,6 +9,7 @@ timeout: a JVM that hangs must not hang swarmkit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -24,7 +25,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -404,12 +405,19 @@ def run_verify_job(
     never on its command line."""
     if not brokers:
         raise SparkJobError("no brokers to verify", hint="pass the brokers' advertised HOST:PORT endpoints")
+    with _login_args(security) as login:
+        return _submit(brokers, topic, records, master, report_path, timeout, task_timeout, [*extra_args, *login])
+
+
+@contextlib.contextmanager
+def _login_args(security: ClientSecurity | None) -> Iterator[list[str]]:
+    """The job's options naming its login files, which exist only while the block runs."""
     if security is None:
-        return _submit(brokers, topic, records, master, report_path, timeout, task_timeout, extra_args)
+        yield []
+        return
     with tempfile.TemporaryDirectory(prefix="swarmkit-spark-client-") as private:
         conf, properties = replace(security, verify_hostname=True).write_files(Path(private))
-        login = ["--client-config", str(conf), "--client-properties", str(properties)]
-        return _submit(brokers, topic, records, master, report_path, timeout, task_timeout, [*extra_args, *login])
+        yield ["--client-config", str(conf), "--client-properties", str(properties)]
 
 
 def _submit(

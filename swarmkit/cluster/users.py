@@ -16,7 +16,7 @@ from swarmkit.cluster import kafka, pki
 from swarmkit.cluster.verify import state_path
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.stack.security import ADMIN_USER, ClientSecurity
+from swarmkit.stack.security import ADMIN_USER, ClientSecurity, settings_text
 
 FORMATS = ("properties", "librdkafka")
 
@@ -83,5 +83,4 @@ def client_config(
     keystore = str(Path(ca_file).with_name(f"{user}.pem")) if client.client else ""
     settings = {"bootstrap.servers": _bootstrap_list(inventory, stack_name, port)}
     settings |= client.file_settings(java=fmt == "properties", keystore_file=keystore)
-    text = "".join(f"{key}={value}\n" for key, value in settings.items())
-    return ClientConfig(text, client.ca_pem, client.client.keystore if client.client else "")
+    return ClientConfig(settings_text(settings), client.ca_pem, client.client.keystore if client.client else "")

@@ -36,7 +36,7 @@ from swarmkit.stack.compose import (
 )
 from swarmkit.stack.engines import BrokerEngine, engine_for
 from swarmkit.stack.listener_checks import validate_plan
-from swarmkit.stack.security import SecretFile
+from swarmkit.stack.security import SecretFile, write_private
 from swarmkit.stack.topics import format_topic_specs, validate_topic_specs
 
 
@@ -58,8 +58,7 @@ class RenderedStack:
         for secret in self.secrets if with_secrets else ():
             path = directory / secret.filename
             path.parent.mkdir(mode=0o700, exist_ok=True)
-            path.touch(mode=0o600)
-            path.write_text(secret.content, encoding="utf-8")
+            write_private(path, secret.content)
         path = directory / STACK_FILE
         path.write_text(self.text, encoding="utf-8")
         return path

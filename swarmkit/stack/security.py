@@ -32,6 +32,16 @@ INTERNAL_NAME = "swarmkit-internal"
 SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 
 
+def settings_text(settings: dict[str, str]) -> str:
+    """A client configuration file: ``key=value`` lines (Java properties and librdkafka alike)."""
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+def parse_settings(text: str) -> dict[str, str]:
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.lstrip().startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
 def write_private(path: Path, content: str) -> None:
     """Write a file only this user can read (keys, passwords)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -148,8 +158,7 @@ class ClientSecurity:
             write_private(keystore, self.client.keystore)
         paths = directory / "client.conf", directory / "client.properties"
         for path, java in zip(paths, (False, True)):
-            settings = here.file_settings(java, str(keystore))
-            write_private(path, "".join(f"{key}={value}\n" for key, value in settings.items()))
+            write_private(path, settings_text(here.file_settings(java, str(keystore))))
         return paths
 
 
@@ -161,11 +170,9 @@ def read_client_config(path: Path) -> tuple[str, ClientSecurity | None]:
     """(bootstrap.servers, the login) from a client configuration in either format ``client-config`` writes
     (Java properties or librdkafka); no login for plain text."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        settings = parse_settings(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise SpecError(f"cannot read the client configuration {path}: {error.strerror}", hint="check the path") from None
-    pairs = (line.split("=", 1) for line in lines if "=" in line and not line.lstrip().startswith("#"))
-    settings = {key.strip(): value.strip() for key, value in pairs}
     protocol = settings.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in ("SSL", "SASL_SSL"):
         return settings.get("bootstrap.servers", ""), None
