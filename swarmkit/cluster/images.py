@@ -44,6 +44,12 @@ OWN_RECIPES: dict[str, Callable[[], image.ImageRecipe]] = {
 }
 
 
+def is_own(tag: str) -> bool:
+    """One of the images swarmkit builds: no registry serves it (the same name on Docker Hub would be anyone's),
+    so it is shipped from this machine, never pulled."""
+    return tag in OWN_RECIPES
+
+
 @dataclass(frozen=True)
 class Delivery:
     host: str

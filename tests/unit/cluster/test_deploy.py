@@ -101,6 +101,28 @@ def test_an_unknown_engine_in_the_inventory_fails_before_any_engine_is_contacted
     assert "stack.engine in the inventory" in caught.value.hint
 
 
+@pytest.mark.parametrize(
+    ("image", "pulled", "shipped"),
+    [
+        ("registry:5000/swarmkit/tansu:0.6.0", ["registry:5000/swarmkit/tansu:0.6.0"], []),
+        ("swarmkit/tansu:0.6.0", [], ["swarmkit/tansu:0.6.0"]),  # swarmkit's own: in no registry
+        ("apache/kafka:4.4.0", ["apache/kafka:4.4.0"], []),
+    ],
+)
+def test_up_ships_swarmkits_own_broker_image_and_pulls_any_other(
+    monkeypatch: pytest.MonkeyPatch, image: str, pulled: list[str], shipped: list[str]
+) -> None:
+    calls: dict[str, list[str]] = {"pulled": [], "shipped": []}
+    monkeypatch.setattr(deploy_module, "_pull_everywhere", lambda inventory, docker, images: calls["pulled"].extend(images))
+    monkeypatch.setattr(deploy_module.images, "push_image", lambda *args: calls["shipped"].append(args[-1]))
+    monkeypatch.setattr(deploy_module, "_preflight_and_swarm", lambda *args: (None, None))
+    monkeypatch.setattr(deploy_module, "deploy", lambda *args, **kwargs: None)
+    engine = "apache" if image.startswith("apache") else "tansu"
+    options = DeployOptions(engine=engine, image=image, cluster_id="AAAAAAAAAAAAAAAAAAAAAw")
+    deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=DOCKER[INVENTORY.hosts[0]])
+    assert calls == {"pulled": pulled, "shipped": shipped}
+
+
 def test_render_for_tansu_is_pure_and_stable(no_engines: None) -> None:
     options = DeployOptions(topics="myTopic:3:1", advertise="inventory-address")
     first = deploy_module.render_for(INVENTORY, options)
