@@ -675,7 +675,8 @@ def up(
 
     The images reach the hosts while preflight and the swarm step run: each host pulls what it lacks,
     except swarmkit's own broker image, which ``local`` (this machine's engine, when given) builds if need
-    be and ships to the hosts that lack it. A failed shipment stops ``up`` before the deploy."""
+    be (before any host changes) and ships to the hosts that lack it. A failed shipment stops ``up`` before
+    the deploy."""
     progress = on_progress or no_progress
     options = options.resolved(inventory)
     engine = validate(inventory, options)
@@ -686,7 +687,8 @@ def up(
     source = local if images.is_own(broker_image) else None
     pulled = [inventory.stack.probe_image] if not skip_preflight else []
     pulled += [broker_image] if source is None else []
-    with in_background(lambda: _distribute(inventory, docker, pulled, source, broker_image)) as distributing:
+    built_here = images.ensure_here(source, broker_image) if source is not None else False
+    with in_background(lambda: _distribute(inventory, docker, pulled, source, broker_image, built_here)) as distributing:
         report, swarm_result = _preflight_and_swarm(inventory, options, skip_preflight, progress, docker)
     shipped = distributing.result()
     result = deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result)
@@ -694,11 +696,11 @@ def up(
 
 
 def _distribute(
-    inventory: Inventory, docker: DockerHosts, pulled: list[str], source: Engine | None, shipped: str
+    inventory: Inventory, docker: DockerHosts, pulled: list[str], source: Engine | None, shipped: str, built_here: bool
 ) -> images.PushResult | None:
     """Pull ``pulled`` where missing, then ship ``shipped`` from ``source`` to the hosts that lack it."""
     _pull_everywhere(inventory, docker, pulled)
-    return images.push_image(inventory, docker, source, shipped) if source is not None else None
+    return images.ship(inventory, docker, source, shipped, built_here=built_here) if source is not None else None
 
 
 def _pull_everywhere(inventory: Inventory, docker: DockerHosts, images: list[str]) -> None:

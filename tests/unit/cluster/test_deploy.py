@@ -9,8 +9,8 @@ import pytest
 from swarmkit.cluster import deploy as deploy_module
 from swarmkit.cluster.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult
-from swarmkit.errors import BrokerError, DeployError, SpecError
-from swarmkit.hosts.dockerapi import DockerHosts, ServiceState, SwarmNode, TaskState
+from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.listeners import ListenerPlan
@@ -114,13 +114,25 @@ def test_up_ships_swarmkits_own_broker_image_and_pulls_any_other(
 ) -> None:
     calls: dict[str, list[str]] = {"pulled": [], "shipped": []}
     monkeypatch.setattr(deploy_module, "_pull_everywhere", lambda inventory, docker, images: calls["pulled"].extend(images))
-    monkeypatch.setattr(deploy_module.images, "push_image", lambda *args: calls["shipped"].append(args[-1]))
+    monkeypatch.setattr(deploy_module.images, "ensure_here", lambda local, tag: False)
+    monkeypatch.setattr(deploy_module.images, "ship", lambda *args, **kwargs: calls["shipped"].append(args[-1]))
     monkeypatch.setattr(deploy_module, "_preflight_and_swarm", lambda *args: (None, None))
     monkeypatch.setattr(deploy_module, "deploy", lambda *args, **kwargs: None)
     engine = "apache" if image.startswith("apache") else "tansu"
     options = DeployOptions(engine=engine, image=image, cluster_id="AAAAAAAAAAAAAAAAAAAAAw")
     deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=DOCKER[INVENTORY.hosts[0]])
     assert calls == {"pulled": pulled, "shipped": shipped}
+
+
+def test_up_stops_before_the_swarm_step_when_this_machine_cannot_provide_swarmkits_image(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(deploy_module, "_preflight_and_swarm", lambda *args: pytest.fail("a host was changed first"))
+    local = Engine.connect("unix:///nonexistent/here.sock")
+    options = DeployOptions(image="swarmkit/tansu:0.6.0")
+    with pytest.raises(EngineError, match="nonexistent/here.sock does not answer") as raised:
+        deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=local)
+    assert raised.value.hint
 
 
 def test_render_for_tansu_is_pure_and_stable(no_engines: None) -> None:
