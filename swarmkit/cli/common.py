@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,11 @@ def exit_with(error: SwarmkitError) -> None:
     if error.hint:
         err.print(f"[yellow]hint:[/] {error.hint}", highlight=False)
     raise typer.Exit(error.exit_code) from None
+
+
+def this_machine() -> str:
+    """This machine's Docker engine, where swarmkit builds its own images before shipping them."""
+    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
 
 
 def load_hosts(path: str) -> tuple[Inventory, DockerHosts]:

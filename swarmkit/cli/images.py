@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import os
-
 import typer
 
 from swarmkit.cli import tables
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
+from swarmkit.cli.common import (
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    err,
+    expected_failures,
+    load_hosts,
+    out,
+    print_json,
+    this_machine,
+)
 from swarmkit.cluster import images
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.stack.engines import engine_for
@@ -23,9 +30,7 @@ def push_command(
     image: str | None = typer.Option(
         None, "--image", help="The image (default: the inventory's stack.image, else the engine's)."
     ),
-    source: str = typer.Option(
-        os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"), "--from", help="This machine's Docker engine."
-    ),
+    source: str = typer.Option(this_machine(), "--from", help="This machine's Docker engine."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Save the image here once and load it on every server that lacks it (swarmkit's own images are built here first)."""

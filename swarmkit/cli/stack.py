@@ -24,9 +24,11 @@ from swarmkit.cli.common import (
     load_hosts,
     out,
     print_json,
+    this_machine,
 )
 from swarmkit.cli.swarm import gate_preflight
 from swarmkit.cluster import deploy
+from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.listeners import ListenerPlan
 
@@ -182,7 +184,11 @@ def up_command(
     deploy.validate(hosts, options)
     warn_plaintext(hosts, options)
     checked = None if skip_preflight else gate_preflight(hosts, docker, memory, as_json, options.listeners)
-    result = with_progress(lambda p: deploy.up(hosts, options, skip_preflight=True, on_progress=p, docker=docker))
+    local = Engine.connect(this_machine())
+    result = with_progress(lambda p: deploy.up(hosts, options, True, p, docker=docker, local=local))
     if not as_json:
         tables.print_swarm(result.swarm, out)
-    _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict()})
+        if result.shipped is not None and any(d.action != "present" for d in result.shipped.deliveries):
+            tables.print_push(result.shipped, out)
+    shipped = result.shipped.to_dict() if result.shipped is not None else None
+    _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict(), "shipped": shipped})

@@ -646,6 +646,7 @@ class UpResult:
     preflight: PreflightReport | None  # None when skipped
     swarm: SwarmResult
     deploy: DeployResult
+    shipped: images.PushResult | None = None  # swarmkit's own broker image, shipped from this machine
 
     @property
     def ok(self) -> bool:
@@ -657,6 +658,7 @@ class UpResult:
             "preflight": self.preflight.to_dict() if self.preflight is not None else None,
             "swarm": self.swarm.to_dict(),
             "deploy": self.deploy.to_dict(),
+            "shipped": self.shipped.to_dict() if self.shipped is not None else None,
         }
 
 
@@ -667,18 +669,38 @@ def up(
     on_progress: Progress | None = None,
     *,
     docker: DockerHosts | None = None,
+    local: Engine | None = None,
 ) -> UpResult:
-    """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted."""
+    """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted.
+
+    The images reach the hosts while preflight and the swarm step run: each host pulls what it lacks,
+    except swarmkit's own broker image, which ``local`` (this machine's engine, when given) builds if need
+    be (before any host changes) and ships to the hosts that lack it. A failed shipment stops ``up`` before
+    the deploy."""
     progress = on_progress or no_progress
     options = options.resolved(inventory)
     engine = validate(inventory, options)
     docker = dockerapi.hosts_of(inventory, docker)
     if not skip_preflight:
         inventory = images.with_probe_image(inventory, docker)
-    probe = [inventory.stack.probe_image] if not skip_preflight else []
-    with in_background(lambda: _pull_everywhere(inventory, docker, [*probe, options.image or engine.DEFAULT_IMAGE])):
+    broker_image = options.image or engine.DEFAULT_IMAGE
+    source = local if images.is_own(broker_image) else None
+    pulled = [inventory.stack.probe_image] if not skip_preflight else []
+    pulled += [broker_image] if source is None else []
+    built_here = images.ensure_here(source, broker_image) if source is not None else False
+    with in_background(lambda: _distribute(inventory, docker, pulled, source, broker_image, built_here)) as distributing:
         report, swarm_result = _preflight_and_swarm(inventory, options, skip_preflight, progress, docker)
-    return UpResult(report, swarm_result, deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result))
+    shipped = distributing.result()
+    result = deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result)
+    return UpResult(report, swarm_result, result, shipped)
+
+
+def _distribute(
+    inventory: Inventory, docker: DockerHosts, pulled: list[str], source: Engine | None, shipped: str, built_here: bool
+) -> images.PushResult | None:
+    """Pull ``pulled`` where missing, then ship ``shipped`` from ``source`` to the hosts that lack it."""
+    _pull_everywhere(inventory, docker, pulled)
+    return images.ship(inventory, docker, source, shipped, built_here=built_here) if source is not None else None
 
 
 def _pull_everywhere(inventory: Inventory, docker: DockerHosts, images: list[str]) -> None:

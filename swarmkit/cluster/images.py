@@ -44,6 +44,12 @@ OWN_RECIPES: dict[str, Callable[[], image.ImageRecipe]] = {
 }
 
 
+def is_own(tag: str) -> bool:
+    """One of the images swarmkit builds: no registry serves it (the same name on Docker Hub would be anyone's),
+    so it is shipped from this machine, never pulled."""
+    return tag in OWN_RECIPES
+
+
 @dataclass(frozen=True)
 class Delivery:
     host: str
@@ -61,7 +67,7 @@ class PushResult:
         return {"ok": True, **asdict(self)}
 
 
-def _here(local: Engine, tag: str) -> bool:
+def ensure_here(local: Engine, tag: str) -> bool:
     """Make sure this machine's engine has ``tag``; True when it had to be built (swarmkit's own images only)."""
     if dockerapi.has_image(local, tag):
         return False
@@ -78,7 +84,11 @@ def _here(local: Engine, tag: str) -> bool:
 def push_image(inventory: Inventory, docker: DockerHosts, local: Engine, tag: str) -> PushResult:
     """``docker save`` here once, ``docker load`` on every host that lacks ``tag`` (all at once), through the
     hosts' own endpoints: servers that reach no registry get the image all the same."""
-    built = _here(local, tag)
+    return ship(inventory, docker, local, tag, built_here=ensure_here(local, tag))
+
+
+def ship(inventory: Inventory, docker: DockerHosts, local: Engine, tag: str, *, built_here: bool) -> PushResult:
+    """The shipment of :func:`push_image` once ``tag`` is on ``local``."""
     present = fan_out(lambda host: dockerapi.has_image(docker[host], tag), inventory.hosts)
     missing = [host for host, has in zip(inventory.hosts, present) if not has]
     delivered = {host.name: Delivery(host.name, "present", 0.0) for host in inventory.hosts}
@@ -93,4 +103,4 @@ def push_image(inventory: Inventory, docker: DockerHosts, local: Engine, tag: st
             return Delivery(host.name, "loaded", round(time.monotonic() - started, 2))
 
         delivered |= {d.host: d for d in fan_out(load, missing)}
-    return PushResult(tag, built, tuple(delivered[host.name] for host in inventory.hosts))
+    return PushResult(tag, built_here, tuple(delivered[host.name] for host in inventory.hosts))

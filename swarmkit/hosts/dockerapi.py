@@ -152,7 +152,10 @@ def has_image(engine: Engine, tag: str) -> bool:
     try:
         return engine.client.image.exists(tag)
     except DockerException as error:
-        raise EngineError(f"the engine at {engine.endpoint} does not answer: {_short(error)}") from error
+        detail = _short(error)
+        raise EngineError(
+            f"the engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
+        ) from error
 
 
 def save_image(engine: Engine, tag: str, archive: Path) -> None:

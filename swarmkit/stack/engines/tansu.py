@@ -45,6 +45,11 @@ def check(request: StackRequest) -> None:
             f"listener.security.protocol.map: tansu serves {external.name} only as PLAINTEXT, not {external.protocol}",
             hint="use the apache engine for SSL or SASL",
         )
+    if request.replication_factor not in (None, 1):
+        raise SpecError(
+            f"default.replication.factor: {request.replication_factor}, but every tansu broker is its own single-broker cluster",
+            hint="leave --replication-factor out with the tansu engine (its topics have 1 replica), or use the apache engine",
+        )
     for spec in request.topics:
         if spec.replicas > 1:
             raise SpecError(

@@ -64,14 +64,19 @@ def test_an_impossible_topic_spec_is_one_line_and_exit_2(tmp_path: Path) -> None
     ("options", "said"),
     [
         (["--replication-factor", "0"], "default.replication.factor: 0"),
+        (["--replication-factor", "-1"], "default.replication.factor: -1"),
+        (["--topics", "t:3:1:cleanup.policy=bogus"], "cleanup.policy 'bogus'"),
         (["--topics", "t:3:1:retention.ms=abc"], "retention.ms=abc is not a whole number"),
         (["--topics", "t:3:1:compression.type=brotli"], "compression.type=brotli"),
     ],
 )
-def test_up_refuses_bad_options_before_any_engine_is_contacted(tmp_path: Path, options: list[str], said: str) -> None:
+@pytest.mark.parametrize("engine", ["apache", "tansu"])
+def test_up_refuses_bad_options_before_any_engine_is_contacted(
+    tmp_path: Path, engine: str, options: list[str], said: str
+) -> None:
     """The inventory's engines do not exist: an answer about them would mean one was contacted first."""
-    apache = {**INVENTORY, "stack": {"engine": "apache"}}
-    result = runner.invoke(app, ["up", "-i", write_inventory(tmp_path, apache), *options])
+    stack = {**INVENTORY, "stack": {"engine": engine}}
+    result = runner.invoke(app, ["up", "-i", write_inventory(tmp_path, stack), *options])
     assert result.exit_code == 2, result.output
     assert said in result.output and "does not answer" not in result.output and "Traceback" not in result.output
 

@@ -9,8 +9,8 @@ import pytest
 from swarmkit.cluster import deploy as deploy_module
 from swarmkit.cluster.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult
-from swarmkit.errors import BrokerError, DeployError, SpecError
-from swarmkit.hosts.dockerapi import DockerHosts, ServiceState, SwarmNode, TaskState
+from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.listeners import ListenerPlan
@@ -99,6 +99,40 @@ def test_an_unknown_engine_in_the_inventory_fails_before_any_engine_is_contacted
     with pytest.raises(SpecError, match="engine: unknown engine 'redpanda'") as caught:
         deploy_module.up(inventory, DeployOptions())
     assert "stack.engine in the inventory" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    ("image", "pulled", "shipped"),
+    [
+        ("registry:5000/swarmkit/tansu:0.6.0", ["registry:5000/swarmkit/tansu:0.6.0"], []),
+        ("swarmkit/tansu:0.6.0", [], ["swarmkit/tansu:0.6.0"]),  # swarmkit's own: in no registry
+        ("apache/kafka:4.4.0", ["apache/kafka:4.4.0"], []),
+    ],
+)
+def test_up_ships_swarmkits_own_broker_image_and_pulls_any_other(
+    monkeypatch: pytest.MonkeyPatch, image: str, pulled: list[str], shipped: list[str]
+) -> None:
+    calls: dict[str, list[str]] = {"pulled": [], "shipped": []}
+    monkeypatch.setattr(deploy_module, "_pull_everywhere", lambda inventory, docker, images: calls["pulled"].extend(images))
+    monkeypatch.setattr(deploy_module.images, "ensure_here", lambda local, tag: False)
+    monkeypatch.setattr(deploy_module.images, "ship", lambda *args, **kwargs: calls["shipped"].append(args[-1]))
+    monkeypatch.setattr(deploy_module, "_preflight_and_swarm", lambda *args: (None, None))
+    monkeypatch.setattr(deploy_module, "deploy", lambda *args, **kwargs: None)
+    engine = "apache" if image.startswith("apache") else "tansu"
+    options = DeployOptions(engine=engine, image=image, cluster_id="AAAAAAAAAAAAAAAAAAAAAw")
+    deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=DOCKER[INVENTORY.hosts[0]])
+    assert calls == {"pulled": pulled, "shipped": shipped}
+
+
+def test_up_stops_before_the_swarm_step_when_this_machine_cannot_provide_swarmkits_image(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(deploy_module, "_preflight_and_swarm", lambda *args: pytest.fail("a host was changed first"))
+    local = Engine.connect("unix:///nonexistent/here.sock")
+    options = DeployOptions(image="swarmkit/tansu:0.6.0")
+    with pytest.raises(EngineError, match="nonexistent/here.sock does not answer") as raised:
+        deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=local)
+    assert raised.value.hint
 
 
 def test_render_for_tansu_is_pure_and_stable(no_engines: None) -> None:
