@@ -5,9 +5,9 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 2. read the swarm: every inventory host must be a member, no unknown node may be eligible for a
    broker, the apache cluster id kept on the managers must agree with the options;
 3. render the stack (it never names a node, so it only changes when the options change);
-4. allocate broker ids and write each node's identity volume (only where the content differs);
-5. ``docker stack deploy`` (an unchanged stack leaves every task running); brokers that never read
-   their identity (tansu advertising hostnames) do not wait for it: it is written while they start;
+4. allocate broker ids and write each node's identity volume (only where the content differs, and
+   only where the brokers read it: not for tansu advertising hostnames);
+5. ``docker stack deploy`` (an unchanged stack leaves every task running);
 6. wait until each eligible node runs a task of the present spec whose external port, asked from
    this machine, answers Kafka metadata advertising the host expected for that node;
 7. ensure the topics: once for a shared cluster, on every broker when brokers share no storage.
@@ -15,7 +15,6 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 
 from __future__ import annotations
 
-import functools
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -96,7 +95,7 @@ class NodeResult:
     hostname: str
     broker_id: int
     new_id: bool  # the id was allocated by this deploy
-    identity: str  # written | replaced | unchanged
+    identity: str  # written | replaced | unchanged | unused
     eligible: bool  # ready and active: the swarm runs a broker there
     task_id: str = ""
     advertised: str = ""  # host:port this node's broker advertises ("" when not asked)
@@ -111,7 +110,7 @@ class DeployResult:
     cluster_id: str | None
     nodes: tuple[NodeResult, ...]
     topics: tuple[TopicResult, ...]
-    deploy_s: float  # validation, identities (unless written while the brokers start) and `docker stack deploy`
+    deploy_s: float  # validation, identities and `docker stack deploy`
     converge_s: float  # from `docker stack deploy` to every broker answering
     total_s: float
 
@@ -491,19 +490,14 @@ def deploy(
     request, security = _secured(inventory, options, request, members, allocation)
     targets = _targets(options, eligible, allocation, security)
     rollout = _Rollout(docker, request, targets, options.check_kafka, options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total)
-    progress(0, total, "writing node identities")
-    write = functools.partial(_write_identities, docker, request, image, members, allocation)
     if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
-        identities = write()
-        deployed = rollout.deploy_stack(progress)
-        rollout.restart_for_new_identity(identities, progress)
-        rollout.converge(progress)
-    else:  # the brokers never read it: it is written while they start, and a restart (if any) comes last
-        with in_background(write) as written:
-            deployed = rollout.deploy_stack(progress)
-            rollout.converge(progress)
-        identities = written.result()
-        rollout.restart_for_new_identity(identities, progress)
+        progress(0, total, "writing node identities")
+        identities = _write_identities(docker, request, image, members, allocation)
+    else:  # the brokers never read it: writing it would only slow their start
+        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+    deployed = rollout.deploy_stack(progress)
+    rollout.restart_for_new_identity(identities, progress)
+    rollout.converge(progress)
     converged = time.monotonic()
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
@@ -673,10 +667,11 @@ def up(
 ) -> UpResult:
     """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted.
 
-    The images reach the hosts while preflight and the swarm step run: each host pulls what it lacks,
-    except swarmkit's own broker image, which ``local`` (this machine's engine, when given) builds if need
-    be (before any host changes) and ships to the hosts that lack it. A failed shipment stops ``up`` before
-    the deploy."""
+    The broker image reaches the hosts while the swarm forms: each host pulls it where missing, except
+    swarmkit's own image, which ``local`` (this machine's engine, when given) builds if need be (before any
+    host changes) and ships to the hosts that lack it. Not during preflight: on a small machine a pull
+    beside the probe containers slows them by more than it saves. A failed shipment stops ``up`` before
+    the deploy; a host that cannot pull is named when the swarm starts its broker."""
     progress = on_progress or no_progress
     options = options.resolved(inventory)
     engine = validate(inventory, options)
@@ -685,50 +680,35 @@ def up(
         inventory = images.with_probe_image(inventory, docker)
     broker_image = options.image or engine.DEFAULT_IMAGE
     source = local if images.is_own(broker_image) else None
-    pulled = [inventory.stack.probe_image] if not skip_preflight else []
-    pulled += [broker_image] if source is None else []
     built_here = images.ensure_here(source, broker_image) if source is not None else False
-    with in_background(lambda: _distribute(inventory, docker, pulled, source, broker_image, built_here)) as distributing:
-        report, swarm_result = _preflight_and_swarm(inventory, options, skip_preflight, progress, docker)
+    report = None if skip_preflight else _preflight(inventory, options, progress, docker)
+    with in_background(lambda: _distribute(inventory, docker, broker_image, source, built_here)) as distributing:
+        progress(0, len(inventory.hosts), "swarm")
+        infos = {e.host: info for e in report.engines if (info := e.engine_info())} if report else None
+        swarm_result = swarm.swarm_up(inventory, docker=docker, infos=infos)
     shipped = distributing.result()
     result = deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result)
     return UpResult(report, swarm_result, result, shipped)
 
 
 def _distribute(
-    inventory: Inventory, docker: DockerHosts, pulled: list[str], source: Engine | None, shipped: str, built_here: bool
+    inventory: Inventory, docker: DockerHosts, image: str, source: Engine | None, built_here: bool
 ) -> images.PushResult | None:
-    """Pull ``pulled`` where missing, then ship ``shipped`` from ``source`` to the hosts that lack it."""
-    _pull_everywhere(inventory, docker, pulled)
-    return images.ship(inventory, docker, source, shipped, built_here=built_here) if source is not None else None
+    """Ship ``image`` from ``source`` to the hosts that lack it, or without a source pull it where missing."""
+    if source is not None:
+        return images.ship(inventory, docker, source, image, built_here=built_here)
+    fan_out_settled(lambda host: dockerapi.ensure_image(docker[host], image), inventory.hosts, EngineError)
+    return None
 
 
-def _pull_everywhere(inventory: Inventory, docker: DockerHosts, images: list[str]) -> None:
-    """Distribute the images while preflight probes, one after another on each host so that the probe image
-    (needed first) is not slowed by the broker's: pulling changes no cluster state, and a host that cannot
-    pull is reported where the image is first needed (preflight's listener, the identity writer)."""
-
-    def pull(host: Host) -> None:
-        for image in images:
-            dockerapi.ensure_image(docker[host], image)
-
-    fan_out_settled(pull, inventory.hosts, EngineError)
-
-
-def _preflight_and_swarm(
-    inventory: Inventory, options: DeployOptions, skip_preflight: bool, progress: Progress, docker: DockerHosts
-) -> tuple[PreflightReport | None, SwarmResult]:
-    report = None
-    if not skip_preflight:
-        progress(0, len(inventory.hosts), "preflight")
-        report = run_preflight(
-            inventory,
-            docker=docker,
-            client_port=options.listeners.external_listener.port,
-            internal_port=options.listeners.internal_listener.port,
-        )
-        if not report.ok:
-            raise report.error()
-    progress(0, len(inventory.hosts), "swarm")
-    infos = {e.host: info for e in report.engines if (info := e.engine_info())} if report else None
-    return report, swarm.swarm_up(inventory, docker=docker, infos=infos)
+def _preflight(inventory: Inventory, options: DeployOptions, progress: Progress, docker: DockerHosts) -> PreflightReport:
+    progress(0, len(inventory.hosts), "preflight")
+    report = run_preflight(
+        inventory,
+        docker=docker,
+        client_port=options.listeners.external_listener.port,
+        internal_port=options.listeners.internal_listener.port,
+    )
+    if not report.ok:
+        raise report.error()
+    return report

@@ -38,6 +38,7 @@ LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL 
 UNCHANGED = "unchanged"  # what stacks/write-identity.sh prints
 WRITTEN = "written"
 REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
+UNUSED = "unused"  # not written: the engine and advertise mode never read it
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,12 @@ pytestmark = pytest.mark.integration
 
 TOPICS = "myTopic:3:1,anotherTopic:2:1"
 BAD_SPECS = ["a:3:5", "bad name!:1:1", "x:0:1"]
+COMMAND_OPTIONS = DeployOptions(  # each broker advertises b<its broker id>.example, read from its identity
+    advertise="command",
+    hostname_command="echo b$(sed -n 's/^BROKER_ID=//p' /swarmkit/identity/node.env).example",
+    stack_name="cmd",
+    listeners=ListenerPlan.build(external_port=9294),
+)
 
 
 dp = module_sandbox("dp", 3, "10.246.0.0/24")
@@ -106,7 +112,7 @@ def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inv
     labels = {n.hostname: n.labels for n in dockerapi.swarm_nodes(manager(inventory))}
     assert {name: labels[name][ID_LABEL] for name in labels} == {"dp1": "1", "dp2": "2", "dp3": "3"}
     assert labels["dp1"][NEXT_LABEL] == "4"
-    assert identity_file(inventory, result.deploy, "dp2") == "BROKER_ID=2\nNODE_ADDRESS=10.246.0.12"
+    assert {n.identity for n in result.deploy.nodes} == {"unused"}  # tansu advertising hostnames never reads it
 
 
 def test_up_again_restarts_nothing(inventory: Inventory, docker: DockerHosts) -> None:
@@ -117,7 +123,7 @@ def test_up_again_restarts_nothing(inventory: Inventory, docker: DockerHosts) ->
     assert result.ok
     assert not result.swarm.changed
     assert running_tasks(inventory, "kafka_broker") == before
-    assert {(n.identity, n.new_id) for n in result.deploy.nodes} == {("unchanged", False)}
+    assert {(n.identity, n.new_id) for n in result.deploy.nodes} == {("unused", False)}
     assert Counter(t.status for t in result.deploy.topics) == {"exists": 6}
 
 
@@ -151,6 +157,7 @@ def test_inventory_address_mode_advertises_each_hosts_address(inventory: Invento
     for host in inventory.hosts:
         assert advertised(host.address, 9194) == [f"{host.address}:9194"]
     assert len(running_tasks(inventory, "addr_broker")) == 3
+    assert identity_file(inventory, result, "dp2") == "BROKER_ID=2\nNODE_ADDRESS=10.246.0.12"
 
 
 def test_a_changed_inventory_address_restarts_only_that_broker_with_its_id(
@@ -181,11 +188,7 @@ def test_a_changed_inventory_address_restarts_only_that_broker_with_its_id(
 
 
 def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(inventory: Inventory, docker: DockerHosts) -> None:
-    command = "echo b$(sed -n 's/^BROKER_ID=//p' /swarmkit/identity/node.env).example"
-    options = DeployOptions(
-        advertise="command", hostname_command=command, stack_name="cmd", listeners=ListenerPlan.build(external_port=9294)
-    )
-    result = deploy(inventory, options, docker=docker)
+    result = deploy(inventory, COMMAND_OPTIONS, docker=docker)
     ids = {n.host: n.broker_id for n in result.nodes}
     for host in inventory.hosts:
         assert advertised(host.address, 9294) == [f"b{ids[host.name]}.example:9294"]
@@ -214,14 +217,15 @@ def test_a_broker_that_cannot_start_is_named_with_its_task_error(inventory: Inve
 
 def test_a_node_joined_by_hand_gets_an_id_and_a_broker_on_the_next_deploy(inventory: Inventory, docker: DockerHosts) -> None:
     """dp4 is not in the inventory and swarmkit never talks to its engine: an operator ran the command
-    `swarmkit join` prints there.  Deploy writes its identity through a swarm job and waits for its broker."""
+    `swarmkit join` prints there.  Deploy of the stack whose hostname command reads the broker id writes
+    dp4's identity through a swarm job and waits for its broker."""
     joined = sandbox.add_node("dp")
     token = dockerapi.join_token(docker[inventory.first_manager], "worker")
     dockerapi.swarm_join(joined.docker, inventory.first_manager.address, token, joined.address)  # the operator's step
-    result = deploy(inventory, DeployOptions(topics=TOPICS), docker=docker)
+    result = deploy(inventory, COMMAND_OPTIONS, docker=docker)
     node = next(n for n in result.nodes if n.host == joined.name)
     assert (node.broker_id, node.new_id, node.identity, node.eligible) == (4, True, "written", True)
-    assert advertised(joined.address, 9094) == [f"{joined.name}:9094"]
-    assert node.task_id and node.advertised == f"{joined.name}:9094"
+    assert advertised(joined.address, 9294) == ["b4.example:9294"]
+    assert node.task_id and node.advertised == "b4.example:9294"
     services = [service.spec.name for service in manager(inventory).client.service.list()]
     assert not [name for name in services if "_identity-" in name]  # the one-off identity job is gone

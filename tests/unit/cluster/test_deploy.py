@@ -113,21 +113,21 @@ def test_up_ships_swarmkits_own_broker_image_and_pulls_any_other(
     monkeypatch: pytest.MonkeyPatch, image: str, pulled: list[str], shipped: list[str]
 ) -> None:
     calls: dict[str, list[str]] = {"pulled": [], "shipped": []}
-    monkeypatch.setattr(deploy_module, "_pull_everywhere", lambda inventory, docker, images: calls["pulled"].extend(images))
+    monkeypatch.setattr(deploy_module.dockerapi, "ensure_image", lambda engine, tag: calls["pulled"].append(tag))
     monkeypatch.setattr(deploy_module.images, "ensure_here", lambda local, tag: False)
     monkeypatch.setattr(deploy_module.images, "ship", lambda *args, **kwargs: calls["shipped"].append(args[-1]))
-    monkeypatch.setattr(deploy_module, "_preflight_and_swarm", lambda *args: (None, None))
+    monkeypatch.setattr(deploy_module.swarm, "swarm_up", lambda *args, **kwargs: None)
     monkeypatch.setattr(deploy_module, "deploy", lambda *args, **kwargs: None)
     engine = "apache" if image.startswith("apache") else "tansu"
     options = DeployOptions(engine=engine, image=image, cluster_id="AAAAAAAAAAAAAAAAAAAAAw")
     deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=DOCKER[INVENTORY.hosts[0]])
-    assert calls == {"pulled": pulled, "shipped": shipped}
+    assert calls == {"pulled": pulled * len(INVENTORY.hosts), "shipped": shipped}
 
 
 def test_up_stops_before_the_swarm_step_when_this_machine_cannot_provide_swarmkits_image(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(deploy_module, "_preflight_and_swarm", lambda *args: pytest.fail("a host was changed first"))
+    monkeypatch.setattr(deploy_module.swarm, "swarm_up", lambda *args, **kwargs: pytest.fail("a host was changed first"))
     local = Engine.connect("unix:///nonexistent/here.sock")
     options = DeployOptions(image="swarmkit/tansu:0.6.0")
     with pytest.raises(EngineError, match="nonexistent/here.sock does not answer") as raised:
