@@ -381,10 +381,12 @@ def partition_states(
     return tuple(sorted(raw.brokers)), states
 
 
-def elect_preferred_leaders(bootstrap: str, partitions: Sequence[tuple[str, int]], timeout: float = 30.0) -> list[str]:
+def elect_preferred_leaders(
+    bootstrap: str, partitions: Sequence[tuple[str, int]], timeout: float = 30.0, security: ClientSecurity | None = None
+) -> list[str]:
     """Hand each partition's leadership to its first replica; returns the partitions that refused (e.g. a
     preferred leader out of sync), as ``topic-partition: why``.  Already-led-by-preferred is not a failure."""
-    client = _Client(bootstrap, timeout)
+    client = _Client(bootstrap, timeout, security)
     wanted = [TopicPartition(topic, partition) for topic, partition in partitions]
     try:
         # no request_timeout: confluent-kafka 2.16 fails on any keyword here (SystemError); socket.timeout.ms bounds it

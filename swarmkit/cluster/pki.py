@@ -14,15 +14,22 @@ from __future__ import annotations
 import secrets
 import socket
 import ssl
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack import certs
 from swarmkit.stack.certs import CertKey
-from swarmkit.stack.security import ADMIN_USER, INTERNAL_NAME, ClientSecurity, SecurityMaterial, write_private
+from swarmkit.stack.security import (
+    ADMIN_USER,
+    INTERNAL_NAME,
+    SECURITY_LABEL,
+    ClientSecurity,
+    SecurityMaterial,
+    write_private,
+)
 
 RENEW_DAYS = 30
 LEGAL_USER = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
@@ -130,6 +137,16 @@ def for_stack(inventory: Inventory, stack_name: str, security: str, user: str = 
     if security == "plaintext":
         return None
     return client_security(Pki(store_dir(inventory, stack_name)), security, user)
+
+
+def for_service(inventory: Inventory, stack_name: str, labels: Mapping[str, str]) -> ClientSecurity | None:
+    """How swarmkit's admin connects to a deployed stack: in the mode its broker service's label names."""
+    return for_stack(inventory, stack_name, labels.get(SECURITY_LABEL, "plaintext"))
+
+
+def by_address(security: ClientSecurity | None) -> ClientSecurity | None:
+    """For a client dialling a host's address: a broker's certificate names what it advertises, not the address."""
+    return replace(security, verify_hostname=False) if security else None
 
 
 def client_security(pki: Pki, security: str, user: str = ADMIN_USER) -> ClientSecurity:

@@ -14,12 +14,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from swarmkit.cluster import kafka
+from swarmkit.cluster import kafka, pki
 from swarmkit.cluster.deploy import Progress
 from swarmkit.cluster.kafka import PartitionState
 from swarmkit.errors import BrokerError, DeployError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack.engines.apache import internal_client_config
+from swarmkit.stack.security import ClientSecurity
 
 REASSIGN_TOOL = "/opt/kafka/bin/kafka-reassign-partitions.sh"
 PLAN_FILE = "/tmp/swarmkit-reassignment.json"
@@ -35,14 +38,22 @@ class Move:
     replicas: tuple[int, ...]  # the new replica list, preferred leader first
 
 
-def require_replicated_stack(manager: Engine, stack_name: str) -> None:
-    """Moving replicas needs an Apache Kafka stack (tansu brokers each keep their own single copy)."""
+def require_replicated_stack(inventory: Inventory, manager: Engine, stack_name: str) -> ClientSecurity | None:
+    """How swarmkit's admin reaches the stack by address; moving replicas needs an Apache Kafka stack
+    (tansu brokers each keep their own single copy)."""
     service = dockerapi.service_state(manager, f"{stack_name}_broker")
     if service is None or service.labels.get("swarmkit.engine", "apache") != "apache":
         raise SpecError(
             f"stack '{stack_name}' is not a deployed Apache Kafka stack",
             hint="moving replicas needs the apache engine: tansu brokers keep no replicas to move",
         )
+    return pki.by_address(pki.for_service(inventory, stack_name, service.labels))
+
+
+def tool_connection(internal_port: int, security: ClientSecurity | None) -> list[str]:
+    """A Kafka tool in a broker container talks to that broker's internal listener (mutual TLS when secure)."""
+    config = ["--command-config", internal_client_config().target] if security else []
+    return ["--bootstrap-server", f"localhost:{internal_port}", *config]
 
 
 def plan_moves_off(partitions: Sequence[PartitionState], leaving: int, remaining: Sequence[int]) -> list[Move]:
@@ -138,24 +149,23 @@ def plan_document(moves: Sequence[Move]) -> str:
     return json.dumps({"version": 1, "partitions": partitions}, sort_keys=True)
 
 
-def _run_tool(broker: Engine, service: str, moves: Sequence[Move], internal_port: int, *arguments: str) -> None:
+def _run_tool(broker: Engine, service: str, moves: Sequence[Move], connection: Sequence[str], *arguments: str) -> None:
     plan = plan_document(moves)
-    bootstrap = ["--bootstrap-server", f"localhost:{internal_port}"]
     dockerapi.exec_in_service(
-        broker, service, ["sh", "-c", WRITE_AND_RUN, "sh", plan, PLAN_FILE, REASSIGN_TOOL, *bootstrap, *arguments]
+        broker, service, ["sh", "-c", WRITE_AND_RUN, "sh", plan, PLAN_FILE, REASSIGN_TOOL, *connection, *arguments]
     )
 
 
-def start(broker: Engine, service: str, moves: Sequence[Move], internal_port: int, throttle_bytes: int = 0) -> None:
-    """Hand the plan to Kafka through a broker container on ``broker``; the controller carries it out.
-    ``throttle_bytes``: a cap (bytes/s) on the replication traffic of the moving replicas."""
+def start(broker: Engine, service: str, moves: Sequence[Move], connection: Sequence[str], throttle_bytes: int = 0) -> None:
+    """Hand the plan to Kafka through a broker container on ``broker`` (``connection``: ``tool_connection``);
+    the controller carries it out. ``throttle_bytes``: a cap (bytes/s) on the moving replicas' traffic."""
     throttle = ["--throttle", str(throttle_bytes)] if throttle_bytes else []
-    _run_tool(broker, service, moves, internal_port, "--execute", *throttle)
+    _run_tool(broker, service, moves, connection, "--execute", *throttle)
 
 
-def clear_throttle(broker: Engine, service: str, moves: Sequence[Move], internal_port: int) -> None:
+def clear_throttle(broker: Engine, service: str, moves: Sequence[Move], connection: Sequence[str]) -> None:
     """``--verify`` of a finished plan removes the throttles its ``--execute`` set."""
-    _run_tool(broker, service, moves, internal_port, "--verify")
+    _run_tool(broker, service, moves, connection, "--verify")
 
 
 def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list[Move]:
@@ -170,12 +180,12 @@ def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list
     ]
 
 
-def wait_done(bootstrap: str, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
+def wait_done(bootstrap: str, security: ClientSecurity | None, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
     deadline = time.monotonic() + timeout
     left = list(moves)
     while left:
         try:
-            left = pending(left, kafka.partition_states(bootstrap)[1])
+            left = pending(left, kafka.partition_states(bootstrap, security=security)[1])
         except BrokerError:
             pass  # a metadata hiccup while leaders move: ask again
         progress(len(moves) - len(left), len(moves), f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done")

@@ -21,6 +21,7 @@ from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack.security import ClientSecurity
 
 MB = 1_000_000
 ELECTION_WAIT_S = 15.0
@@ -65,12 +66,12 @@ def _chosen(partitions: list[PartitionState], topics: tuple[str, ...]) -> list[P
     return [p for p in partitions if not p.topic.startswith("__")]
 
 
-def _elected(bootstrap: str, wanted: set[tuple[str, int]]) -> list[PartitionState]:
+def _elected(bootstrap: str, security: ClientSecurity | None, wanted: set[tuple[str, int]]) -> list[PartitionState]:
     """The wanted partitions once metadata shows each led by its first replica (or after ELECTION_WAIT_S):
     the election's answer comes before every broker's metadata has the new leaders."""
     deadline = time.monotonic() + ELECTION_WAIT_S
     while True:
-        after = [p for p in kafka.partition_states(bootstrap)[1] if (p.topic, p.partition) in wanted]
+        after = [p for p in kafka.partition_states(bootstrap, security=security)[1] if (p.topic, p.partition) in wanted]
         if all(p.leader == p.replicas[0] for p in after) or time.monotonic() > deadline:
             return after
         time.sleep(reassign.POLL_INTERVAL)
@@ -84,21 +85,22 @@ def rebalance(
     if options.throttle_mb_s < 0:
         raise SpecError(f"throttle: {options.throttle_mb_s:g} MB/s", hint="give a positive rate, or leave it out")
     docker = dockerapi.hosts_of(inventory, docker)
-    reassign.require_replicated_stack(docker[inventory.first_manager], options.stack_name)
+    security = reassign.require_replicated_stack(inventory, docker[inventory.first_manager], options.stack_name)
     via = inventory.hosts[0]
     bootstrap = f"{via.address}:{options.external_port}"
-    registered, partitions = kafka.partition_states(bootstrap)
+    registered, partitions = kafka.partition_states(bootstrap, security=security)
     chosen = _chosen(partitions, options.topics)
     moves = reassign.plan_balance(chosen, registered)
     service = f"{options.stack_name}_broker"
+    connection = reassign.tool_connection(options.internal_port, security)
     if moves:
-        reassign.start(docker[via], service, moves, options.internal_port, int(options.throttle_mb_s * MB))
-        reassign.wait_done(bootstrap, moves, options.timeout, progress)
+        reassign.start(docker[via], service, moves, connection, int(options.throttle_mb_s * MB))
+        reassign.wait_done(bootstrap, security, moves, options.timeout, progress)
         if options.throttle_mb_s:
-            reassign.clear_throttle(docker[via], service, moves, options.internal_port)
+            reassign.clear_throttle(docker[via], service, moves, connection)
     progress(0, 1, "electing preferred leaders")
-    refused = kafka.elect_preferred_leaders(bootstrap, [(p.topic, p.partition) for p in chosen])
-    after = _elected(bootstrap, {(p.topic, p.partition) for p in chosen})
+    refused = kafka.elect_preferred_leaders(bootstrap, [(p.topic, p.partition) for p in chosen], security=security)
+    after = _elected(bootstrap, security, {(p.topic, p.partition) for p in chosen})
     replicas = {b: sum(b in p.replicas for p in after) for b in registered}
     leaders = {b: sum(p.leader == b for p in after) for b in registered}
     return RebalanceResult(tuple(moves), tuple(refused), replicas, leaders, time.monotonic() - started)

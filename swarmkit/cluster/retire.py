@@ -68,9 +68,8 @@ def _leaving_host(inventory: Inventory, name: str) -> Host:
     return host
 
 
-def _broker_node(manager: Engine, host: Host, stack_name: str) -> tuple[SwarmNode, int]:
-    """The host's swarm node and the broker id it carries; the stack must be an Apache Kafka one."""
-    reassign.require_replicated_stack(manager, stack_name)
+def _broker_node(manager: Engine, host: Host) -> tuple[SwarmNode, int]:
+    """The host's swarm node and the broker id it carries."""
     node = next((n for n in dockerapi.swarm_nodes(manager) if n.labels.get("swarmkit.host") == host.name), None)
     if node is None or not node.labels.get(ID_LABEL, "").isdigit():
         raise SpecError(f"{host.name} carries no broker id in this swarm", hint="nothing to retire: see `swarmkit status`")
@@ -90,23 +89,21 @@ def retire(
     docker = dockerapi.hosts_of(inventory, docker)
     leaving = _leaving_host(inventory, host_name)
     manager = docker[inventory.first_manager]
-    node, broker_id = _broker_node(manager, leaving, options.stack_name)
+    security = reassign.require_replicated_stack(inventory, manager, options.stack_name)
+    node, broker_id = _broker_node(manager, leaving)
     staying = next(h for h in inventory.hosts if h != leaving)
     bootstrap = f"{staying.address}:{options.external_port}"
-    registered, partitions = kafka.partition_states(bootstrap)
+    registered, partitions = kafka.partition_states(bootstrap, security=security)
     moves = reassign.plan_moves_off(partitions, broker_id, [b for b in registered if b != broker_id])
     service = f"{options.stack_name}_broker"
+    connection = reassign.tool_connection(options.internal_port, security)
     if moves:
-        reassign.start(docker[staying], service, moves, options.internal_port)
-        reassign.wait_done(bootstrap, moves, options.timeout, progress)
+        reassign.start(docker[staying], service, moves, connection)
+        reassign.wait_done(bootstrap, security, moves, options.timeout, progress)
     progress(0, 1, f"stopping the broker on {leaving.name}")
     dockerapi.set_node_availability(manager, node.id, "drain")
     _wait_stopped(manager, service, node.id, options.timeout)
-    dockerapi.exec_in_service(
-        docker[staying],
-        service,
-        [CLUSTER_TOOL, "unregister", "--bootstrap-server", f"localhost:{options.internal_port}", "--id", str(broker_id)],
-    )
+    dockerapi.exec_in_service(docker[staying], service, [CLUSTER_TOOL, "unregister", *connection, "--id", str(broker_id)])
     left = _leave_swarm(docker[leaving], manager, node)
     return RetireResult(leaving.name, broker_id, tuple(moves), left, time.monotonic() - started)
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from swarmkit.cluster import kafka
+from swarmkit.cluster import kafka, pki
 from swarmkit.cluster.deploy import Progress, no_progress, node_tasks, running_task
 from swarmkit.cluster.kafka import PartitionState
 from swarmkit.cluster.verify import active_manager, engine_states, node_for
@@ -38,6 +38,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.compose import kafka_env, swarm_escape
 from swarmkit.stack.engines import engine_for
+from swarmkit.stack.security import ClientSecurity
 from swarmkit.swarm.identity import ID_LABEL
 
 ROLLED_LABEL = "swarmkit.roll.settings"  # the env variables `roll --set` added: a later roll may change them
@@ -163,6 +164,7 @@ class _Target:
     broker_id: int
     container_id: str  # the container being replaced
     bootstrap: str  # this node's own client port
+    security: ClientSecurity | None  # swarmkit's admin login, by address
 
     def result(self, started: float, new_container: str, ok: bool = False, detail: str = "") -> BrokerRoll:
         seconds = time.monotonic() - started
@@ -177,9 +179,9 @@ def _readiness(target: _Target, state: ServiceState, bootstrap: str) -> tuple[st
         seen = f"{newest.state}{f': {newest.error}' if newest.error else ''}" if newest else "none"
         return "", f"its new task is not running yet (newest task: {seen})"
     try:
-        if kafka.broker_metadata(target.bootstrap, PROBE_TIMEOUT).broker(target.broker_id) is None:
+        if kafka.broker_metadata(target.bootstrap, PROBE_TIMEOUT, target.security).broker(target.broker_id) is None:
             return task.container_id, f"{target.bootstrap} does not list broker {target.broker_id} yet"
-        registered, partitions = kafka.partition_states(bootstrap, PROBE_TIMEOUT)
+        registered, partitions = kafka.partition_states(bootstrap, PROBE_TIMEOUT, target.security)
     except BrokerError as error:
         return task.container_id, error.message
     return task.container_id, not_ready(target.broker_id, registered, partitions)
@@ -210,6 +212,7 @@ def _targets(
     inventory: Inventory, docker: DockerHosts, manager: Engine, state: ServiceState, options: RollOptions
 ) -> list[_Target]:
     """Each chosen host's broker as it runs now; a broker not running stops the roll before it starts."""
+    security = pki.by_address(pki.for_service(inventory, options.stack_name, state.labels))
     engines = engine_states(inventory, docker)
     nodes = dockerapi.swarm_nodes(manager)
     chosen = [h for h in inventory.hosts if not options.nodes or h.name in options.nodes]
@@ -224,14 +227,14 @@ def _targets(
                 hint="see `swarmkit status -i INVENTORY`; bring it back (or `swarmkit up`) first",
             )
         bootstrap = f"{host.address}:{options.external_port}"
-        targets.append(_Target(host, node.id, int(broker_id), running[0].container_id, bootstrap))
+        targets.append(_Target(host, node.id, int(broker_id), running[0].container_id, bootstrap, security))
     return targets
 
 
 def _check_ready(targets: Sequence[_Target], bootstrap: str) -> None:
     """Nothing is stopped unless every broker is registered and every partition in sync."""
     try:
-        registered, partitions = kafka.partition_states(bootstrap, PROBE_TIMEOUT)
+        registered, partitions = kafka.partition_states(bootstrap, PROBE_TIMEOUT, targets[0].security)
     except BrokerError as error:
         raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
     for target in targets:

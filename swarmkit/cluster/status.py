@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from swarmkit.cluster import kafka
+from swarmkit.cluster import kafka, pki
 from swarmkit.cluster.health import Quorum
 from swarmkit.cluster.kafka import ClusterMetadata, PartitionState
 from swarmkit.cluster.verify import VerifyOptions, active_manager, engine_states, node_for, quorum_of
@@ -24,6 +24,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.engines.apache import controllers_of
+from swarmkit.stack.security import ClientSecurity
 from swarmkit.swarm.identity import ID_LABEL
 
 READ_TIMEOUT = 5.0
@@ -145,10 +146,10 @@ def node_row(host: str, node: SwarmNode | None, engine: EngineInfo | Exception |
 # --- reading -------------------------------------------------------------------------------------
 
 
-def _kafka_view(bootstrap: str) -> tuple[ClusterMetadata | None, list[PartitionState], str]:
+def _kafka_view(bootstrap: str, security: ClientSecurity | None) -> tuple[ClusterMetadata | None, list[PartitionState], str]:
     try:
-        metadata = kafka.broker_metadata(bootstrap, READ_TIMEOUT)
-        return metadata, kafka.partition_states(bootstrap, READ_TIMEOUT)[1], ""
+        metadata = kafka.broker_metadata(bootstrap, READ_TIMEOUT, security)
+        return metadata, kafka.partition_states(bootstrap, READ_TIMEOUT, security)[1], ""
     except BrokerError as error:
         return None, [], error.message
 
@@ -176,8 +177,10 @@ def status(
     service, image = _broker_service(docker, manager, stack)
     engine = service.labels.get("swarmkit.engine", "apache")
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
-    with in_background(lambda: quorum_of(inventory, docker, service, VerifyOptions(stack_name=stack))) as quorum:
-        metadata, partitions, kafka_error = _kafka_view(bootstrap)
+    security = pki.by_address(pki.for_service(inventory, stack, service.labels))
+    options = VerifyOptions(stack_name=stack, security=security)
+    with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
+        metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]

@@ -25,7 +25,7 @@ from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack import certs
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.engines import engine_for
-from swarmkit.stack.engines.apache import quorum_client_config
+from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.stack.security import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, parse_topic_specs
 from swarmkit.swarm.identity import ID_LABEL
@@ -206,8 +206,7 @@ def _judge_node(
 def _check_broker(host: Host, node: SwarmNode, expected: str, mode: str, options: VerifyOptions) -> BrokerCheck:
     """Bootstrap through the node's own port, find its broker in the metadata, then dial what it advertises."""
     where = diagnose.endpoint(host.address, options.external_port)
-    by_address = replace(options.security, verify_hostname=False) if options.security else None
-    bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout, by_address)
+    bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout, pki.by_address(options.security))
     if not bootstrap.answered:
         return _unanswered(host, where, bootstrap, options)
     own = _own_entry(bootstrap.answered_brokers, node)
@@ -350,8 +349,7 @@ def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts 
         )
     shared = engine_for(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
     if options.security is None:
-        security = pki.for_stack(inventory, options.stack_name, service.labels.get("swarmkit.security", "plaintext"))
-        options = replace(options, security=security)
+        options = replace(options, security=pki.for_service(inventory, options.stack_name, service.labels))
     with ThreadPoolExecutor(max_workers=1) as pool:
         quorum = pool.submit(quorum_of, inventory, docker, service, options) if shared else None
         brokers = _judge_all(inventory, engines, nodes, service, options)
@@ -375,7 +373,7 @@ def quorum_of(inventory: Inventory, docker: DockerHosts, service: ServiceState, 
     port = voters.split(",")[0].rsplit(":", 1)[-1]
     if not port.isdigit():
         return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
-    command_config = quorum_client_config().target if options.security else None
+    command_config = internal_client_config().target if options.security else None
     return health.read_quorum(inventory, docker, options.stack_name, int(port), command_config)
 
 

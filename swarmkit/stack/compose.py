@@ -21,7 +21,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.listeners import Listener, ListenerPlan
-from swarmkit.stack.security import SecretFile, SecurityMaterial
+from swarmkit.stack.security import SECURITY_LABEL, SecretFile, SecurityMaterial
 from swarmkit.stack.topics import TopicSpec, format_topic_specs
 
 COMPOSE_VERSION = "3.8"
@@ -215,7 +215,7 @@ def broker_deploy(request: StackRequest) -> dict[str, Any]:
     if request.topics:
         labels["swarmkit.topics"] = format_topic_specs(request.topics)  # documentation only
     if request.listeners.secure:
-        labels["swarmkit.security"] = request.listeners.security  # how verify connects
+        labels[SECURITY_LABEL] = request.listeners.security
     return {
         "mode": "global",
         "endpoint_mode": "dnsrr",

@@ -28,6 +28,7 @@ SCRAM_TARGET = "swarmkit-scram"  # the controllers' `kafka-storage format --add-
 BROKER_TARGET = "swarmkit-broker-{broker_id}.pem"  # the entrypoint picks its own by BROKER_ID
 MECHANISM = "SCRAM-SHA-512"
 ADMIN_USER = "swarmkit-admin"
+SECURITY_LABEL = "swarmkit.security"  # the broker service's mode, read back by whatever connects later
 INTERNAL_NAME = "swarmkit-internal"
 SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 

@@ -56,7 +56,7 @@ CONTROLLER_SCRIPT = "apache/controller.sh"
 # where no DNS server answers (the sandbox), glibc's default 5 s x 2 attempts stalls each login
 # 10 s.  RES_OPTIONS bounds the lookup; names on the overlay are answered by Docker at once.
 SASL_RESOLVER_OPTIONS = "timeout:1 attempts:1"  # sasl_ssl: formats the storage with the admin's SCRAM credential
-QUORUM_CLIENT_FILE = "internal-client.properties"  # TLS: what the quorum tool in a controller connects with
+INTERNAL_CLIENT_FILE = "internal-client.properties"  # TLS: what Kafka's tools in a container connect with
 CLUSTER_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
 # servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
@@ -154,7 +154,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     service = {
         "image": request.image or DEFAULT_IMAGE,
         "entrypoint": ["/bin/sh", scripts[-1].target],
-        "configs": [config_mount(script) for script in scripts],
+        "configs": [config_mount(config) for config in scripts + _tool_configs(plan)],
         "environment": {"KAFKA_HEAP_OPTS": BROKER_HEAP} | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
@@ -225,21 +225,24 @@ def _broker_scripts(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
     return tuple(stack_script(path) for path in ENTRYPOINT_SCRIPTS + ((TLS_BROKER_SCRIPT,) if plan.secure else ()))
 
 
-def quorum_client_config() -> ConfigFile:
-    """The quorum tool's ``--command-config`` inside a controller: paths to the mounted secrets only."""
+def internal_client_config() -> ConfigFile:
+    """Kafka tools' ``--command-config`` inside a broker or controller container (the quorum tool,
+    reassignment, unregistering): mutual TLS with the mounted internal certificate, paths only."""
     settings = {"security.protocol": "SSL"} | {
         key: value
         for key, value in security_settings(ListenerPlan.build(security="ssl"), "controller").items()
         if key != "ssl.client.auth"
     }
-    return ConfigFile(QUORUM_CLIENT_FILE, "".join(f"{key}={value}\n" for key, value in settings.items()))
+    return ConfigFile(INTERNAL_CLIENT_FILE, "".join(f"{key}={value}\n" for key, value in settings.items()))
+
+
+def _tool_configs(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
+    return (internal_client_config(),) if plan.secure else ()
 
 
 def _controller_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
     plan = request.listeners
-    if not plan.secure:
-        return ()
-    return (quorum_client_config(), *([stack_script(CONTROLLER_SCRIPT)] if plan.sasl else []))
+    return _tool_configs(plan) + ((stack_script(CONTROLLER_SCRIPT),) if plan.sasl else ())
 
 
 def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:

@@ -6,12 +6,14 @@ import stat
 from pathlib import Path
 
 import pytest
+import yaml
 
-from swarmkit.cluster import pki
+from swarmkit.cluster import pki, reassign
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack import certs
 from swarmkit.stack.compose import StackRequest, kafka_env
+from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.stack.kafka_settings import security_settings
 from swarmkit.stack.listener_checks import validate_plan
 from swarmkit.stack.listeners import ListenerPlan
@@ -123,6 +125,23 @@ def test_the_secure_stack_names_secrets_but_holds_none(tmp_path: Path) -> None:
     assert {secret.target for secret in stack.secrets} >= {"swarmkit-broker-1.pem", "swarmkit-scram", "swarmkit-ca.crt"}
     assert all(f"./{secret.filename}" in stack.text for secret in stack.secrets)
     assert "uid: '1000'" in stack.text and "RES_OPTIONS" in stack.text
+
+
+@pytest.mark.parametrize("mode", ["ssl", "sasl_ssl"])
+def test_kafka_tools_in_every_container_of_a_secure_stack_get_the_internal_client_config(tmp_path: Path, mode: str) -> None:
+    """Reassignment and unregistering run in a broker container, the quorum tool in a controller's."""
+    services = yaml.safe_load(render(request(mode, pki.Pki(tmp_path / "pki"))).text)["services"]
+    for name, service in services.items():
+        targets = [config["target"] for config in service.get("configs", [])]
+        assert internal_client_config().target in targets, name
+    connection = reassign.tool_connection(9092, ClientSecurity("SSL", "CA", "/x/ca.crt"))
+    assert connection == ["--bootstrap-server", "localhost:9092", "--command-config", internal_client_config().target]
+
+
+def test_a_plaintext_stack_mounts_no_client_config() -> None:
+    services = yaml.safe_load(render(request("plaintext")).text)["services"]
+    assert all(internal_client_config().target not in str(service.get("configs", [])) for service in services.values())
+    assert reassign.tool_connection(9092, None) == ["--bootstrap-server", "localhost:9092"]
 
 
 def test_rendering_twice_gives_the_same_secret_names(tmp_path: Path) -> None:
