@@ -149,6 +149,11 @@ def by_address(security: ClientSecurity | None) -> ClientSecurity | None:
     return replace(security, verify_hostname=False) if security else None
 
 
+def admin_by_address(inventory: Inventory, stack_name: str, labels: Mapping[str, str]) -> ClientSecurity | None:
+    """swarmkit's admin login to a deployed stack, for dialling its hosts' addresses (the day-2 operations)."""
+    return by_address(for_service(inventory, stack_name, labels))
+
+
 def client_security(pki: Pki, security: str, user: str = ADMIN_USER) -> ClientSecurity:
     """How ``user`` connects: SCRAM (sasl_ssl) or the user's own client certificate (ssl)."""
     ca = pki.ca()

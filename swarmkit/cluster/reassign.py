@@ -47,7 +47,7 @@ def require_replicated_stack(inventory: Inventory, manager: Engine, stack_name: 
             f"stack '{stack_name}' is not a deployed Apache Kafka stack",
             hint="moving replicas needs the apache engine: tansu brokers keep no replicas to move",
         )
-    return pki.by_address(pki.for_service(inventory, stack_name, service.labels))
+    return pki.admin_by_address(inventory, stack_name, service.labels)
 
 
 def tool_connection(internal_port: int, security: ClientSecurity | None) -> list[str]:

@@ -164,14 +164,21 @@ class _Target:
     broker_id: int
     container_id: str  # the container being replaced
     bootstrap: str  # this node's own client port
-    security: ClientSecurity | None  # swarmkit's admin login, by address
 
     def result(self, started: float, new_container: str, ok: bool = False, detail: str = "") -> BrokerRoll:
         seconds = time.monotonic() - started
         return BrokerRoll(self.host.name, self.broker_id, self.container_id[:12], new_container[:12], seconds, ok, detail)
 
 
-def _readiness(target: _Target, state: ServiceState, bootstrap: str) -> tuple[str, str]:
+@dataclass(frozen=True)
+class _Cluster:
+    """How the roll reads the cluster: every chosen node's client port, swarmkit's admin login by address."""
+
+    bootstrap: str
+    security: ClientSecurity | None
+
+
+def _readiness(target: _Target, state: ServiceState, cluster: _Cluster) -> tuple[str, str]:
     """(new container id, why not ready yet or "")."""
     task = running_task(state, target.node_id)
     if task is None or task.container_id == target.container_id:
@@ -179,16 +186,16 @@ def _readiness(target: _Target, state: ServiceState, bootstrap: str) -> tuple[st
         seen = f"{newest.state}{f': {newest.error}' if newest.error else ''}" if newest else "none"
         return "", f"its new task is not running yet (newest task: {seen})"
     try:
-        if kafka.broker_metadata(target.bootstrap, PROBE_TIMEOUT, target.security).broker(target.broker_id) is None:
+        if kafka.broker_metadata(target.bootstrap, PROBE_TIMEOUT, cluster.security).broker(target.broker_id) is None:
             return task.container_id, f"{target.bootstrap} does not list broker {target.broker_id} yet"
-        registered, partitions = kafka.partition_states(bootstrap, PROBE_TIMEOUT, target.security)
+        registered, partitions = kafka.partition_states(cluster.bootstrap, PROBE_TIMEOUT, cluster.security)
     except BrokerError as error:
         return task.container_id, error.message
     return task.container_id, not_ready(target.broker_id, registered, partitions)
 
 
 def _wait_back(
-    manager: Engine, service: str, target: _Target, bootstrap: str, timeout: float, report: Callable[[str], None]
+    manager: Engine, service: str, target: _Target, cluster: _Cluster, timeout: float, report: Callable[[str], None]
 ) -> BrokerRoll:
     """Poll until the target's broker is back and the cluster in sync, or the timeout passes."""
     started = time.monotonic()
@@ -197,7 +204,7 @@ def _wait_back(
         state = dockerapi.service_state(manager, service)
         if state is None:
             raise OperationError(f"service {service} disappeared during the roll", hint="was the stack removed meanwhile?")
-        container, why = _readiness(target, state, bootstrap)
+        container, why = _readiness(target, state, cluster)
         if not why:
             return target.result(started, container, ok=True)
         if why != last:
@@ -212,7 +219,6 @@ def _targets(
     inventory: Inventory, docker: DockerHosts, manager: Engine, state: ServiceState, options: RollOptions
 ) -> list[_Target]:
     """Each chosen host's broker as it runs now; a broker not running stops the roll before it starts."""
-    security = pki.by_address(pki.for_service(inventory, options.stack_name, state.labels))
     engines = engine_states(inventory, docker)
     nodes = dockerapi.swarm_nodes(manager)
     chosen = [h for h in inventory.hosts if not options.nodes or h.name in options.nodes]
@@ -227,14 +233,14 @@ def _targets(
                 hint="see `swarmkit status -i INVENTORY`; bring it back (or `swarmkit up`) first",
             )
         bootstrap = f"{host.address}:{options.external_port}"
-        targets.append(_Target(host, node.id, int(broker_id), running[0].container_id, bootstrap, security))
+        targets.append(_Target(host, node.id, int(broker_id), running[0].container_id, bootstrap))
     return targets
 
 
-def _check_ready(targets: Sequence[_Target], bootstrap: str) -> None:
+def _check_ready(targets: Sequence[_Target], cluster: _Cluster) -> None:
     """Nothing is stopped unless every broker is registered and every partition in sync."""
     try:
-        registered, partitions = kafka.partition_states(bootstrap, PROBE_TIMEOUT, targets[0].security)
+        registered, partitions = kafka.partition_states(cluster.bootstrap, PROBE_TIMEOUT, cluster.security)
     except BrokerError as error:
         raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
     for target in targets:
@@ -336,8 +342,9 @@ def roll(
     state = _replicated_brokers(manager, options.stack_name)
     change = _plan_change(manager, service, options, state) if options.changes_spec else None
     targets = _targets(inventory, docker, manager, state, options)
-    bootstrap = ",".join(t.bootstrap for t in targets)
-    _check_ready(targets, bootstrap)
+    login = pki.admin_by_address(inventory, options.stack_name, state.labels)
+    cluster = _Cluster(",".join(t.bootstrap for t in targets), login)
+    _check_ready(targets, cluster)
     if options.image:
         progress(0, len(targets), f"pulling {options.image} on every node")
         _pull(docker, targets, options.image)
@@ -349,7 +356,7 @@ def roll(
         )
         first = _first_taken(manager, service, targets, BROKER_TIMEOUT)
     order = ([first] if first else []) + [t for t in targets if t is not first]
-    results = _roll_each(docker, manager, service, order, first, bootstrap, options, progress)
+    results = _roll_each(docker, manager, service, order, first, cluster, options, progress)
     done = len(results) == len(order) and results[-1].ok
     if change and done:
         dockerapi.update_service(manager, service, update_delay_ns=change.restore_delay_ns)
@@ -371,7 +378,7 @@ def _roll_each(
     service: str,
     order: list[_Target],
     first: _Target | None,
-    bootstrap: str,
+    cluster: _Cluster,
     options: RollOptions,
     progress: Progress,
 ) -> list[BrokerRoll]:
@@ -381,7 +388,7 @@ def _roll_each(
         if target is not first:
             report(f"{target.host.name}: controlled shutdown of broker {target.broker_id}")
             dockerapi.stop_container(docker[target.host], target.container_id, STOP_GRACE_S)
-        results.append(_wait_back(manager, service, target, bootstrap, options.broker_timeout, report))
+        results.append(_wait_back(manager, service, target, cluster, options.broker_timeout, report))
         if not results[-1].ok:
             break
         report(f"{target.host.name}: broker {target.broker_id} back and in sync after {results[-1].seconds:.1f} s")

@@ -177,7 +177,7 @@ def status(
     service, image = _broker_service(docker, manager, stack)
     engine = service.labels.get("swarmkit.engine", "apache")
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
-    security = pki.by_address(pki.for_service(inventory, stack, service.labels))
+    security = pki.admin_by_address(inventory, stack, service.labels)
     options = VerifyOptions(stack_name=stack, security=security)
     with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
         metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
