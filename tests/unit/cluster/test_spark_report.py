@@ -13,6 +13,7 @@ import pytest
 from swarmkit.assets import SPARK_DIR
 from swarmkit.cluster.spark import (
     ClassArchive,
+    DriverJava,
     SparkJobError,
     SparkReport,
     connector_dir,
@@ -141,18 +142,46 @@ def test_job_command_passes_the_jars_and_env(tmp_path, monkeypatch) -> None:
     assert command[command.index("--bootstrap") + 1] == "b1:9094,b2:9094"
     assert command[command.index("--master") + 1] == "spark://m:7077"
     assert command[command.index("--linger-ms") + 1] == "5"
+    assert command[command.index("--driver-class-path") + 1] == ":".join(str(folder / name) for name in JARS)
     env = job_env()
     assert env["PYSPARK_PYTHON"] == sys.executable and env["SPARK_LOCAL_IP"] == "127.0.0.1"
+    assert job_env(java=DriverJava(tmp_path / "jdk", 25))["JAVA_HOME"] == str(tmp_path / "jdk")
 
 
-def test_class_archive_is_written_by_a_successful_run_then_reused(tmp_path, monkeypatch) -> None:
+def fake_jdk(root: Path, name: str, release: str) -> Path:
+    home = root / name
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "java").touch()
+    (home / "release").write_text(f'IMPLEMENTOR="x"\nJAVA_VERSION="{release}"\n')
+    return home
+
+
+def test_the_driver_runs_on_java_home_else_the_newest_jdk_spark_supports(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setattr("swarmkit.cluster.spark.JVM_DIR", tmp_path)
+    assert DriverJava.for_master(None) == DriverJava(None, 0)  # nothing installed there: java from PATH
+    fake_jdk(tmp_path, "jdk-17", "17.0.15")
+    newest = fake_jdk(tmp_path, "temurin-25", "25.0.3")
+    fake_jdk(tmp_path, "jdk-26", "26")  # newer than Spark supports
+    assert DriverJava.for_master("local[*]") == DriverJava(newest, 25)
+    assert DriverJava.for_master("spark://m:7077") == DriverJava(None, 0)  # executors run the image's Java 17
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk-17"))
+    assert DriverJava.for_master(None) == DriverJava(tmp_path / "jdk-17", 17)
+
+
+@pytest.mark.parametrize(
+    ("release", "writes", "reads", "logs"),
+    [
+        (17, "-XX:ArchiveClassesAtExit=", "-XX:SharedArchiveFile=", "-Xlog:cds=off -Xlog:cds+dynamic=off"),
+        (25, "-XX:AOTCacheOutput=", "-XX:AOTCache=", "-Xlog:aot=off -Xlog:cds=off"),
+    ],
+)
+def test_class_archive_is_written_by_a_successful_run_then_reused(tmp_path, monkeypatch, release, writes, reads, logs) -> None:
     monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
-    first = ClassArchive.for_this_run()
+    java = DriverJava(fake_jdk(tmp_path, "jdk", f"{release}.0.1"), release)
+    first = ClassArchive.for_java(java)
     assert first.staging is not None and first.path.parent == tmp_path / f"spark-kafka-{version('pyspark')}"
-    assert first.options() == [
-        "--driver-java-options",
-        f"-XX:ArchiveClassesAtExit={first.staging} -Xlog:cds=off -Xlog:cds+dynamic=off",
-    ]
+    assert " ".join(first.java_options()) == f"{writes}{first.staging} {logs}"
     first.path.parent.mkdir(parents=True)
     first.staging.write_bytes(b"half")
     first.keep(False)  # a failed run's archive is not trusted
@@ -160,8 +189,8 @@ def test_class_archive_is_written_by_a_successful_run_then_reused(tmp_path, monk
     first.staging.write_bytes(b"archive")
     first.keep(True)
     assert first.path.read_bytes() == b"archive" and not first.staging.exists()
-    second = ClassArchive.for_this_run()
-    assert second.staging is None and f"-XX:SharedArchiveFile={first.path}" in second.options()[1]
+    second = ClassArchive.for_java(java)
+    assert second.staging is None and f"{reads}{first.path}" in second.java_options()
 
 
 def test_pyspark_pin_matches_the_connector_pom() -> None:
@@ -191,3 +220,15 @@ def test_the_connector_is_resolved_from_the_spark_pom_into_the_cache(tmp_path, m
 def test_job_rejects_bad_arguments(argv: list[str]) -> None:
     with pytest.raises(SystemExit):
         verify_job.parse_args(argv)
+
+
+def test_only_a_partition_whose_sums_match_what_was_written_skips_the_exact_count() -> None:
+    sent = list(PLAN.sequences(0))  # 0, 6, 12, 18
+    row = {"count": 4, "valid": 4, "seq_sum": sum(sent), "crc": 99}
+    assert verify_job.as_written(PLAN, 0, row, 99)
+    assert not verify_job.as_written(PLAN, 0, None, 99)  # nothing read back
+    assert not verify_job.as_written(PLAN, 0, {**row, "crc": 98}, 99)  # a corrupted byte
+    assert not verify_job.as_written(PLAN, 0, {**row, "count": 5}, 99)  # one record more than sent
+    assert not verify_job.as_written(PLAN, 0, {**row, "valid": 3}, 99)  # one record not ours
+    # 18 lost and 12 read twice: the same count, a different sum of sequence numbers
+    assert not verify_job.as_written(PLAN, 0, {**row, "seq_sum": sum(sent) - 18 + 12}, 99)
