@@ -475,9 +475,9 @@ def as_written(plan: Plan, partition: int, row: dict[str, Any] | None, crc: int 
     """Whether a partition's first-pass sums match the generator's: as many records as were sent, all
     valid, the same sum of sequence numbers and the same crc32 sum. A record lost and another duplicated
     would have to leave both sums unchanged to pass, which crc32's spread makes a 1-in-2**32 chance."""
-    if not row:
-        return False
     sent = plan.sequences(partition)
+    if not row:
+        return not sent
     seq_sum = len(sent) * sent.start + sent.step * len(sent) * (len(sent) - 1) // 2 if sent else 0
     counts_match = row["count"] == row["valid"] == len(sent)
     return counts_match and row["seq_sum"] == seq_sum and row["crc"] == crc

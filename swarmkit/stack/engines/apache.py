@@ -57,7 +57,8 @@ CONTROLLER_SCRIPT = "apache/controller.sh"
 # 10 s.  RES_OPTIONS bounds the lookup; names on the overlay are answered by Docker at once.
 SASL_RESOLVER_OPTIONS = "timeout:1 attempts:1"  # sasl_ssl: formats the storage with the admin's SCRAM credential
 INTERNAL_CLIENT_FILE = "internal-client.properties"  # TLS: what Kafka's tools in a container connect with
-CLUSTER_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+# base64url, but never a leading '-': kafka-storage would read "--cluster-id -abc..." as an option
+CLUSTER_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{21}$")
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
 # servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
 BROKER_HEAP = "-Xmx512m -Xms512m"
@@ -67,8 +68,12 @@ CONTROLLER_HEAP = "-Xmx256m -Xms256m"
 def generate_cluster_id() -> str:
     """A new KRaft cluster id (a random UUID, base64url without padding, as kafka-storage makes).
 
-    Call it once per cluster and keep the result: the renderer never invents one."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    Call it once per cluster and keep the result: the renderer never invents one. Like Kafka's own
+    Uuid.randomUuid, it draws again rather than start with '-', which one id in 64 would."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if CLUSTER_ID.match(cluster_id):
+            return cluster_id
 
 
 def topic_broker_limit(broker_count: int) -> int:
@@ -101,7 +106,7 @@ def check(request: StackRequest) -> None:
     if not CLUSTER_ID.match(request.cluster_id):
         raise SpecError(
             f"CLUSTER_ID: '{request.cluster_id}' is not a KRaft cluster id",
-            hint="a cluster id is 22 characters of base64url, e.g. from `kafka-storage.sh random-uuid`",
+            hint="a cluster id is 22 characters of base64url not starting with '-', e.g. from `kafka-storage.sh random-uuid`",
         )
     if not request.inventory.managers:
         raise SpecError(

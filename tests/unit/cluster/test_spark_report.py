@@ -227,6 +227,7 @@ def test_only_a_partition_whose_sums_match_what_was_written_skips_the_exact_coun
     row = {"count": 4, "valid": 4, "seq_sum": sum(sent), "crc": 99}
     assert verify_job.as_written(PLAN, 0, row, 99)
     assert not verify_job.as_written(PLAN, 0, None, 99)  # nothing read back
+    assert verify_job.as_written(PLAN, 3, None, 0)  # a partition nothing was sent to
     assert not verify_job.as_written(PLAN, 0, {**row, "crc": 98}, 99)  # a corrupted byte
     assert not verify_job.as_written(PLAN, 0, {**row, "count": 5}, 99)  # one record more than sent
     assert not verify_job.as_written(PLAN, 0, {**row, "valid": 3}, 99)  # one record not ours

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import uuid
 from dataclasses import replace
 from pathlib import Path
 
@@ -329,6 +330,16 @@ def test_generated_cluster_ids_are_valid_and_distinct():
     first, second = generate_cluster_id(), generate_cluster_id()
     assert first != second
     render_stack(apache(cluster_id=first))
+
+
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch):
+    """kafka-storage format --cluster-id -irYL... takes the id for an option: every broker exits 1."""
+    drawn = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(bytes=b"\x01" * 16)])
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(drawn))
+    assert generate_cluster_id() == "AQEBAQEBAQEBAQEBAQEBAQ"  # the id starting with '-' was drawn again
+    with pytest.raises(SpecError, match="is not a KRaft cluster id") as refused:
+        render_stack(apache(cluster_id="-irYLBS2RHShMbu9wYZRiw"))
+    assert "not starting with '-'" in refused.value.hint
 
 
 def test_the_registry_names_each_engine_by_its_own_name():
