@@ -478,7 +478,7 @@ def as_written(plan: Plan, partition: int, row: dict[str, Any] | None, crc: int 
     sent = plan.sequences(partition)
     if not row:
         return not sent
-    seq_sum = len(sent) * sent.start + sent.step * len(sent) * (len(sent) - 1) // 2 if sent else 0
+    seq_sum = len(sent) * sent.start + sent.step * len(sent) * (len(sent) - 1) // 2
     counts_match = row["count"] == row["valid"] == len(sent)
     return counts_match and row["seq_sum"] == seq_sum and row["crc"] == crc
 

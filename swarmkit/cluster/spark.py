@@ -259,11 +259,11 @@ class DriverJava:
     def for_master(cls, master: str | None) -> DriverJava:
         if os.environ.get("JAVA_HOME"):
             return cls.at(Path(os.environ["JAVA_HOME"]))
-        installed = [cls.at(home) for home in sorted(JVM_DIR.glob("*")) if (home / "bin" / "java").is_file()]
-        supported = [java for java in installed if java.version in SPARK_JAVA_VERSIONS]
-        if is_standalone(master) or not supported:
+        if is_standalone(master):
             return cls(None, 0)
-        return max(supported, key=lambda java: java.version)
+        installed = [cls.at(home) for home in JVM_DIR.glob("*") if (home / "bin" / "java").is_file()]
+        supported = [java for java in installed if java.version in SPARK_JAVA_VERSIONS]
+        return max(supported, key=lambda java: java.version, default=cls(None, 0))
 
     @classmethod
     def at(cls, home: Path) -> DriverJava:
