@@ -289,7 +289,8 @@ class ClassArchive:
     one-shot job's first read runs interpreted until the JIT has seen enough of it. From Java 25 an
     AOT cache (classes loaded and linked, method profiles), before it a dynamic CDS archive (classes
     only). The first run writes it to a staging file, kept only if that run succeeded; a JVM that does
-    not match it (another JDK or class path) ignores it, and its name carries the java binary's identity."""
+    not match it ignores it without a word, so its name carries what it must match: the java binary
+    and the class path, that is where pyspark is installed (one archive per checkout's virtualenv)."""
 
     path: Path
     aot: bool
@@ -298,7 +299,8 @@ class ClassArchive:
     @classmethod
     def for_java(cls, java: DriverJava) -> ClassArchive:
         binary = java.binary.resolve()
-        identity = f"{binary}:{binary.stat().st_mtime_ns}" if binary.is_file() else "none"
+        java_identity = f"{binary}:{binary.stat().st_mtime_ns}" if binary.is_file() else "none"
+        identity = f"{java_identity}:{spark_submit().resolve().parents[1]}"
         digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
         aot = java.version >= AOT_CACHE_JAVA
         path = connector_dir().parent / f"driver-classes-{digest}.{'aot' if aot else 'jsa'}"

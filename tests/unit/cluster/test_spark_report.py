@@ -193,6 +193,21 @@ def test_class_archive_is_written_by_a_successful_run_then_reused(tmp_path, monk
     assert second.staging is None and f"{reads}{first.path}" in second.java_options()
 
 
+def test_another_checkouts_pyspark_gets_an_archive_of_its_own(tmp_path, monkeypatch) -> None:
+    """An archive made with another class path is ignored by the JVM without a word (a clean clone's
+    .venv made this checkout's runs cold): the pyspark install is part of the archive's name."""
+    monkeypatch.setenv("SWARMKIT_CACHE", str(tmp_path))
+    java = DriverJava(fake_jdk(tmp_path, "jdk", "25.0.3"), 25)
+    names = set()
+    for checkout in ("main", "clone"):
+        script = tmp_path / checkout / "pyspark" / "bin" / "spark-submit"
+        script.parent.mkdir(parents=True)
+        script.touch()
+        monkeypatch.setattr("swarmkit.cluster.spark.spark_submit", lambda script=script: script)
+        names.add(ClassArchive.for_java(java).path.name)
+    assert len(names) == 2
+
+
 def test_pyspark_pin_matches_the_connector_pom() -> None:
     pom = (SPARK_DIR / "pom.xml").read_text()
     spark_version = re.search(r"<spark.version>(.+?)</spark.version>", pom).group(1)
