@@ -216,6 +216,8 @@ def spark(args: argparse.Namespace, tuning: job.Tuning) -> SparkReport:
         str(tuning.min_partitions),
         "--fetch-bytes",
         str(tuning.fetch_bytes),
+        "--poll-records",
+        str(tuning.poll_records),
     ]
     try:
         return run_verify_job(args.brokers, args.topic, args.records, master=args.master, timeout=1800, extra_args=extra)
@@ -322,6 +324,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--write-tasks", type=int, default=0)
     parser.add_argument("--min-partitions", type=int, default=0)
     parser.add_argument("--fetch-bytes", type=int, default=job.Tuning.fetch_bytes)
+    parser.add_argument("--poll-records", type=int, default=job.Tuning.poll_records, help="Spark's read only (Java consumer)")
     parser.add_argument("--rounds", type=int, default=1, help="A/B rounds, who goes first alternating; median ratio shown")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = parser.parse_args()
@@ -396,7 +399,13 @@ def own_sandbox(args: argparse.Namespace, err: Console) -> Iterator[None]:
 def main() -> int:
     args = parse_args()
     tuning = job.Tuning(
-        args.linger_ms, args.batch_size, args.compression, args.write_tasks, args.min_partitions, args.fetch_bytes
+        args.linger_ms,
+        args.batch_size,
+        args.compression,
+        args.write_tasks,
+        args.min_partitions,
+        args.fetch_bytes,
+        args.poll_records,
     )
     err = Console(stderr=True)
     try:

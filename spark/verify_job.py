@@ -68,6 +68,7 @@ class Tuning:
     write_tasks: int = 0  # 0: one per core
     min_partitions: int = 0  # 0: one read task per Kafka partition
     fetch_bytes: int = 16 << 20  # per partition and fetch; the consumer's 1 MiB default starves a read
+    poll_records: int = 20_000  # per poll; the source asks the leader for two offsets after every poll
     timeout: float = DEFAULT_TIMEOUT
 
 
@@ -400,6 +401,7 @@ def _source(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tuning
         .option("kafkaConsumer.pollTimeoutMs", str(POLL_TIMEOUT_MS))
         .option("kafka.max.partition.fetch.bytes", str(tuning.fetch_bytes))
         .option("kafka.fetch.max.bytes", str(4 * tuning.fetch_bytes))
+        .option("kafka.max.poll.records", str(tuning.poll_records))  # see Tuning.poll_records and the README
         .option("kafka.check.crcs", "false")  # every value's crc32 is checked end to end below (librdkafka's default too)
         .options(**plan.client.connector_options())
     )
@@ -647,6 +649,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--write-tasks", type=int, default=0, help="Spark tasks writing (0: one per core)")
     parser.add_argument("--min-partitions", type=int, default=0, help="Spark tasks reading (0: one per partition)")
     parser.add_argument("--fetch-bytes", type=int, default=Tuning.fetch_bytes, help="max bytes per partition fetch")
+    parser.add_argument("--poll-records", type=int, default=Tuning.poll_records, help="max records per consumer poll")
     parser.add_argument("--client-config", type=Path, help="librdkafka settings for a secure cluster (the driver's checks)")
     parser.add_argument("--client-properties", type=Path, help="Java client settings for a secure cluster (the connector)")
     streaming = parser.add_argument_group("streaming mode (stream_job.py)")
@@ -674,6 +677,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.write_tasks,
         args.min_partitions,
         args.fetch_bytes,
+        args.poll_records,
         args.timeout,
     )
     return args
