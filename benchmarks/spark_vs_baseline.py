@@ -201,24 +201,7 @@ def baseline(args: argparse.Namespace, tuning: job.Tuning) -> tuple[list[dict[st
 
 def spark(args: argparse.Namespace, tuning: job.Tuning) -> SparkReport:
     """The job itself, through spark-submit, with the same tuning."""
-    extra = [
-        "--partitions",
-        str(args.partitions),
-        "--linger-ms",
-        str(tuning.linger_ms),
-        "--batch-size",
-        str(tuning.batch_size),
-        "--compression",
-        tuning.compression,
-        "--write-tasks",
-        str(tuning.write_tasks),
-        "--min-partitions",
-        str(tuning.min_partitions),
-        "--fetch-bytes",
-        str(tuning.fetch_bytes),
-        "--poll-records",
-        str(tuning.poll_records),
-    ]
+    extra = ["--partitions", str(args.partitions), *tuning.to_args()]
     try:
         return run_verify_job(args.brokers, args.topic, args.records, master=args.master, timeout=1800, extra_args=extra)
     except SparkJobError as exc:
@@ -321,13 +304,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--topic", default="swarmkit-bench", help="used by both sides (their offset ranges differ)")
     parser.add_argument("--partitions", type=int, default=6, help="if the topic must be created")
     parser.add_argument("--master", default=None, help="Spark master (default local[*])")
-    parser.add_argument("--linger-ms", type=int, default=job.Tuning.linger_ms)
-    parser.add_argument("--batch-size", type=int, default=job.Tuning.batch_size)
-    parser.add_argument("--compression", default=job.Tuning.compression)
-    parser.add_argument("--write-tasks", type=int, default=0)
-    parser.add_argument("--min-partitions", type=int, default=0)
-    parser.add_argument("--fetch-bytes", type=int, default=job.Tuning.fetch_bytes)
-    parser.add_argument("--poll-records", type=int, default=job.Tuning.poll_records, help="Spark's read only (Java consumer)")
+    job.add_tuning_arguments(parser)  # both sides get the same tuning
     parser.add_argument("--rounds", type=int, default=1, help="A/B rounds, who goes first alternating; median ratio shown")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = parser.parse_args()
@@ -409,15 +386,7 @@ def own_sandbox(args: argparse.Namespace, err: Console) -> Iterator[None]:
 
 def main() -> int:
     args = parse_args()
-    tuning = job.Tuning(
-        args.linger_ms,
-        args.batch_size,
-        args.compression,
-        args.write_tasks,
-        args.min_partitions,
-        args.fetch_bytes,
-        args.poll_records,
-    )
+    tuning = job.Tuning.from_args(args)
     err = Console(stderr=True)
     try:
         with own_sandbox(args, err):

@@ -37,7 +37,7 @@ import time
 import uuid
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,27 @@ class Tuning:
     fetch_bytes: int = 16 << 20  # per partition and fetch; the consumer's 1 MiB default starves a read
     poll_records: int = 20_000  # per poll; the source asks the leader for two offsets after every poll
     timeout: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Tuning:
+        """The options ``add_tuning_arguments`` defines, under the fields' names."""
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
+
+    def to_args(self) -> list[str]:
+        """The same tuning as this job's command-line options (a benchmark hands it to spark-submit)."""
+        return [arg for f in fields(self) for arg in (f"--{f.name.replace('_', '-')}", str(getattr(self, f.name)))]
+
+
+def add_tuning_arguments(parser: argparse.ArgumentParser) -> None:
+    """One option per ``Tuning`` field, for the job and for the benchmark that runs it."""
+    parser.add_argument("--timeout", type=float, default=Tuning.timeout, help="Kafka delivery and poll timeout, s")
+    parser.add_argument("--linger-ms", type=int, default=Tuning.linger_ms)
+    parser.add_argument("--batch-size", type=int, default=Tuning.batch_size)
+    parser.add_argument("--compression", default=Tuning.compression, choices=["none", "gzip", "snappy", "lz4", "zstd"])
+    parser.add_argument("--write-tasks", type=int, default=0, help="Spark tasks writing (0: one per core)")
+    parser.add_argument("--min-partitions", type=int, default=0, help="Spark tasks reading (0: one per partition)")
+    parser.add_argument("--fetch-bytes", type=int, default=Tuning.fetch_bytes, help="max bytes per partition fetch")
+    parser.add_argument("--poll-records", type=int, default=Tuning.poll_records, help="max records per Java consumer poll")
 
 
 @dataclass(frozen=True)
@@ -641,15 +662,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--master", default=None, help="default: spark-submit's (local[*])")
     parser.add_argument("--partitions", type=int, default=DEFAULT_PARTITIONS, help="if the topic must be created")
     parser.add_argument("--payload-bytes", type=int, default=DEFAULT_PAYLOAD)
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="Kafka delivery and poll timeout, s")
     parser.add_argument("--probe-timeout", type=float, default=PROBE_TIMEOUT, help="seconds per broker probe")
-    parser.add_argument("--linger-ms", type=int, default=Tuning.linger_ms)
-    parser.add_argument("--batch-size", type=int, default=Tuning.batch_size)
-    parser.add_argument("--compression", default=Tuning.compression, choices=["none", "gzip", "snappy", "lz4", "zstd"])
-    parser.add_argument("--write-tasks", type=int, default=0, help="Spark tasks writing (0: one per core)")
-    parser.add_argument("--min-partitions", type=int, default=0, help="Spark tasks reading (0: one per partition)")
-    parser.add_argument("--fetch-bytes", type=int, default=Tuning.fetch_bytes, help="max bytes per partition fetch")
-    parser.add_argument("--poll-records", type=int, default=Tuning.poll_records, help="max records per consumer poll")
+    add_tuning_arguments(parser)
     parser.add_argument("--client-config", type=Path, help="librdkafka settings for a secure cluster (the driver's checks)")
     parser.add_argument("--client-properties", type=Path, help="Java client settings for a secure cluster (the connector)")
     streaming = parser.add_argument_group("streaming mode (stream_job.py)")
@@ -670,16 +684,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("streaming needs --seconds > 0, --rate >= 1 and --restart-after within --seconds")
     if args.payload_bytes < RUN_CHARS + SEQ_DIGITS + 2:
         parser.error(f"--payload-bytes must hold the record header ({RUN_CHARS + SEQ_DIGITS + 2} bytes)")
-    args.tuning = Tuning(
-        args.linger_ms,
-        args.batch_size,
-        args.compression,
-        args.write_tasks,
-        args.min_partitions,
-        args.fetch_bytes,
-        args.poll_records,
-        args.timeout,
-    )
+    args.tuning = Tuning.from_args(args)
     return args
 
 

@@ -248,3 +248,9 @@ def test_only_a_partition_whose_sums_match_what_was_written_skips_the_exact_coun
     assert not verify_job.as_written(PLAN, 0, {**row, "valid": 3}, 99)  # one record not ours
     # 18 lost and 12 read twice: the same count, a different sum of sequence numbers
     assert not verify_job.as_written(PLAN, 0, {**row, "seq_sum": sum(sent) - 18 + 12}, 99)
+
+
+def test_tuning_goes_through_the_job_command_line_unchanged() -> None:
+    tuning = verify_job.Tuning(linger_ms=7, compression="zstd", min_partitions=12, poll_records=500, timeout=30.0)
+    argv = ["--bootstrap", "b:9094", "--topic", "t", "--report", "r", *tuning.to_args()]
+    assert verify_job.parse_args(argv).tuning == tuning
