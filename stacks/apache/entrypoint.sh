@@ -7,6 +7,8 @@
 #                                  (this node's address for clients) and {internal_host}
 #   SWARMKIT_INTERNAL_HOST         this broker's name on the overlay ({{.Task.Name}} in the stack)
 #   SWARMKIT_MAX_BROKER_ID         highest broker id; controllers use the ids above it
+#   KAFKA_CONTROLLER_QUORUM_VOTERS  id@host:port,...: the JVM starts once a majority of them listen
+#   SWARMKIT_QUORUM_WAIT_LOG       seconds between two "still waiting" lines (default 10)
 #   KAFKA_START_COMMAND            what to exec once configured (default /etc/kafka/docker/run)
 # Outputs: KAFKA_NODE_ID and KAFKA_ADVERTISED_LISTENERS exported to the start command.
 set -eu
@@ -19,6 +21,35 @@ swarmkit_check_host() {
         0.0.0.0 | ::)
             swarmkit_fail "$1 '$2' is not routable; clients cannot connect to it" ;;
     esac
+}
+
+# A swarm starts every task at once and has no start order.  On a small host six JVMs starting
+# together starve the controllers' first election; the brokers then time out registering.  So a
+# broker's JVM starts only once a majority of the quorum's voters accept connections (the
+# controllers are up), and it waits without a JVM: no CPU taken from them, no cold restarts.
+swarmkit_await_quorum() {
+    voters=$(printf '%s' "${KAFKA_CONTROLLER_QUORUM_VOTERS:-}" | tr ',' ' ')
+    [ -n "$voters" ] && command -v nc >/dev/null 2>&1 || return 0
+    set -- $voters
+    needed=$(($# / 2 + 1))
+    every="${SWARMKIT_QUORUM_WAIT_LOG:-10}"
+    started=$(date +%s)
+    next_line=0
+    while :; do
+        listening=0
+        for voter in "$@"; do
+            address=${voter#*@}
+            nc -w 2 "${address%:*}" "${address##*:}" -e /bin/true 2>/dev/null && listening=$((listening + 1))
+        done
+        [ "$listening" -ge "$needed" ] && break
+        waited=$(($(date +%s) - started))
+        if [ "$waited" -ge "$next_line" ]; then
+            echo "swarmkit: waiting for the controller quorum: $listening of $# voters listen, $needed needed (${waited}s)" >&2
+            next_line=$((waited + every))
+        fi
+        sleep 2
+    done
+    echo "swarmkit: controller quorum listening ($listening of $# voters) after $(($(date +%s) - started))s" >&2
 }
 
 swarmkit_node_identity
@@ -48,6 +79,7 @@ KAFKA_ADVERTISED_LISTENERS=$(printf '%s\n' "$template" |
 export KAFKA_NODE_ID KAFKA_ADVERTISED_LISTENERS
 start="${KAFKA_START_COMMAND:-/etc/kafka/docker/run}"
 unset KAFKA_START_COMMAND  # the image turns every KAFKA_* variable into a server property
+swarmkit_await_quorum
 echo "swarmkit: node.id=$KAFKA_NODE_ID advertised.listeners=$KAFKA_ADVERTISED_LISTENERS" >&2
 # shellcheck disable=SC2086  # word splitting lets the start command carry arguments
 exec $start

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -67,3 +68,17 @@ def load_hosts(path: str) -> tuple[Inventory, DockerHosts]:
 
 def print_json(data: Any) -> None:
     out.print_json(json.dumps(data, default=str))
+
+
+class ProgressLines:
+    """Progress as one timestamped line per change on stderr, in any mode: a terminal, a CI log, a
+    runbook's pipe (a spinner alone shows nothing there).  Text is printed as it is, never as markup."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.last = ""
+
+    def __call__(self, message: str) -> None:
+        if message != self.last:
+            err.print(f"{time.monotonic() - self.started:6.1f}s  {message}", markup=False, highlight=False, emoji=False)
+            self.last = message

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from swarmkit.cli import tables
@@ -18,6 +19,7 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     MEMORY_OPTION,
+    ProgressLines,
     err,
     exit_with,
     expected_failures,
@@ -42,7 +44,12 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
 )
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
 STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
-TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node).")
+TIMEOUT_OPTION = typer.Option(
+    None, "--timeout", help="The most seconds to wait for a broker on every node (default 600 + 60 per node)."
+)
+STALL_TIMEOUT_OPTION = typer.Option(
+    deploy.waits.STALL_TIMEOUT, "--stall-timeout", help="Fail when no broker changed phase for this many seconds."
+)
 REPLICATION_OPTION = typer.Option(
     None,
     "--replication-factor",
@@ -64,6 +71,7 @@ STACK_PARAMETERS = {
     "topics": (str, TOPICS_OPTION),
     "stack_name": (str, STACK_OPTION),
     "timeout": (float | None, TIMEOUT_OPTION),
+    "stall_timeout": (float, STALL_TIMEOUT_OPTION),
     "cluster_id": (str | None, CLUSTER_ID_OPTION),
     "replication_factor": (int | None, REPLICATION_OPTION),
     "external_port": (int, EXTERNAL_PORT_OPTION),
@@ -98,7 +106,7 @@ def stack_options(command: Callable) -> Callable:
 
 
 def with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
-    """Run a deploy-like action with a progress bar on stderr (brokers answering / nodes)."""
+    """Run a deploy-like action with a progress bar on a terminal and a line per change on stderr."""
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -109,9 +117,11 @@ def with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
         transient=True,
     ) as progress:
         task = progress.add_task("starting", total=None)
+        lines = ProgressLines()
 
         def on_progress(done: int, total: int, message: str) -> None:
-            progress.update(task, completed=done, total=total or None, description=message)
+            progress.update(task, completed=done, total=total or None, description=escape(message))
+            lines(message)
 
         return action(on_progress)
 

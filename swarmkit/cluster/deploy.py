@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from swarmkit.cluster import images, pki
+from swarmkit import waits
+from swarmkit.cluster import images, pki, startup
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
@@ -40,12 +41,10 @@ from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm import identity
 from swarmkit.swarm.bootstrap import SwarmResult
 
-# A changed stack rolls one broker at a time (update delay 10 s, plus stop and start), so the
-# default wait grows with the number of nodes.
-BASE_TIMEOUT = 60.0
-TIMEOUT_PER_NODE = 30.0
-POLL_INTERVAL = 0.1
-PROBE_WINDOW = 1.0  # how long running tasks are probed before the swarm's state is read again
+# A wait fails when no broker changed phase for STALL_TIMEOUT s (swarmkit.cluster.startup), or at the
+# cap: by default a generous time that grows with the nodes (a changed stack rolls one broker at a time).
+BASE_CAP = 600.0
+CAP_PER_NODE = 60.0
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
 SECURE_PROBE_TIMEOUT = 10.0  # a TLS handshake and a SCRAM login on a loaded machine
@@ -72,7 +71,8 @@ class DeployOptions:
     hostname_command: str | None = None
     topics: str = ""  # name:partitions:replicas[:key=value...], comma-separated
     stack_name: str = "kafka"
-    timeout: float | None = None  # seconds to wait for convergence; None: 60 + 30 per node
+    timeout: float | None = None  # the most seconds to wait for every broker; None: 600 + 60 per node
+    stall_timeout: float = waits.STALL_TIMEOUT  # a wait in which no broker changes phase for this long fails
     listeners: ListenerPlan = field(default_factory=ListenerPlan)
     cluster_id: str | None = None  # apache: None = the one kept in the swarm (generated on first deploy)
     replication_factor: int | None = None
@@ -172,7 +172,9 @@ def validate(inventory: Inventory, options: DeployOptions) -> BrokerEngine:
     options = options.resolved(inventory)
     engine = engine_for(options.engine or "")
     if options.timeout is not None and options.timeout <= 0:
-        raise SpecError(f"timeout: {options.timeout:g}s", hint="give the brokers a positive time to start, e.g. 180")
+        raise SpecError(f"timeout: {options.timeout:g}s", hint="give the brokers a positive time to start, e.g. 900")
+    if options.stall_timeout <= 0:
+        raise SpecError(f"stall timeout: {options.stall_timeout:g}s", hint="give each phase a positive time, e.g. 180")
     request = _request(inventory, options, options.cluster_id or (VALIDATION_CLUSTER_ID if engine.KRAFT else None))
     check_request(request)
     if request.topics and not options.check_kafka:
@@ -293,6 +295,8 @@ class _Target:
     task_id: str = ""  # the task verified to serve (empty until then)
     advertised: str = ""
     problem: str = ""  # why it is not verified yet
+    phase: str = ""  # what its broker is doing, as last reported
+    failures: frozenset[str] = frozenset()  # its failed tasks, seen while waiting
 
     @property
     def name(self) -> str:
@@ -332,11 +336,6 @@ def running_task(state: ServiceState, node_id: str) -> TaskState | None:
     return None
 
 
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
 def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[TaskState], str]) -> str:
     """What `docker service ps` says about a node whose broker does not serve, with the last line
     the failed container printed (``output_of``): usually the entrypoint's own explanation."""
@@ -345,7 +344,10 @@ def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[
         return f"no broker task on this node (swarm node state {target.member.node.state}, availability {target.member.node.availability})"
     running = running_task(state, target.member.node.id)
     if running is not None:
-        return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}"
+        said = startup.last_lines(output_of(running)) if running.container_id else ""
+        return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}" + (
+            f"; its log: {said}" if said else ""
+        )
     latest = tasks[0]
     line = f"task {latest.name} is {latest.state}"
     if latest.desired_state != latest.state:
@@ -357,24 +359,13 @@ def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[
     if failed is not None:
         if failed is not latest:
             line += f"; last failure: {failed.error}"
-        said = _last_line(output_of(failed)) if failed.container_id else ""
+        said = startup.last_lines(output_of(failed), 1) if failed.container_id else ""
         if said:
             line += f" ({said})"
     return line
 
 
-def _probe_running(targets: list[_Target]) -> list[tuple[str, str]]:
-    """Probe each target whose present task runs; those that do not serve yet again every POLL_INTERVAL,
-    for up to PROBE_WINDOW s, so a broker is seen within a poll of answering.  Only a present task can
-    answer: the state showed it running, so an old one had stopped (a host port has one holder)."""
-    answers = fan_out(_probe, targets)
-    deadline = time.monotonic() + PROBE_WINDOW
-    while any(problem for _, problem in answers) and time.monotonic() < deadline:
-        time.sleep(POLL_INTERVAL)
-        again = [i for i, (_, problem) in enumerate(answers) if problem]
-        for i, answer in zip(again, fan_out(lambda i: _probe(targets[i]), again)):
-            answers[i] = answer
-    return answers
+CRASH_LOOP = 3  # a node whose broker failed this often during one wait fails it at once
 
 
 def _converge(
@@ -382,59 +373,102 @@ def _converge(
     manager: Engine,
     service: str,
     targets: list[_Target],
-    check_kafka: bool,
-    timeout: float,
+    watch: _Watch,
     progress: Progress,
 ) -> None:
-    """Wait until every target runs a task of the present spec that answers as expected."""
-    deadline = time.monotonic() + timeout
-    total = len(targets)
-    last_report: tuple[int, str] | None = None
+    """Wait until every target runs a task of the present spec that answers as expected, reporting each
+    broker's phase as it changes; fail on a stall, the cap, a stopped update or a crash-looping broker."""
+    clock, pause = waits.StallClock(watch.limits), waits.Pause()
+    baseline: dict[str, frozenset[str]] | None = None
     while True:
         state = dockerapi.service_state(manager, service)
         if state is None:
             raise DeployError(f"service {service} disappeared while deploying", hint="was the stack removed meanwhile?")
-        pending: list[tuple[_Target, TaskState]] = []
-        for target in targets:
-            task = running_task(state, target.member.node.id)
-            if task is None:
-                target.task_id, target.problem = "", "no running task of the present spec yet"
-            elif task.id != target.task_id:
-                pending.append((target, task))
-        if check_kafka and pending:
-            answers = _probe_running([target for target, _ in pending])
-        else:
-            answers = [("", "")] * len(pending)
-        for (target, task), (advertised, problem) in zip(pending, answers):
-            target.advertised, target.problem = advertised, problem
-            target.task_id = "" if problem else task.id
-        done = sum(1 for t in targets if t.task_id)
+        baseline = baseline if baseline is not None else {t.name: _failed_tasks(state, t) for t in targets}
+        changed = _look(docker, state, targets, watch)
         waiting = [t for t in targets if not t.task_id]
-        message = f"{done}/{total} brokers serving" + (f"; waiting for {', '.join(t.name for t in waiting)}" if waiting else "")
-        if (done, message) != last_report:
-            progress(done, total, message)
-            last_report = (done, message)
+        for target in changed:
+            done = len(targets) - len(waiting)
+            progress(done, len(targets), f"{target.name}: {target.phase}")
+        if changed:
+            clock.progressed()
+            pause.changed()
         if not waiting:
             return
-        if state.update_state in STOPPED_UPDATE:
-            raise DeployError(
-                f"the update of {service} stopped ({state.update_state}): {state.update_message}",
-                hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
-            )
-        if time.monotonic() > deadline:
-            raise _not_serving(docker, state, waiting, timeout, total)
-        time.sleep(POLL_INTERVAL)
+        _check_not_stopped(state, service)
+        looping = [t for t in waiting if len(_failed_tasks(state, t) - baseline[t.name]) >= CRASH_LOOP]
+        why = f"{CRASH_LOOP} failed starts in a row" if looping else clock.expired()
+        if why:
+            raise _not_serving(docker, state, looping or waiting, why, len(targets))
+        pause.sleep()
 
 
-def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[_Target], timeout: float, total: int) -> DeployError:
+@dataclass(frozen=True)
+class _Watch:
+    """What a wait checks and how long it may take."""
+
+    check_kafka: bool  # False: a running task is enough (an image that serves no Kafka)
+    limits: waits.WaitLimits
+    markers: tuple[tuple[str, str], ...] = ()  # the engine's start log markers
+
+
+def _failed_tasks(state: ServiceState, target: _Target) -> frozenset[str]:
+    return frozenset(t.id for t in node_tasks(state, target.member.node.id) if t.current and t.state in ("failed", "rejected"))
+
+
+def _check_not_stopped(state: ServiceState, service: str) -> None:
+    if state.update_state in STOPPED_UPDATE:
+        raise DeployError(
+            f"the update of {service} stopped ({state.update_state}): {state.update_message}",
+            hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
+        )
+
+
+def _look(docker: DockerHosts, state: ServiceState, targets: list[_Target], watch: _Watch) -> list[_Target]:
+    """Probe the targets whose present task runs and read each one's phase; returns those whose phase changed.
+    Only a present task can answer: the state showed it running, so an old one had stopped (a host port has
+    one holder)."""
+    running = {t.name: task for t in targets if (task := running_task(state, t.member.node.id)) is not None}
+    probed = [t for t in targets if t.name in running and running[t.name].id != t.task_id]
+    answers = fan_out(_probe, probed) if watch.check_kafka else [("", "")] * len(probed)
+    for target, (advertised, problem) in zip(probed, answers):
+        target.advertised, target.problem = advertised, problem
+        target.task_id = "" if problem else running[target.name].id
+    for target in targets:
+        if target.name not in running:
+            target.task_id, target.problem = "", "no running task of the present spec yet"
+    phases = fan_out(lambda t: _phase(docker, state, t, running.get(t.name), watch.markers), targets)
+    changed = [t for t, phase in zip(targets, phases) if phase != t.phase]
+    for target, phase in zip(targets, phases):
+        target.phase = phase
+    return changed
+
+
+def _phase(
+    docker: DockerHosts, state: ServiceState, target: _Target, task: TaskState | None, markers: Sequence[tuple[str, str]]
+) -> str:
+    """What the target's broker is doing: serving, else what its log or its task says."""
+    if target.task_id:
+        return f"serving as {target.advertised}" if target.advertised else "running"
+    if task is None:
+        present = [t for t in node_tasks(state, target.member.node.id) if t.current]
+        return startup.task_phase(present[0] if present else None)
+    logged = ""
+    if markers and not target.member.via_swarm:
+        log = dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
+        logged = startup.log_phase(log, markers)
+    return logged or "container running, not answering yet"
+
+
+def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[_Target], why: str, total: int) -> DeployError:
     def output_of(target: _Target) -> Callable[[TaskState], str]:
         if target.member.via_swarm:
             return lambda task: ""  # its engine is out of reach; `docker service logs` on a manager has it
-        return lambda task: dockerapi.container_output(docker[target.member.host], task.container_id)
+        return lambda task: dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
 
-    lines = "; ".join(f"{t.name}: {_why_not_running(state, t, output_of(t))}" for t in waiting)
+    lines = "; ".join(f"{t.name} ({t.phase}): {_why_not_running(state, t, output_of(t))}" for t in waiting)
     return DeployError(
-        f"brokers not serving after {timeout:g}s on {len(waiting)} of {total} node(s): {lines}",
+        f"brokers not serving ({why}) on {len(waiting)} of {total} node(s): {lines}",
         hint=f"`docker service ps --no-trunc {state.name}` and `docker service logs {state.name}` on a manager",
     )
 
@@ -489,7 +523,8 @@ def deploy(
     allocation = _allocate_ids(manager, request, members, nodes, progress)
     request, security = _secured(inventory, options, request, members, allocation)
     targets = _targets(options, eligible, allocation, security)
-    rollout = _Rollout(docker, request, targets, options.check_kafka, options.timeout or BASE_TIMEOUT + TIMEOUT_PER_NODE * total)
+    limits = waits.WaitLimits(options.stall_timeout, options.timeout or BASE_CAP + CAP_PER_NODE * total)
+    rollout = _Rollout(docker, request, targets, _Watch(options.check_kafka, limits, engine.START_MARKERS))
     if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
         progress(0, total, "writing node identities")
         identities = _write_identities(docker, request, image, members, allocation)
@@ -529,8 +564,7 @@ class _Rollout:
     docker: DockerHosts
     request: StackRequest
     targets: list[_Target]
-    check_kafka: bool
-    timeout: float
+    watch: _Watch
 
     @property
     def manager(self) -> Engine:
@@ -543,7 +577,7 @@ class _Rollout:
         return time.monotonic()
 
     def converge(self, progress: Progress) -> None:
-        _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.check_kafka, self.timeout, progress)
+        _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
 
     def restart_for_new_identity(self, identities: _Identities, progress: Progress) -> None:
         """A broker that read an identity since changed (its inventory address) restarts alone, one at a time,
@@ -560,7 +594,7 @@ class _Rollout:
                 continue
             progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
             dockerapi.stop_container(self.docker[target.member.host], task.container_id, STOP_GRACE_S)
-            _converge(self.docker, self.manager, service, [target], self.check_kafka, BASE_TIMEOUT, progress)
+            _converge(self.docker, self.manager, service, [target], self.watch, progress)
 
 
 def _allocate_ids(

@@ -234,12 +234,19 @@ def join_token(engine: Engine, role: str) -> str:
     return _call(engine, f"reading the {role} join token", lambda c: c.swarm.join_token(role))
 
 
-def swarm_join(engine: Engine, manager_address: str, token: str, advertise_address: str) -> None:
+JOIN_IN_BACKGROUND = "will continue in the background"  # Docker's answer when a join outlasts its own timeout
+
+
+def swarm_join(engine: Engine, manager_address: str, token: str, advertise_address: str) -> bool:
+    """Join a swarm; True when Docker is still joining in the background (a slow manager), False once joined."""
     try:
         engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
     except DockerException as error:
         detail = _short(error).replace(token, "<token>")
+        if JOIN_IN_BACKGROUND in (error.stderr or "") + detail:
+            return True
         raise EngineError(f"joining the swarm from {engine.endpoint} failed: {detail}") from None
+    return False
 
 
 def swarm_leave(engine: Engine, force: bool) -> None:
@@ -307,10 +314,10 @@ def exec_script(engine: Engine, container_id: str, script: str) -> str:
     return _call(engine, "a probe script", lambda c: c.container.execute(container_id, ["/bin/sh", "-c", script]))
 
 
-def container_output(engine: Engine, container_id: str) -> str:
-    """What a container printed so far; empty once it is gone."""
+def container_output(engine: Engine, container_id: str, tail: int | None = None) -> str:
+    """What a container printed so far (its last ``tail`` lines), stdout and stderr; empty once it is gone."""
     try:
-        return cast(str, engine.client.container.logs(container_id))  # not streamed: one string
+        return cast(str, engine.client.container.logs(container_id, tail=tail))  # not streamed: one string
     except DockerException:
         return ""
 

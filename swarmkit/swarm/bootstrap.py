@@ -6,6 +6,7 @@ never forced out. The plan is computed (and checked) for every host before any h
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 
@@ -14,10 +15,12 @@ from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.waits import Pause
 
 INIT = "init"
 JOIN = "join"
 MEMBER = "member"
+JOIN_FOLLOW_S = 120.0  # how long a join Docker continues in the background is followed
 
 
 @dataclass(frozen=True)
@@ -108,9 +111,9 @@ def swarm_up(
         tokens = {role: dockerapi.join_token(docker[first], role) for role in {h.role for h in joining}}
         # Managers one at a time (each changes the raft membership), then workers together.
         for host in (h for h in joining if h.is_manager):
-            dockerapi.swarm_join(docker[host], first.address, tokens["manager"], host.address)
+            _join(docker, host, first, tokens["manager"])
         workers = [h for h in joining if not h.is_manager]
-        fan_out(lambda h: dockerapi.swarm_join(docker[h], first.address, tokens["worker"], h.address), workers)
+        fan_out(lambda h: _join(docker, h, first, tokens["worker"]), workers)
     changed = [inventory.host(a.host) for a in actions if a.action != MEMBER]
     ids = {name: info.swarm_node_id for name, info in infos.items()}
     ids.update(
@@ -118,6 +121,20 @@ def swarm_up(
     )
     nodes = _apply_labels(inventory, docker, ids)
     return SwarmResult(actions=tuple(actions), nodes=tuple(nodes), node_ids=ids)
+
+
+def _join(docker: DockerHosts, host: Host, first: Host, token: str) -> None:
+    """Join, and follow a join Docker continues in the background (a busy manager) until the node is active."""
+    if not dockerapi.swarm_join(docker[host], first.address, token, host.address):
+        return
+    deadline, pause = time.monotonic() + JOIN_FOLLOW_S, Pause()
+    while (state := dockerapi.engine_info(docker[host]).swarm_state) != "active":
+        if state not in ("pending", "inactive") or time.monotonic() > deadline:
+            raise SwarmError(
+                f"{host.name} did not finish joining the swarm (state {state} after {JOIN_FOLLOW_S:g}s in the background)",
+                hint=f"see `docker info` on {host.name}: it must reach {first.address}:2377/tcp; then rerun `swarmkit up`",
+            )
+        pause.sleep()
 
 
 def node_ids(inventory: Inventory, *, docker: DockerHosts | None = None) -> dict[str, str]:

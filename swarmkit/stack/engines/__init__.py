@@ -20,6 +20,7 @@ class BrokerEngine(Protocol):
     KRAFT: bool  # the listener plan needs a controller listener, and the cluster a KRaft cluster id
     NEEDS_IDENTITY: bool  # brokers need the identity volume whatever the advertise mode
     SHARED_CLUSTER: bool  # the brokers form one cluster (False: each is its own)
+    START_MARKERS: tuple[tuple[str, str], ...]  # (text a starting broker logs, the phase it begins)
 
     def generate_cluster_id(self) -> str:
         """A new cluster id (KRaft engines; others return '')."""

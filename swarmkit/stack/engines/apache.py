@@ -63,6 +63,32 @@ CLUSTER_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{21}$")
 # servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
 BROKER_HEAP = "-Xmx512m -Xms512m"
 CONTROLLER_HEAP = "-Xmx256m -Xms256m"
+# A controller serves metadata at a low rate: the client compiler alone and a serial collector
+# start it with a fraction of the CPU that C2 and G1 take, which the brokers starting beside it need.
+CONTROLLER_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true"
+# Kafka's thread defaults suit large servers (8 I/O and 10 background threads per process); a
+# small host runs several Kafka processes on 2 cores.  The brokers' are defaults that extra_env overrides.
+BROKER_THREADS = {"num.network.threads": "2", "num.io.threads": "4", "background.threads": "4"}
+CONTROLLER_THREADS = {"num.network.threads": "1", "num.io.threads": "2", "background.threads": "2"}
+# A broker that cannot register yet keeps trying instead of exiting after Kafka's 60 s: on a busy
+# host the controllers' first election can take minutes, and an exit means a cold JVM restart.
+REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
+# What a broker prints as it starts (its entrypoint, the image's start script, Kafka), and the phase
+# each line begins: deploy and roll report these while they wait (swarmkit.cluster.startup).
+START_MARKERS: tuple[tuple[str, str], ...] = (
+    ("swarmkit: waiting for the controller quorum:", "waiting for the controller quorum"),
+    ("swarmkit: controller quorum listening", "controller quorum up"),
+    ("===> Formatting storage", "formatting its storage"),
+    ("===> Storage already formatted", "storage formatted before"),
+    ("===> Launching kafka.Kafka", "JVM starting"),
+    ("Transition from SHUTDOWN to STARTING", "JVM started, reaching the controllers"),
+    ("is now STARTING", "registering with the controllers"),
+    ("Successfully registered broker", "registered, catching up with the metadata"),
+    ("The broker has caught up", "caught up, recovering its logs"),
+    ("The broker has been unfenced", "unfenced, opening its listeners"),
+    ("Kafka Server started", "started"),
+    ("unable to register with the controller quorum", "gave up registering"),
+)
 
 
 def generate_cluster_id() -> str:
@@ -139,6 +165,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
         "SWARMKIT_MAX_BROKER_ID": str(MAX_BROKER_ID),
         **_common_env(request, "broker"),
         **kafka_env(settings),
+        **kafka_env({"initial.broker.registration.timeout.ms": REGISTRATION_TIMEOUT_MS}),
         **kafka_env(
             {
                 "default.replication.factor": str(factor),
@@ -160,7 +187,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
         "image": request.image or DEFAULT_IMAGE,
         "entrypoint": ["/bin/sh", scripts[-1].target],
         "configs": [config_mount(config) for config in scripts + _tool_configs(plan)],
-        "environment": {"KAFKA_HEAP_OPTS": BROKER_HEAP} | with_extra_env(request, env),
+        "environment": {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS)} | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
         "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR)],
@@ -186,8 +213,13 @@ def _with_secrets(service: dict[str, Any], secrets: tuple[SecretFile, ...]) -> d
 
 def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str, Any]:
     plan = request.listeners
-    env = {"KAFKA_NODE_ID": str(node_id), "KAFKA_HEAP_OPTS": CONTROLLER_HEAP, **_common_env(request, "controller")}
-    env.update(kafka_env(controller_settings(plan) | security_settings(plan, "controller")))
+    env = {
+        "KAFKA_NODE_ID": str(node_id),
+        "KAFKA_HEAP_OPTS": CONTROLLER_HEAP,
+        "KAFKA_JVM_PERFORMANCE_OPTS": CONTROLLER_JVM,
+        **_common_env(request, "controller"),
+    }
+    env.update(kafka_env(CONTROLLER_THREADS | controller_settings(plan) | security_settings(plan, "controller")))
     service: dict[str, Any] = {"image": request.image or DEFAULT_IMAGE}
     if plan.sasl:
         env["SWARMKIT_SCRAM_FILE"] = secret_path(SCRAM_TARGET)

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from swarmkit import waits
 from swarmkit.cluster import deploy as deploy_module
 from swarmkit.cluster.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
 from swarmkit.cluster.kafka import BrokerInfo, ClusterMetadata, TopicResult
@@ -13,6 +14,7 @@ from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.stack.compose import expected_advertised_host
+from swarmkit.stack.engines import apache
 from swarmkit.stack.listeners import ListenerPlan
 
 INVENTORY = Inventory(
@@ -281,8 +283,16 @@ def state(*tasks: TaskState, update: str = "") -> ServiceState:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deploy_module, "POLL_INTERVAL", 0.001)
-    monkeypatch.setattr(deploy_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(deploy_module.waits.time, "sleep", lambda seconds: None)
+
+
+def watch(check_kafka: bool = True, stall: float = 60, cap: float = 600, markers=()) -> deploy_module._Watch:
+    return deploy_module._Watch(check_kafka, waits.WaitLimits(stall, cap), markers)
+
+
+def converge(targets: list[_Target], wait: deploy_module._Watch, reports: list | None = None) -> None:
+    report = (lambda *r: reports.append(r)) if reports is not None else (lambda *r: None)
+    deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, wait, report)
 
 
 def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
@@ -297,15 +307,38 @@ def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytes
     )
     reports: list[tuple[int, int, str]] = []
     targets = [target(1), target(2)]
-    deploy_module._converge(
-        DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, True, 5, lambda *r: reports.append(r)
-    )
+    converge(targets, watch(), reports)
     assert [t.task_id for t in targets] == ["t1", "t2"]
     assert [t.advertised for t in targets] == ["n1:9094", "n2:9094"]
     assert reports == [
-        (0, 2, "0/2 brokers serving; waiting for n1, n2"),
-        (1, 2, "1/2 brokers serving; waiting for n1"),
-        (2, 2, "2/2 brokers serving"),
+        (0, 2, "n1: no task scheduled yet"),
+        (0, 2, "n2: container starting"),
+        (1, 2, "n2: serving as n2:9094"),
+        (2, 2, "n1: serving as n1:9094"),
+    ]
+
+
+def test_each_phase_of_a_starting_broker_is_reported_from_its_log(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
+    monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(state(task("t1", "id1", container_id="c1"))))
+    logs = iter(
+        ["swarmkit: waiting for the controller quorum: 1 of 3 voters listen, 2 needed (4s)", "===> Launching kafka.Kafka"]
+    )
+    monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container, tail=None: next(logs, ""))
+    answers = iter([BrokerError("refused"), BrokerError("refused")])
+
+    def probe(bootstrap: str, timeout: float, security=None) -> ClusterMetadata:
+        error = next(answers, None)
+        if error:
+            raise error
+        return metadata(BrokerInfo(111, "n1", 9094))
+
+    monkeypatch.setattr(deploy_module, "broker_metadata", probe)
+    reports: list[tuple[int, int, str]] = []
+    converge([target(1)], watch(markers=apache.START_MARKERS), reports)
+    assert [message for _, _, message in reports] == [
+        "n1: waiting for the controller quorum: 1 of 3 voters listen, 2 needed",
+        "n1: JVM starting",
+        "n1: serving as n1:9094",
     ]
 
 
@@ -313,44 +346,71 @@ def test_converge_without_kafka_only_needs_running_tasks(monkeypatch: pytest.Mon
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(state(task("t1", "id1"))))
     monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t, security=None: pytest.fail("Kafka was asked"))
     targets = [target(1)]
-    deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, False, 5, lambda *r: None)
+    converge(targets, watch(check_kafka=False))
     assert targets[0].task_id == "t1"
 
 
-def test_timeout_names_each_node_and_its_task_error(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
+def test_a_stall_names_each_node_its_phase_and_its_task_error(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
     failing = state(
         task("a2", "id2", state="failed", desired_state="shutdown", error="task: non-zero exit (64)", container_id="c2"),
         task("a3", "id2", state="pending"),
-        task("t1", "id1"),
+        task("t1", "id1", container_id="c1"),
     )
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(failing))
-    logs = {"c2": "swarmkit: starting\nswarmkit: HOSTNAME_COMMAND printed nothing: true\n\n"}
-    monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container: logs[container])
+    logs = {"c1": "line one\nline two\n", "c2": "swarmkit: starting\nswarmkit: HOSTNAME_COMMAND printed nothing: true\n\n"}
+    monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container, tail=None: logs[container])
     monkeypatch.setattr(
         deploy_module, "broker_metadata", lambda b, t, security=None: metadata(BrokerInfo(111, "elsewhere", 9094))
     )
     clock = iter(range(0, 1000, 10))
-    monkeypatch.setattr(deploy_module.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(deploy_module.waits.time, "monotonic", lambda: next(clock))
     with pytest.raises(DeployError) as raised:
-        deploy_module._converge(
-            DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", [target(1), target(2), target(3)], True, 15, lambda *r: None
-        )
+        converge([target(1), target(2), target(3)], watch(stall=15))
     message = raised.value.message
-    assert "on 3 of 3 node(s)" in message
-    assert "n1: task kafka_broker.id1.t1 runs, but 10.9.0.11:9094 advertises elsewhere:9094, expected n1:9094" in message
+    assert "(no progress for 15s) on 3 of 3 node(s)" in message
     assert (
-        "n2: task kafka_broker.id2.a3 is pending (desired running); last failure: task: non-zero exit (64)"
-        " (swarmkit: HOSTNAME_COMMAND printed nothing: true)" in message
+        "n1 (container running, not answering yet): task kafka_broker.id1.t1 runs, but 10.9.0.11:9094 advertises "
+        "elsewhere:9094, expected n1:9094; its log: line one | line two" in message
     )
-    assert "n3: no broker task on this node" in message
+    assert (
+        "n2 (task waiting for a node's resources): task kafka_broker.id2.a3 is pending (desired running); "
+        "last failure: task: non-zero exit (64) (swarmkit: HOSTNAME_COMMAND printed nothing: true)" in message
+    )
+    assert "n3 (no task scheduled yet): no broker task on this node" in message
     assert "docker service ps --no-trunc kafka_broker" in raised.value.hint
+
+
+def test_a_slow_start_that_keeps_changing_phase_outlasts_the_stall_timeout(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
+    phases = ["new", "pending", "assigned", "accepted", "preparing", "starting", "running"]
+    service = FakeService(*(state(task("t1", "id1", state=phase)) for phase in phases))
+    monkeypatch.setattr(deploy_module.dockerapi, "service_state", service)
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t, security=None: metadata(BrokerInfo(111, "n1", 9094)))
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr(deploy_module.waits.time, "monotonic", lambda: next(clock))
+    targets = [target(1)]
+    converge(targets, watch(stall=25))
+    assert targets[0].task_id == "t1"
+
+
+def test_a_crash_looping_broker_fails_the_wait_at_once(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
+    def failed(n: int) -> TaskState:
+        return task(f"f{n}", "id1", state="failed", error="task: non-zero exit (1)")
+
+    service = FakeService(
+        state(task("a1", "id1", state="starting")), state(failed(1), failed(2), failed(3), task("a4", "id1", state="starting"))
+    )
+    monkeypatch.setattr(deploy_module.dockerapi, "service_state", service)
+    monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container, tail=None: "")
+    with pytest.raises(DeployError, match="3 failed starts in a row"):
+        converge([target(1)], watch())
+    assert service.polls == 2
 
 
 def test_a_paused_update_fails_at_once(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
     service = FakeService(state(task("t1", "id1", state="failed", error="exit 64"), update="paused"))
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", service)
     with pytest.raises(DeployError, match="stopped \\(paused\\): update paused due to failure"):
-        deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", [target(1)], True, 60, lambda *r: None)
+        converge([target(1)], watch())
     assert service.polls == 1
 
 

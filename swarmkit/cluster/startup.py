@@ -1,0 +1,52 @@
+"""What a starting broker is doing, read from its task and its log, so a wait can report it and tell a
+slow start (phases keep changing) from a stuck one (swarmkit.waits.StallClock)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from swarmkit.hosts.dockerapi import TaskState
+
+LOG_LINES = 40  # how much of a starting container's log is read to find its phase
+
+TASK_PHASES = {
+    "new": "task created",
+    "pending": "task waiting for a node's resources",
+    "assigned": "task assigned to the node",
+    "accepted": "task accepted by the node",
+    "preparing": "preparing (pulling the image where it is missing)",
+    "ready": "container created",
+    "starting": "container starting",
+    "running": "container running",
+}
+
+
+def task_phase(task: TaskState | None) -> str:
+    """A task's phase as the swarm reports it (what happens before the broker's own log says anything)."""
+    if task is None:
+        return "no task scheduled yet"
+    if task.state in ("failed", "rejected"):
+        return f"task {task.state}: {task.error or task.message}; the swarm starts another"
+    return TASK_PHASES.get(task.state, f"task {task.state}")
+
+
+def log_phase(log: str, markers: Sequence[tuple[str, str]]) -> str:
+    """The phase named by the last marker line in a container's log ('' when none appears).
+
+    ``markers`` pairs a text the broker prints with the phase it starts; a marker ending in ':' takes
+    the rest of its line too (e.g. how many controller voters listen)."""
+    for line in reversed(log.splitlines()):
+        for text, phase in markers:
+            at = line.find(text)
+            if at < 0:
+                continue
+            if text.endswith(":"):
+                return f"{phase}: {line[at + len(text) :].strip().split(' (', 1)[0]}"
+            return phase
+    return ""
+
+
+def last_lines(log: str, count: int = 3) -> str:
+    """The last non-empty lines of a log, joined for a one-line report."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    return " | ".join(lines[-count:])

@@ -1,0 +1,58 @@
+"""Waits that share a small machine: look again after a pause that grows while nothing changes, and give
+up when nothing has moved for a while (a stall) rather than at one fixed deadline.
+
+A busy machine makes every step slow, so a single deadline either fails a start that is only slow or
+waits far too long for one that is stuck; polling fast takes the CPU from the very processes waited for.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+FIRST_PAUSE = 0.5  # seconds between two looks right after something changed
+LONGEST_PAUSE = 3.0
+PAUSE_GROWTH = 1.5
+STALL_TIMEOUT = 180.0  # nothing changed for this long: the wait fails
+
+
+@dataclass(frozen=True)
+class WaitLimits:
+    """How long a wait may go without progress, and how long it may take at most."""
+
+    stall: float = STALL_TIMEOUT
+    cap: float = 900.0
+
+
+class Pause:
+    """The pause between two looks: short after a change, growing up to LONGEST_PAUSE while nothing moves."""
+
+    def __init__(self) -> None:
+        self.seconds = FIRST_PAUSE
+
+    def changed(self) -> None:
+        self.seconds = FIRST_PAUSE
+
+    def sleep(self) -> None:
+        time.sleep(self.seconds)
+        self.seconds = min(LONGEST_PAUSE, self.seconds * PAUSE_GROWTH)
+
+
+class StallClock:
+    """When a wait has to give up: no progress for ``limits.stall`` s, or ``limits.cap`` s in all."""
+
+    def __init__(self, limits: WaitLimits) -> None:
+        self.limits = limits
+        self.started = self.last_progress = time.monotonic()
+
+    def progressed(self) -> None:
+        self.last_progress = time.monotonic()
+
+    def expired(self) -> str:
+        """Why the wait is over ('' while it may go on)."""
+        now = time.monotonic()
+        if now - self.started > self.limits.cap:
+            return f"not done after {self.limits.cap:g}s"
+        if now - self.last_progress > self.limits.stall:
+            return f"no progress for {self.limits.stall:g}s"
+        return ""
