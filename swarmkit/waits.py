@@ -56,3 +56,18 @@ class StallClock:
         if now - self.last_progress > self.limits.stall:
             return f"no progress for {self.limits.stall:g}s"
         return ""
+
+
+class Budget:
+    """One command's time: each step may take its own bound, never past the command's deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def until(self, bound: float) -> float:
+        """The deadline (monotonic) of a step that may take ``bound`` seconds."""
+        return min(self.deadline, time.monotonic() + bound)
+
+    def left(self, bound: float) -> float:
+        """Seconds a step that may take ``bound`` has from now."""
+        return max(0.0, self.until(bound) - time.monotonic())

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from swarmkit.cli import tables
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
+from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, expected_failures, load_hosts, out, print_json, reporting
 from swarmkit.cluster import diagnose, spark_streaming, verify
 from swarmkit.errors import SpecError
 from swarmkit.stack.security import read_client_config
@@ -27,6 +27,11 @@ def verify_command(
     rate: int = typer.Option(spark_streaming.DEFAULT_RATE, "--rate", help="Records/s the stream's producer writes."),
     stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
     port: int = typer.Option(9094, "--external-port", help="The brokers' published client port."),
+    timeout: float = typer.Option(
+        60.0,
+        "--timeout",
+        help="Seconds for every check together; a step that does not answer is named (Spark has its own bound).",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Check every broker from this machine (and with --spark, real traffic); report what changed."""
@@ -38,10 +43,13 @@ def verify_command(
         spark_master=master,
         spark_report=report,
         spark_stream=spark_streaming.StreamOptions(seconds, rate) if streaming else None,
+        budget=timeout,
     )
-    with err.status("verifying every broker from this machine..." + (" then the Spark job" if spark else "")):
+    if not timeout > 0:
+        raise SpecError(f"--timeout {timeout:g}", hint="give verify a positive number of seconds, e.g. 60")
+    with reporting("verifying every broker from this machine" + (", then the Spark job" if spark else "")) as say:
         hosts, docker = load_hosts(inventory)
-        result = verify.verify(hosts, options, docker=docker)
+        result = verify.verify(hosts, options, docker=docker, on_progress=say)
     if as_json:
         print_json(result.to_dict())
     else:

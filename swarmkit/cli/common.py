@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from swarmkit.errors import SwarmkitError
 from swarmkit.hosts.dockerapi import DockerHosts
@@ -82,3 +84,15 @@ class ProgressLines:
         if message != self.last:
             err.print(f"{time.monotonic() - self.started:6.1f}s  {message}", markup=False, highlight=False, emoji=False)
             self.last = message
+
+
+@contextlib.contextmanager
+def reporting(title: str) -> Iterator[ProgressLines]:
+    """Progress lines on stderr for a command's steps, under a spinner when stderr is a terminal."""
+    lines = ProgressLines()
+    lines(title)
+    if not err.is_terminal:
+        yield lines
+        return
+    with err.status(escape(title)):
+        yield lines

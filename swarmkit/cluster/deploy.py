@@ -296,6 +296,7 @@ class _Target:
     advertised: str = ""
     problem: str = ""  # why it is not verified yet
     phase: str = ""  # what its broker is doing, as last reported
+    furthest: tuple[str, int] = ("", -1)  # (task id, rank of the furthest start marker its log showed)
     failures: frozenset[str] = frozenset()  # its failed tasks, seen while waiting
 
     @property
@@ -453,10 +454,13 @@ def _phase(
     if task is None:
         present = [t for t in node_tasks(state, target.member.node.id) if t.current]
         return startup.task_phase(present[0] if present else None)
-    logged = ""
-    if markers and not target.member.via_swarm:
-        log = dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
-        logged = startup.log_phase(log, markers)
+    if not markers or target.member.via_swarm:
+        return "container running, not answering yet"
+    log = dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
+    rank, logged = startup.log_phase(log, markers)
+    if target.furthest[0] == task.id and rank < target.furthest[1]:
+        return target.phase  # its marker scrolled out of the log's tail: the broker is still at least there
+    target.furthest = (task.id, rank)
     return logged or "container running, not answering yet"
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from swarmkit.cluster import kafka
 from swarmkit.cluster.kafka import PartitionState
 from swarmkit.errors import SwarmkitError
+from swarmkit.fanout import fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
@@ -24,6 +25,7 @@ from swarmkit.stack.engines.apache import controllers_of
 from swarmkit.stack.security import ClientSecurity
 
 QUORUM_TOOL = "/opt/kafka/bin/kafka-metadata-quorum.sh"
+QUORUM_TIMEOUT = 20.0  # the quorum tool's JVM is killed after this long (a starved or stuck controller)
 LAG_LIMIT_MS = 10_000  # a voter that has not caught up with the leader for this long is lagging
 
 
@@ -41,6 +43,7 @@ class Quorum:
     voters: tuple[QuorumMember, ...] = ()
     observers: tuple[QuorumMember, ...] = ()
     error: str = ""
+    unavailable: tuple[str, ...] = ()  # controllers whose container is paused, stopped or missing
 
     @property
     def lagging(self) -> tuple[QuorumMember, ...]:
@@ -78,22 +81,54 @@ def parse_quorum_replication(text: str, now_ms: int) -> Quorum:
     return Quorum(leader, voters, observers)
 
 
-def read_quorum(
-    inventory: Inventory, docker: DockerHosts, stack_name: str, controller_port: int, command_config: str | None = None
-) -> Quorum:
-    """Ask the controllers in turn (one per manager) until one describes the quorum (over TLS with
-    ``command_config``, a client configuration inside the controller container)."""
-    command = [QUORUM_TOOL, "--bootstrap-controller", f"localhost:{controller_port}", "describe", "--replication"]
-    command[3:3] = ["--command-config", command_config] if command_config else []
-    errors = []
-    for service, _, host_name in controllers_of(inventory):
-        try:
-            output = dockerapi.exec_in_service(docker[inventory.host(host_name)], f"{stack_name}_{service}", command)
-        except SwarmkitError as error:
-            errors.append(f"{service} on {host_name}: {error.message}")
+def _controller_containers(inventory: Inventory, docker: DockerHosts, stack_name: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(host name, container id) of each controller whose container runs, and a line naming each one that does not
+    (paused, stopped, missing, its engine silent); one cheap Docker call per manager, at once."""
+    controllers = controllers_of(inventory)
+    states = fan_out_settled(
+        lambda c: dockerapi.service_container(docker[inventory.host(c[2])], f"{stack_name}_{c[0]}"), controllers, SwarmkitError
+    )
+    running, unavailable = [], []
+    for (service, node_id, host_name), state in zip(controllers, states):
+        if isinstance(state, tuple) and state[1] == "running":
+            running.append((host_name, state[0]))
             continue
-        return parse_quorum_replication(output, int(time.time() * 1000))
-    return Quorum(-1, error="no controller described the quorum: " + "; ".join(errors))
+        why = (
+            state.message
+            if isinstance(state, SwarmkitError)
+            else f"its container is {state[1]}"
+            if state
+            else "no container runs"
+        )
+        unavailable.append(f"controller {node_id} ({service} on {host_name}): {why}")
+    return running, unavailable
+
+
+def read_quorum(
+    inventory: Inventory,
+    docker: DockerHosts,
+    stack_name: str,
+    controller_port: int,
+    command_config: str | None = None,
+    seconds: float = QUORUM_TIMEOUT,
+) -> Quorum:
+    """Ask a running controller to describe the quorum (over TLS with ``command_config``, a client configuration
+    inside the container), its JVM killed after ``seconds``; controllers that do not run are named in the result."""
+    command = ["timeout", "-s", "KILL", str(max(1, int(seconds))), QUORUM_TOOL]
+    command += ["--bootstrap-controller", f"localhost:{controller_port}", "describe", "--replication"]
+    command[5:5] = ["--command-config", command_config] if command_config else []
+    running, unavailable = _controller_containers(inventory, docker, stack_name)
+    errors = []
+    for host_name, container in running:
+        try:
+            output = dockerapi.exec_in_container(docker[inventory.host(host_name)], container, command)
+        except SwarmkitError as error:
+            errors.append(f"on {host_name}: {error.message}")
+            continue
+        return replace(parse_quorum_replication(output, int(time.time() * 1000)), unavailable=tuple(unavailable))
+    return Quorum(
+        -1, error="no controller described the quorum: " + "; ".join(unavailable + errors), unavailable=tuple(unavailable)
+    )
 
 
 @dataclass(frozen=True)
@@ -147,6 +182,7 @@ def _quorum_problems(quorum: Quorum) -> list[str]:
     if quorum.error:
         return [f"controller quorum: {quorum.error}"]
     problems = [] if quorum.leader >= 0 else ["controller quorum has no leader"]
+    problems += [f"{controller}; the quorum runs without it" for controller in quorum.unavailable]
     for voter in quorum.lagging:
         since = (
             "never caught up" if voter.caught_up_ms_ago is None else f"last caught up {voter.caught_up_ms_ago / 1000:.0f} s ago"

@@ -30,20 +30,20 @@ def task_phase(task: TaskState | None) -> str:
     return TASK_PHASES.get(task.state, f"task {task.state}")
 
 
-def log_phase(log: str, markers: Sequence[tuple[str, str]]) -> str:
-    """The phase named by the last marker line in a container's log ('' when none appears).
+def log_phase(log: str, markers: Sequence[tuple[str, str]]) -> tuple[int, str]:
+    """The furthest phase a container's log shows: (its rank in ``markers``, the phase), or (-1, '').
 
-    ``markers`` pairs a text the broker prints with the phase it starts; a marker ending in ':' takes
-    the rest of its line too (e.g. how many controller voters listen)."""
-    for line in reversed(log.splitlines()):
-        for text, phase in markers:
+    ``markers`` pairs a text the broker prints with the phase it starts, in the order a start goes
+    through them; ranks, not line order, decide, since Docker returns stdout before stderr.  A marker
+    ending in ':' takes the rest of its line too (e.g. how many controller voters listen)."""
+    best = (-1, "")
+    for line in log.splitlines():
+        for rank, (text, phase) in enumerate(markers):
             at = line.find(text)
-            if at < 0:
-                continue
-            if text.endswith(":"):
-                return f"{phase}: {line[at + len(text) :].strip().split(' (', 1)[0]}"
-            return phase
-    return ""
+            if at >= 0 and rank >= best[0]:
+                detail = line[at + len(text) :].strip().split(" (", 1)[0] if text.endswith(":") else ""
+                best = (rank, f"{phase}: {detail}" if detail else phase)
+    return best
 
 
 def last_lines(log: str, count: int = 3) -> str:

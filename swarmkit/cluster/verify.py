@@ -8,17 +8,21 @@ later run can say what changed (a node added or lost, a broker that moved).
 
 from __future__ import annotations
 
+import functools
 import json
-from concurrent.futures import ThreadPoolExecutor
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import cast
 
+from swarmkit import waits
 from swarmkit.cluster import diagnose, health, kafka, pki, spark_streaming
 from swarmkit.cluster import spark as sparkjob
 from swarmkit.cluster.diagnose import BrokerCheck
 from swarmkit.cluster.health import ClusterHealth
-from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
-from swarmkit.fanout import fan_out, fan_out_settled
+from swarmkit.errors import BrokerError, EngineError, SwarmkitError, VerifyError
+from swarmkit.fanout import fan_out, settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
@@ -35,11 +39,22 @@ SPARK_PARTITIONS_PER_BROKER = 2  # Kafka places leaders round-robin: every broke
 SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 
 
+ENGINE_BOUND = 10.0  # one Docker engine's answer
+SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
+BROKER_BOUND = 30.0  # every broker checked from here, the controller quorum read beside them
+Say = Callable[[str], None]
+
+
+def _silent(message: str) -> None:
+    """The default progress callback: say nothing."""
+
+
 @dataclass(frozen=True)
 class VerifyOptions:
     stack_name: str = "kafka"
     external_port: int = 9094
-    timeout: float = 5.0
+    timeout: float = 5.0  # one probe
+    budget: float = 60.0  # every check together (the Spark job has its own bound)
     spark: bool = False
     spark_records: int | None = None
     spark_master: str | None = None
@@ -107,9 +122,20 @@ class VerifyReport:
 # --- gathering ------------------------------------------------------------------------------
 
 
-def engine_states(inventory: Inventory, docker: DockerHosts) -> dict[str, EngineInfo | SwarmkitError]:
-    infos = fan_out_settled(lambda host: dockerapi.engine_info(docker[host]), inventory.hosts, SwarmkitError)
-    return dict(zip((h.name for h in inventory.hosts), infos))
+def engine_states(
+    inventory: Inventory, docker: DockerHosts, deadline: float | None = None
+) -> dict[str, EngineInfo | SwarmkitError]:
+    """Every engine's answer, or why there is none (an engine silent past ``deadline`` too)."""
+    deadline = deadline or time.monotonic() + ENGINE_BOUND
+    calls = [functools.partial(dockerapi.engine_info, docker[host]) for host in inventory.hosts]
+    states: dict[str, EngineInfo | SwarmkitError] = {}
+    for host, answer in zip(inventory.hosts, settle_by(calls, deadline)):
+        if isinstance(answer, TimeoutError):
+            answer = EngineError(f"the Docker engine of {host.name} did not answer in time ({host.endpoint})")
+        if isinstance(answer, Exception) and not isinstance(answer, SwarmkitError):
+            raise answer
+        states[host.name] = answer
+    return states
 
 
 def active_manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
@@ -335,31 +361,31 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 # --- the whole verification -----------------------------------------------------------------
 
 
-def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None) -> VerifyReport:
+def verify(
+    inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None, on_progress: Say | None = None
+) -> VerifyReport:
+    """Every check within ``options.budget`` seconds, each step within its own bound; a step that does not answer
+    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command."""
+    say, budget = on_progress or _silent, waits.Budget(options.budget)
     docker = dockerapi.hosts_of(inventory, docker)
-    engines = engine_states(inventory, docker)
+    say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
+    engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
     manager = active_manager(inventory, engines)
-    nodes = dockerapi.swarm_nodes(docker[manager])
-    service_name = f"{options.stack_name}_broker"
-    service = dockerapi.service_state(docker[manager], service_name)
-    if service is None:
-        raise VerifyError(
-            f"stack '{options.stack_name}' is not deployed (no service {service_name})",
-            hint="deploy it with: swarmkit up -i INVENTORY",
-        )
+    say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
+    nodes, service = _swarm_view(manager, docker, options, budget.until(SWARM_BOUND))
     shared = engine_for(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
     if options.security is None:
         options = replace(options, security=pki.for_service(inventory, options.stack_name, service.labels))
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        quorum = pool.submit(quorum_of, inventory, docker, service, options) if shared else None
-        brokers = _judge_all(inventory, engines, nodes, service, options)
-        cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum.result(), options) if quorum else (None, "")
+    say("checking every broker from here" + (", and the controller quorum in a controller" if shared else ""))
+    brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, service, options, budget)
+    cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
     specs = parse_topic_specs(service.labels.get("swarmkit.topics", ""))
     topics = _check_topics(brokers, specs, shared, options)
     path = state_path(inventory, options.stack_name)
     changes = compare(_load_previous(path), brokers)
     report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error)
     if options.spark:
+        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
         report = _with_spark(report, shared, options)
     if report.ok:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -367,14 +393,91 @@ def verify(inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts 
     return report
 
 
-def quorum_of(inventory: Inventory, docker: DockerHosts, service: ServiceState, options: VerifyOptions) -> health.Quorum:
+def _swarm_view(
+    manager: Host, docker: DockerHosts, options: VerifyOptions, deadline: float
+) -> tuple[list[SwarmNode], ServiceState]:
+    """The swarm's nodes and the broker service, as the manager sees them."""
+    service_name = f"{options.stack_name}_broker"
+    engine = docker[manager]
+    reads: list[Callable[[], object]] = [
+        functools.partial(dockerapi.swarm_nodes, engine),
+        functools.partial(dockerapi.service_state, engine, service_name),
+    ]
+    nodes, service = settle_by(reads, deadline)
+    for answer in (nodes, service):
+        if isinstance(answer, TimeoutError):
+            raise VerifyError(
+                f"reading the swarm: the manager {manager.name} did not answer in time",
+                hint=f"check the Docker engine of {manager.name} ({manager.endpoint}); a busy manager answers later: raise --timeout",
+            )
+        if isinstance(answer, Exception):
+            raise answer
+    if service is None:
+        raise VerifyError(
+            f"stack '{options.stack_name}' is not deployed (no service {service_name})",
+            hint="deploy it with: swarmkit up -i INVENTORY",
+        )
+    return cast(list[SwarmNode], nodes), cast(ServiceState, service)
+
+
+def _brokers_and_quorum(
+    inventory: Inventory,
+    docker: DockerHosts,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    nodes: list[SwarmNode],
+    service: ServiceState,
+    options: VerifyOptions,
+    budget: waits.Budget,
+) -> tuple[list[BrokerVerdict], health.Quorum | None]:
+    """Each broker judged from here while a controller describes the quorum (shared clusters), all bounded."""
+    mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
+    shared = engine_for(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
+    seconds = budget.left(BROKER_BOUND)
+
+    def judge(host: Host) -> BrokerVerdict:
+        node = node_for(host, nodes, engines[host.name])
+        tasks = [t for t in service.tasks if node and t.node_id == node.id]
+        return _judge_node(host, engines[host.name], node, tasks, mode, options)
+
+    calls: list[Callable[[], object]] = [functools.partial(judge, host) for host in inventory.hosts]
+    if shared:
+        calls.append(lambda: quorum_of(inventory, docker, service, options, seconds))
+    answers = settle_by(calls, time.monotonic() + seconds)
+    brokers = [_verdict_of(host, answer, seconds) for host, answer in zip(inventory.hosts, answers)]
+    if not shared:
+        return brokers, None
+    quorum = answers[-1]
+    if isinstance(quorum, TimeoutError):
+        return brokers, health.Quorum(-1, error=f"the quorum read in a controller did not answer within {seconds:.0f}s")
+    if isinstance(quorum, Exception):
+        raise quorum
+    return brokers, cast(health.Quorum, quorum)
+
+
+def _verdict_of(host: Host, answer: object, seconds: float) -> BrokerVerdict:
+    if isinstance(answer, TimeoutError):
+        detail = f"checking the broker of {host.name} did not finish within {seconds:.0f}s"
+        check = BrokerCheck(-1, "", False, False, False, detail, fix=f"see `swarmkit status` and the broker's log on {host.name}")
+        return BrokerVerdict.of(host, "", "", check)
+    if isinstance(answer, Exception):
+        raise answer
+    return cast(BrokerVerdict, answer)
+
+
+def quorum_of(
+    inventory: Inventory,
+    docker: DockerHosts,
+    service: ServiceState,
+    options: VerifyOptions,
+    seconds: float = health.QUORUM_TIMEOUT,
+) -> health.Quorum:
     """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
     voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
     port = voters.split(",")[0].rsplit(":", 1)[-1]
     if not port.isdigit():
         return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
     command_config = internal_client_config().target if options.security else None
-    return health.read_quorum(inventory, docker, options.stack_name, int(port), command_config)
+    return health.read_quorum(inventory, docker, options.stack_name, int(port), command_config, seconds)
 
 
 def _cluster(
@@ -398,23 +501,6 @@ def _cluster(
         return health.cluster_health_from(quorum, healthy[0], expected, options.timeout, options.security), ""
     except BrokerError as error:
         return None, error.message
-
-
-def _judge_all(
-    inventory: Inventory,
-    engines: dict[str, EngineInfo | SwarmkitError],
-    nodes: list[SwarmNode],
-    service: ServiceState,
-    options: VerifyOptions,
-) -> list[BrokerVerdict]:
-    mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
-
-    def judge(host: Host) -> BrokerVerdict:
-        node = node_for(host, nodes, engines[host.name])
-        tasks = [t for t in service.tasks if node and t.node_id == node.id]
-        return _judge_node(host, engines[host.name], node, tasks, mode, options)
-
-    return fan_out(judge, inventory.hosts)
 
 
 def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:

@@ -553,6 +553,25 @@ def service_state(engine: Engine, service: str) -> ServiceState | None:
     return ServiceState(service, update.get("State", ""), update.get("Message", ""), env, tuple(tasks), labels)
 
 
+def service_container(engine: Engine, service: str) -> tuple[str, str] | None:
+    """This engine's container of a swarm service and its state (running, paused, ...); None without one."""
+    found = _call(
+        engine,
+        f"listing the containers of {service}",
+        lambda c: c.container.list(filters=[("label", f"com.docker.swarm.service.name={service}")]),
+    )
+    if not found:
+        return None
+    state = found[0].state
+    return found[0].id, "paused" if state.paused else str(state.status or "")
+
+
+def exec_in_container(engine: Engine, container_id: str, command: list[str]) -> str:
+    return _call(
+        engine, f"running {command[0]} in container {container_id[:12]}", lambda c: c.container.execute(container_id, command)
+    )
+
+
 def exec_in_service(engine: Engine, service: str, command: list[str]) -> str:
     """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool)."""
     running = _call(
