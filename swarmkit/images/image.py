@@ -220,7 +220,7 @@ def kafka_recipe() -> ImageRecipe:
         tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
         runtime = _runtime(cache)
         libraries = _cached_runtime_libraries(runtime, (libs, tools))
-    scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties")
+    scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties", "cds.sh")
     return ImageRecipe(
         tag=KAFKA_TAG,
         dockerfile=KAFKA_DIR / "Dockerfile",

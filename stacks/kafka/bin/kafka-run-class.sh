@@ -9,9 +9,13 @@
     echo "usage: kafka-run-class.sh CLASS [ARGS...]" >&2
     exit 64
 }
+# Each class path has the class-data-sharing archive made when the image was built (cds.sh).
 case "$1" in
-    org.apache.kafka.tools.*) classpath='/opt/kafka/tools-libs/*' ;;
-    *) classpath='/opt/kafka/libs/*' ;;
+    org.apache.kafka.tools.*) classpath='/opt/kafka/tools-libs/*' archive=/opt/kafka/tools.jsa ;;
+    *) classpath='/opt/kafka/libs/*' archive=/opt/kafka/kafka.jsa ;;
 esac
-exec java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
+cds=""
+[ ! -r "$archive" ] || cds="-XX:SharedArchiveFile=$archive"
+# shellcheck disable=SC2086  # $cds is one option or none
+exec java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 $cds -Djava.awt.headless=true \
     -Dlog4j2.configurationFile=/opt/kafka/config/tools-log4j2.properties -cp "$classpath" "$@"

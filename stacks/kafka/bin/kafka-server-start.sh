@@ -18,7 +18,10 @@ if [ -n "${KAFKA_JMX_PORT:-}" ]; then
     jmx="$jmx -Djava.rmi.server.hostname=$host -Dcom.sun.management.jmxremote.local.only=false"
     jmx="$jmx -Dcom.sun.management.jmxremote.port=$KAFKA_JMX_PORT -Dcom.sun.management.jmxremote.rmi.port=$KAFKA_JMX_PORT"
 fi
+# The server's classes from the archive made when the image was built (cds.sh), when there is one.
+cds=""
+[ ! -r /opt/kafka/kafka.jsa ] || cds="-XX:SharedArchiveFile=/opt/kafka/kafka.jsa"
 set -f # the option variables are split on spaces like Kafka's scripts do, never globbed
 # shellcheck disable=SC2086
-exec java $heap $performance $jmx ${KAFKA_GC_LOG_OPTS:-} ${KAFKA_OPTS:-} $log4j \
+exec java $heap $performance $cds $jmx ${KAFKA_GC_LOG_OPTS:-} ${KAFKA_OPTS:-} $log4j \
     -cp '/opt/kafka/libs/*' kafka.Kafka "$@"
