@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from swarmkit.cli import tables
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
+from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, STACK_OPTION, err, expected_failures, load_hosts, out, print_json
 from swarmkit.cluster import diagnose, spark_streaming, verify
 from swarmkit.errors import SpecError
 from swarmkit.stack.security import read_client_config
@@ -25,7 +25,7 @@ def verify_command(
     streaming: bool = typer.Option(False, "--streaming", help="With --spark: a Structured Streaming query, exactly once."),
     seconds: float = typer.Option(spark_streaming.DEFAULT_SECONDS, "--seconds", help="How long the stream's producer writes."),
     rate: int = typer.Option(spark_streaming.DEFAULT_RATE, "--rate", help="Records/s the stream's producer writes."),
-    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
+    stack_name: str = STACK_OPTION,
     port: int = typer.Option(9094, "--external-port", help="The brokers' published client port."),
     as_json: bool = JSON_OPTION,
 ) -> None:

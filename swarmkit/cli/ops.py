@@ -9,6 +9,7 @@ from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
     INVENTORY_OPTION,
     JSON_OPTION,
+    STACK_OPTION,
     err,
     exit_with,
     expected_failures,
@@ -16,7 +17,7 @@ from swarmkit.cli.common import (
     out,
     print_json,
 )
-from swarmkit.cli.stack import STACK_OPTION, with_progress
+from swarmkit.cli.stack import with_progress
 from swarmkit.cluster import roll, status, teardown
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")

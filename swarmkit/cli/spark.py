@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
+from swarmkit import names
+from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, checked, err, expected_failures, load_hosts, out, print_json
 from swarmkit.cluster import spark_cluster
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 
-STACK_OPTION = typer.Option("kafka", "--stack", help="The Kafka stack's name; the Spark stack is STACK-spark.")
+STACK_OPTION = typer.Option(
+    "kafka", "--stack", help="The Kafka stack's name; the Spark stack is STACK-spark.", callback=checked(names.stack_name)
+)
 MASTER_HOST_OPTION = typer.Option(None, "--master-host", help="Inventory manager for the master (default: the first).")
 
 

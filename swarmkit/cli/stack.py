@@ -18,6 +18,7 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     MEMORY_OPTION,
+    STACK_OPTION,
     err,
     exit_with,
     expected_failures,
@@ -41,7 +42,6 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
     None, "--hostname-command", help="With --advertise command: shell command printing the host to advertise."
 )
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
-STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
 TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node).")
 REPLICATION_OPTION = typer.Option(
     None,

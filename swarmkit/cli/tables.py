@@ -370,6 +370,8 @@ def print_down(report: DownReport, console: Console) -> None:
         console.print(f"{host}: removed volumes {', '.join(volumes) or '(none)'}", highlight=False)
     for node, labels in report.labels.items():
         console.print(f"{node}: removed labels {', '.join(labels)}", highlight=False)
+    if report.shared_with:
+        console.print(f"kept: the nodes' broker ids, which stacks {', '.join(report.shared_with)} still use", highlight=False)
 
 
 def print_rebalance(result: RebalanceResult, console: Console) -> None:
