@@ -20,10 +20,12 @@ from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 
-out = Console()
+# Neither console reads markup or emoji codes: names, specs, paths and what brokers report are printed as they
+# are (styles come as rich Text); a spinner's text is made Text here too (rich would read a str as markup).
+out = Console(markup=False, emoji=False)
 if not out.is_terminal:
-    out = Console(width=160)
-err = Console(stderr=True, soft_wrap=True)
+    out = Console(width=160, markup=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
 
 
 def checked(check: Callable[[str], Any]) -> Callable[[Any], Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.text import Text
 
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
@@ -33,15 +34,15 @@ def remove_node_command(
     """Retire a server: move its replicas away, stop and unregister its broker, take it out of the swarm."""
     options = retire.RetireOptions(stack_name, external_port, internal_port, timeout)
     hosts, docker = load_hosts(inventory)
-    with err.status(f"retiring {name}...") as status:
-        result = retire.retire(hosts, name, options, lambda done, total, message: status.update(message), docker=docker)
+    with err.status(Text(f"retiring {name}...")) as status:
+        result = retire.retire(hosts, name, options, lambda done, total, message: status.update(Text(message)), docker=docker)
     if as_json:
         print_json(result.to_dict())
         return
     moved = len(result.moves)
     out.print(f"retired {result.host}: broker {result.broker_id} unregistered, {moved} partition(s) moved to the other brokers")
     if not result.left_swarm:
-        out.print(f"[yellow]{result.host}'s engine did not answer: run `docker swarm leave` there when it is back[/]")
+        out.print(f"{result.host}'s engine did not answer: run `docker swarm leave` there when it is back", style="yellow")
     out.print(f"remove {result.host} from {inventory} now; its data volume stays on the server until you delete it")
 
 
@@ -61,7 +62,7 @@ def rebalance_command(
     options = rebalance.RebalanceOptions(stack_name, external_port, internal_port, chosen, throttle, timeout)
     hosts, docker = load_hosts(inventory)
     with err.status("planning the moves...") as status:
-        result = rebalance.rebalance(hosts, options, lambda done, total, message: status.update(message), docker=docker)
+        result = rebalance.rebalance(hosts, options, lambda done, total, message: status.update(Text(message)), docker=docker)
     if as_json:
         print_json(result.to_dict())
     else:

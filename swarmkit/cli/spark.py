@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.text import Text
 
 from swarmkit import names
 from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, checked, err, expected_failures, load_hosts, out, print_json
@@ -40,7 +41,7 @@ def spark_up_command(
             kafka_stack=stack,
             timeout=timeout,
             docker=docker,
-            progress=lambda message: status.update(message),
+            progress=lambda message: status.update(Text(message)),
         )
     if as_json:
         print_json(cluster.to_dict())

@@ -101,7 +101,7 @@ def with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
     """Run a deploy-like action with a progress bar on stderr (brokers answering / nodes)."""
     with Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -121,7 +121,7 @@ def warn_plaintext(inventory: Inventory, options: deploy.DeployOptions) -> None:
     if options.listeners.secure or all(host.endpoint.startswith("unix://") for host in inventory.hosts):
         return
     err.print(
-        "[yellow]warning:[/] security plaintext: clients reach the brokers unencrypted and without credentials, "
+        "warning: security plaintext: clients reach the brokers unencrypted and without credentials, "
         "and anything on the overlay can talk to brokers and controllers; use --security sasl_ssl",
         highlight=False,
     )
