@@ -15,7 +15,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
-from swarmkit import names
+from swarmkit import names, numbers
 from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
@@ -28,7 +28,7 @@ if not out.is_terminal:
 err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
 
 
-def checked(check: Callable[[str], Any]) -> Callable[[Any], Any]:
+def checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """An option callback: the value through one of swarmkit's own checks; a refusal is a usage error (exit 2)."""
 
     def callback(value: Any) -> Any:
@@ -48,9 +48,25 @@ SANDBOX_NAME = typer.Option(
 )
 STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.", callback=checked(names.stack_name))
 INVENTORY_OPTION = typer.Option(..., "--inventory", "-i", help="Inventory YAML naming the servers.")
-MEMORY_OPTION = typer.Option(1.5, "--memory-per-broker", help="GiB of memory each host needs for a broker.")
-EXTERNAL_PORT_OPTION = typer.Option(9094, "--external-port", help="Client port each broker publishes (mode: host).")
-INTERNAL_PORT_OPTION = typer.Option(9092, "--internal-port", help="Broker-to-broker port on the overlay network.")
+MEMORY_OPTION = typer.Option(
+    1.5, "--memory-per-broker", help="GiB of memory each host needs for a broker.", callback=checked(numbers.gib)
+)
+EXTERNAL_PORT_OPTION = typer.Option(
+    9094, "--external-port", help="Client port each broker publishes (mode: host).", callback=checked(numbers.port)
+)
+INTERNAL_PORT_OPTION = typer.Option(
+    9092, "--internal-port", help="Broker-to-broker port on the overlay network.", callback=checked(numbers.port)
+)
+
+
+def timeout_option(default: float | None, help: str, maximum: float = numbers.MAX_SECONDS) -> Any:
+    """A ``--timeout`` in seconds: finite, above 0, at most ``maximum``."""
+    return typer.Option(default, "--timeout", help=help, callback=checked(lambda value: numbers.seconds(value, maximum)))
+
+
+def count_option(default: int | None, name: str, help: str, low: int = 1) -> Any:
+    """A whole-number option (records, hosts, a rate): at least ``low``."""
+    return typer.Option(default, name, help=help, callback=checked(lambda value: numbers.count(value, low)))
 
 
 def expected_failures(command: Callable) -> Callable:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.text import Text
 
+from swarmkit import numbers
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -12,11 +13,13 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     STACK_OPTION,
+    checked,
     err,
     expected_failures,
     load_hosts,
     out,
     print_json,
+    timeout_option,
 )
 from swarmkit.cluster import rebalance, retire
 
@@ -26,7 +29,7 @@ def remove_node_command(
     name: str = typer.Argument(..., help="The inventory host to retire (a worker)."),
     inventory: str = INVENTORY_OPTION,
     stack_name: str = STACK_OPTION,
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds for its replicas to move (and for its broker to stop)."),
+    timeout: float = timeout_option(600.0, "Seconds for its replicas to move (and for its broker to stop)."),
     external_port: int = EXTERNAL_PORT_OPTION,
     internal_port: int = INTERNAL_PORT_OPTION,
     as_json: bool = JSON_OPTION,
@@ -50,9 +53,11 @@ def remove_node_command(
 def rebalance_command(
     inventory: str = INVENTORY_OPTION,
     topics: str = typer.Option("", "--topics", help="Comma-separated topics (default: every topic but the internal ones)."),
-    throttle: float = typer.Option(0.0, "--throttle", help="Cap on the moving replicas' replication traffic, MB/s."),
+    throttle: float = typer.Option(
+        0.0, "--throttle", help="Cap on the moving replicas' replication traffic, MB/s (0: none).", callback=checked(numbers.rate)
+    ),
     stack_name: str = STACK_OPTION,
-    timeout: float = typer.Option(900.0, "--timeout", help="Seconds for the replicas to move."),
+    timeout: float = timeout_option(900.0, "Seconds for the replicas to move."),
     external_port: int = EXTERNAL_PORT_OPTION,
     internal_port: int = INTERNAL_PORT_OPTION,
     as_json: bool = JSON_OPTION,

@@ -16,6 +16,7 @@ from swarmkit.cli.common import (
     load_hosts,
     out,
     print_json,
+    timeout_option,
 )
 from swarmkit.cli.stack import with_progress
 from swarmkit.cluster import roll, status, teardown
@@ -23,7 +24,7 @@ from swarmkit.cluster import roll, status, teardown
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
 NODE_OPTION = typer.Option([], "--node", help="Restart only this inventory host's broker; repeatable.")
-ROLL_TIMEOUT_OPTION = typer.Option(roll.BROKER_TIMEOUT, "--timeout", help="Seconds each broker gets to be back and in sync.")
+ROLL_TIMEOUT_OPTION = timeout_option(roll.BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
 
 
 @expected_failures

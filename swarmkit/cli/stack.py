@@ -19,6 +19,7 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     MEMORY_OPTION,
     STACK_OPTION,
+    count_option,
     err,
     exit_with,
     expected_failures,
@@ -26,6 +27,7 @@ from swarmkit.cli.common import (
     out,
     print_json,
     this_machine,
+    timeout_option,
 )
 from swarmkit.cli.swarm import gate_preflight
 from swarmkit.cluster import deploy
@@ -42,11 +44,9 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
     None, "--hostname-command", help="With --advertise command: shell command printing the host to advertise."
 )
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
-TIMEOUT_OPTION = typer.Option(None, "--timeout", help="Seconds to wait for a broker on every node (default 60 + 30 per node).")
-REPLICATION_OPTION = typer.Option(
-    None,
-    "--replication-factor",
-    help="apache: default replication (default min(3, brokers); pin it to grow without rolling).",
+TIMEOUT_OPTION = timeout_option(None, "Seconds to wait for a broker on every node (default 60 + 30 per node).")
+REPLICATION_OPTION = count_option(
+    None, "--replication-factor", "apache: default replication (default min(3, brokers); pin it to grow without rolling)."
 )
 SECURITY_OPTION = typer.Option(
     None,
