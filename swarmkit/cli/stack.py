@@ -11,6 +11,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from swarmkit import files
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -31,6 +32,7 @@ from swarmkit.cli.common import (
 )
 from swarmkit.cli.swarm import gate_preflight
 from swarmkit.cluster import deploy
+from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.listeners import ListenerPlan
@@ -136,6 +138,14 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
         exit_with(result.error())  # the JSON above already says ok: false
 
 
+def checked_output_dir(output: str) -> Path:
+    """``render -o DIR`` checked before anything is read or written."""
+    try:
+        return files.check_output_dir(Path(output))
+    except files.FileProblem as problem:
+        raise SpecError(f"-o {output}: {problem}", hint="give a new or existing directory you can write to") from None
+
+
 @expected_failures
 @stack_options
 def render(
@@ -147,12 +157,13 @@ def render(
     options: deploy.DeployOptions,
 ) -> None:
     """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
+    directory = checked_output_dir(output) if output is not None else None
     hosts, docker = load_hosts(inventory)
     stack = deploy.render_for(hosts, options, docker=docker)
-    if output is None:
+    if directory is None:
         typer.echo(stack.text, nl=False)
         return
-    path = stack.write(Path(output))
+    path = stack.write(directory)
     beside = ", ".join(config.filename for config in stack.files)
     out.print(f"wrote {path}" + (f" and beside it {beside}" if beside else ""), highlight=False, soft_wrap=True)
     out.print(f"deploy by hand: docker stack deploy -c {path} {options.stack_name}", highlight=False, soft_wrap=True)
