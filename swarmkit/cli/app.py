@@ -6,12 +6,12 @@ import typer
 
 from swarmkit import __version__
 from swarmkit.cli import checks, nodes, ops, security, stack, swarm
-from swarmkit.cli.common import out
+from swarmkit.cli.common import UsageErrors, out
 from swarmkit.cli.images import image_app
 from swarmkit.cli.sandbox import sandbox_app
 from swarmkit.cli.spark import spark_app
 
-app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True)
+app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True, cls=UsageErrors)
 app.add_typer(sandbox_app, name="sandbox")
 
 

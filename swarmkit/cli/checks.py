@@ -6,8 +6,22 @@ from pathlib import Path
 
 import typer
 
+from swarmkit import numbers
 from swarmkit.cli import tables
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, expected_failures, load_hosts, out, print_json, reporting
+from swarmkit.cli.common import (
+    EXTERNAL_PORT_OPTION,
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    STACK_OPTION,
+    checked,
+    count_option,
+    expected_failures,
+    load_hosts,
+    out,
+    print_json,
+    reporting,
+    timeout_option,
+)
 from swarmkit.cluster import diagnose, spark_streaming, verify
 from swarmkit.errors import SpecError
 from swarmkit.stack.security import read_client_config
@@ -19,18 +33,21 @@ listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no
 def verify_command(
     inventory: str = INVENTORY_OPTION,
     spark: bool = typer.Option(False, "--spark", help="Also run the PySpark job through every broker."),
-    records: int | None = typer.Option(None, "--records", help="Records per broker for the Spark job."),
+    records: int | None = count_option(None, "--records", "Records per broker for the Spark job."),
     master: str | None = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
     report: str | None = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
     streaming: bool = typer.Option(False, "--streaming", help="With --spark: a Structured Streaming query, exactly once."),
-    seconds: float = typer.Option(spark_streaming.DEFAULT_SECONDS, "--seconds", help="How long the stream's producer writes."),
-    rate: int = typer.Option(spark_streaming.DEFAULT_RATE, "--rate", help="Records/s the stream's producer writes."),
-    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
-    port: int = typer.Option(9094, "--external-port", help="The brokers' published client port."),
-    timeout: float = typer.Option(
-        60.0,
-        "--timeout",
-        help="Seconds for every check together; a step that does not answer is named (Spark has its own bound).",
+    seconds: float = typer.Option(
+        spark_streaming.DEFAULT_SECONDS,
+        "--seconds",
+        help="How long the stream's producer writes.",
+        callback=checked(numbers.seconds),
+    ),
+    rate: int = count_option(spark_streaming.DEFAULT_RATE, "--rate", "Records/s the stream's producer writes."),
+    stack_name: str = STACK_OPTION,
+    port: int = EXTERNAL_PORT_OPTION,
+    timeout: float = timeout_option(
+        60.0, "Seconds for every check together; a step that does not answer is named (Spark has its own bound)."
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -45,8 +62,6 @@ def verify_command(
         spark_stream=spark_streaming.StreamOptions(seconds, rate) if streaming else None,
         budget=timeout,
     )
-    if not timeout > 0:
-        raise SpecError(f"--timeout {timeout:g}", hint="give verify a positive number of seconds, e.g. 60")
     with reporting("verifying every broker from this machine" + (", then the Spark job" if spark else "")) as say:
         hosts, docker = load_hosts(inventory)
         result = verify.verify(hosts, options, docker=docker, on_progress=say)
@@ -69,7 +84,7 @@ def listeners_diagnose(
     config: str | None = typer.Option(
         None, "--config", "-c", help="A client configuration (TLS, SASL), as `swarmkit client-config` writes it."
     ),
-    timeout: float = typer.Option(5.0, "--timeout", help="Seconds per probe."),
+    timeout: float = timeout_option(5.0, "Seconds per probe (at most 300: what the Kafka client accepts).", 300.0),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """What `kafkacat -L` shows, with verdicts: does every advertised address resolve, connect and answer?"""

@@ -6,29 +6,69 @@ import contextlib
 import functools
 import json
 import os
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
 
-from swarmkit.errors import SwarmkitError
+from swarmkit import names, numbers
+from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 
-out = Console()
+# Neither console reads markup or emoji codes: names, specs, paths and what brokers report are printed as they
+# are (styles come as rich Text); a spinner's text is made Text here too (rich would read a str as markup).
+out = Console(markup=False, emoji=False)
 if not out.is_terminal:
-    out = Console(width=160)
-err = Console(stderr=True, soft_wrap=True)
+    out = Console(width=160, markup=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
+
+
+def checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """An option callback: the value through one of swarmkit's own checks; a refusal is a usage error (exit 2)."""
+
+    def callback(value: Any) -> Any:
+        if value is not None:
+            try:
+                check(value)
+            except SpecError as error:
+                raise typer.BadParameter(error.message) from error
+        return value
+
+    return callback
+
 
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object for runbooks.")
-SANDBOX_NAME = typer.Option("sk", "--name", help="Sandbox name (1-6 lowercase letters/digits).")
+SANDBOX_NAME = typer.Option(
+    "sk", "--name", help="Sandbox name (1-6 lowercase letters/digits).", callback=checked(names.sandbox_name)
+)
+STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.", callback=checked(names.stack_name))
 INVENTORY_OPTION = typer.Option(..., "--inventory", "-i", help="Inventory YAML naming the servers.")
-MEMORY_OPTION = typer.Option(1.5, "--memory-per-broker", help="GiB of memory each host needs for a broker.")
-EXTERNAL_PORT_OPTION = typer.Option(9094, "--external-port", help="Client port each broker publishes (mode: host).")
-INTERNAL_PORT_OPTION = typer.Option(9092, "--internal-port", help="Broker-to-broker port on the overlay network.")
+MEMORY_OPTION = typer.Option(
+    1.5, "--memory-per-broker", help="GiB of memory each host needs for a broker.", callback=checked(numbers.gib)
+)
+EXTERNAL_PORT_OPTION = typer.Option(
+    9094, "--external-port", help="Client port each broker publishes (mode: host).", callback=checked(numbers.port)
+)
+INTERNAL_PORT_OPTION = typer.Option(
+    9092, "--internal-port", help="Broker-to-broker port on the overlay network.", callback=checked(numbers.port)
+)
+
+
+def timeout_option(default: float | None, help: str, maximum: float = numbers.MAX_SECONDS, name: str = "--timeout") -> Any:
+    """A time limit in seconds (``--timeout`` unless named otherwise): finite, above 0, at most ``maximum``."""
+    return typer.Option(default, name, help=help, callback=checked(lambda value: numbers.seconds(value, maximum)))
+
+
+def count_option(default: int | None, name: str, help: str, low: int = 1) -> Any:
+    """A whole-number option (records, hosts, a rate): at least ``low``."""
+    return typer.Option(default, name, help=help, callback=checked(lambda value: numbers.count(value, low)))
 
 
 def expected_failures(command: Callable) -> Callable:
@@ -49,12 +89,54 @@ def expected_failures(command: Callable) -> Callable:
     return wrapper
 
 
+def show_error(error: SwarmkitError) -> None:
+    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup."""
+    err.print(Text.assemble(("error:", "bold red"), " ", error.message))
+    if error.hint:
+        err.print(Text.assemble(("hint:", "yellow"), " ", error.hint))
+
+
 def exit_with(error: SwarmkitError) -> None:
     """The one-line error and its hint on stderr, then the error's exit code."""
-    err.print(f"[bold red]error:[/] {error.message}", highlight=False)
-    if error.hint:
-        err.print(f"[yellow]hint:[/] {error.hint}", highlight=False)
+    show_error(error)
     raise typer.Exit(error.exit_code) from None
+
+
+class UsageErrors(TyperGroup):
+    """The top command: a usage error (typer's own: an unknown option, a bad value) is shown like every other error,
+    one line and a hint, exit 2; under ``--json`` with one JSON object on stdout as well."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        given = list(sys.argv[1:] if args is None else args)
+        run = functools.partial(super().main, given, prog_name, complete_var, False, windows_expand_args, **extra)
+        if not standalone_mode:
+            return run()
+        try:
+            code = run()
+        except NoArgsIsHelpError as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except ClickException as error:
+            report_usage_error(error, as_json="--json" in given)
+            sys.exit(error.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def report_usage_error(error: ClickException, as_json: bool) -> None:
+    context = getattr(error, "ctx", None)
+    cause = error.__cause__
+    hint = cause.hint if isinstance(cause, SwarmkitError) else f"see: {context.command_path if context else 'swarmkit'} --help"
+    if as_json:
+        print_json({"ok": False, "error": error.format_message(), "hint": hint})
+    show_error(SpecError(error.format_message(), hint))
 
 
 def this_machine() -> str:
@@ -94,5 +176,5 @@ def reporting(title: str) -> Iterator[ProgressLines]:
     if not err.is_terminal:
         yield lines
         return
-    with err.status(escape(title)):
+    with err.status(title):
         yield lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.text import Text
 
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
@@ -36,7 +37,7 @@ def push_command(
     """Save the image here once and load it on every server that lacks it (swarmkit's own images are built here first)."""
     hosts, docker = load_hosts(inventory)
     tag = image or hosts.stack.image or engine_for(engine or hosts.stack.engine).DEFAULT_IMAGE
-    with err.status(f"shipping {tag} to the servers that lack it..."):
+    with err.status(Text(f"shipping {tag} to the servers that lack it...")):
         result = images.push_image(hosts, docker, Engine.connect(source), tag)
     if as_json:
         print_json(result.to_dict())

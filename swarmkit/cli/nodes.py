@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import typer
+from rich.text import Text
 
+from swarmkit import numbers
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
     INTERNAL_PORT_OPTION,
     INVENTORY_OPTION,
     JSON_OPTION,
+    STACK_OPTION,
+    checked,
     err,
     expected_failures,
     load_hosts,
     out,
     print_json,
+    timeout_option,
 )
 from swarmkit.cluster import rebalance, retire
 
@@ -23,8 +28,8 @@ from swarmkit.cluster import rebalance, retire
 def remove_node_command(
     name: str = typer.Argument(..., help="The inventory host to retire (a worker)."),
     inventory: str = INVENTORY_OPTION,
-    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds for its replicas to move (and for its broker to stop)."),
+    stack_name: str = STACK_OPTION,
+    timeout: float = timeout_option(600.0, "Seconds for its replicas to move (and for its broker to stop)."),
     external_port: int = EXTERNAL_PORT_OPTION,
     internal_port: int = INTERNAL_PORT_OPTION,
     as_json: bool = JSON_OPTION,
@@ -32,15 +37,15 @@ def remove_node_command(
     """Retire a server: move its replicas away, stop and unregister its broker, take it out of the swarm."""
     options = retire.RetireOptions(stack_name, external_port, internal_port, timeout)
     hosts, docker = load_hosts(inventory)
-    with err.status(f"retiring {name}...") as status:
-        result = retire.retire(hosts, name, options, lambda done, total, message: status.update(message), docker=docker)
+    with err.status(Text(f"retiring {name}...")) as status:
+        result = retire.retire(hosts, name, options, lambda done, total, message: status.update(Text(message)), docker=docker)
     if as_json:
         print_json(result.to_dict())
         return
     moved = len(result.moves)
     out.print(f"retired {result.host}: broker {result.broker_id} unregistered, {moved} partition(s) moved to the other brokers")
     if not result.left_swarm:
-        out.print(f"[yellow]{result.host}'s engine did not answer: run `docker swarm leave` there when it is back[/]")
+        out.print(f"{result.host}'s engine did not answer: run `docker swarm leave` there when it is back", style="yellow")
     out.print(f"remove {result.host} from {inventory} now; its data volume stays on the server until you delete it")
 
 
@@ -48,9 +53,11 @@ def remove_node_command(
 def rebalance_command(
     inventory: str = INVENTORY_OPTION,
     topics: str = typer.Option("", "--topics", help="Comma-separated topics (default: every topic but the internal ones)."),
-    throttle: float = typer.Option(0.0, "--throttle", help="Cap on the moving replicas' replication traffic, MB/s."),
-    stack_name: str = typer.Option("kafka", "--stack", help="Stack name."),
-    timeout: float = typer.Option(900.0, "--timeout", help="Seconds for the replicas to move."),
+    throttle: float = typer.Option(
+        0.0, "--throttle", help="Cap on the moving replicas' replication traffic, MB/s (0: none).", callback=checked(numbers.rate)
+    ),
+    stack_name: str = STACK_OPTION,
+    timeout: float = timeout_option(900.0, "Seconds for the replicas to move."),
     external_port: int = EXTERNAL_PORT_OPTION,
     internal_port: int = INTERNAL_PORT_OPTION,
     as_json: bool = JSON_OPTION,
@@ -60,7 +67,7 @@ def rebalance_command(
     options = rebalance.RebalanceOptions(stack_name, external_port, internal_port, chosen, throttle, timeout)
     hosts, docker = load_hosts(inventory)
     with err.status("planning the moves...") as status:
-        result = rebalance.rebalance(hosts, options, lambda done, total, message: status.update(message), docker=docker)
+        result = rebalance.rebalance(hosts, options, lambda done, total, message: status.update(Text(message)), docker=docker)
     if as_json:
         print_json(result.to_dict())
     else:

@@ -9,20 +9,22 @@ from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
     INVENTORY_OPTION,
     JSON_OPTION,
+    STACK_OPTION,
     err,
     exit_with,
     expected_failures,
     load_hosts,
     out,
     print_json,
+    timeout_option,
 )
-from swarmkit.cli.stack import STACK_OPTION, with_progress
+from swarmkit.cli.stack import with_progress
 from swarmkit.cluster import roll, status, teardown
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
 NODE_OPTION = typer.Option([], "--node", help="Restart only this inventory host's broker; repeatable.")
-ROLL_TIMEOUT_OPTION = typer.Option(roll.BROKER_TIMEOUT, "--timeout", help="Seconds each broker gets to be back and in sync.")
+ROLL_TIMEOUT_OPTION = timeout_option(roll.BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
 
 
 @expected_failures

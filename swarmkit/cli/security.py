@@ -6,12 +6,11 @@ from pathlib import Path
 
 import typer
 
-from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, expected_failures, out
+from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, STACK_OPTION, expected_failures, out
 from swarmkit.cluster import pki, users
 from swarmkit.hosts.inventory import load_inventory
 from swarmkit.stack.security import ADMIN_USER, write_private
 
-STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
 users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
 
 
@@ -21,17 +20,16 @@ def client_config_command(
     user: str = typer.Option(ADMIN_USER, "--user", help="The client user (see `swarmkit users add`)."),
     fmt: str = typer.Option("properties", "--format", help="properties (Java clients) or librdkafka (confluent-kafka, kcat)."),
     output: str | None = typer.Option(None, "--output", "-o", help="Write FILE (0600) and ca.crt beside it instead of printing."),
-    security: str | None = typer.Option(None, "--security", help="sasl_ssl or ssl (default: the inventory's, else sasl_ssl)."),
+    security: str | None = typer.Option(None, "--security", help="sasl_ssl or ssl (default: the deployed stack's)."),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
 ) -> None:
     """A ready client configuration: bootstrap list, security protocol, SASL login, CA file."""
     hosts = load_inventory(inventory)
-    mode = security or hosts.stack.security or "sasl_ssl"
     store = pki.store_dir(hosts, stack_name)
     target = Path(output).resolve() if output else None  # the file names the CA by an absolute path
     ca_file = str((target.parent if target else store) / "ca.crt")
-    config = users.client_config(hosts, stack_name, mode, user, fmt, ca_file, port)
+    config = users.client_config(hosts, stack_name, security, user, fmt, ca_file, port)
     if target is None:
         typer.echo(config.text, nl=False)
         return

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import typer
+from rich.text import Text
 
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, err, expected_failures, load_hosts, out, print_json
+from swarmkit import names
+from swarmkit.cli.common import (
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    checked,
+    err,
+    expected_failures,
+    load_hosts,
+    out,
+    print_json,
+    timeout_option,
+)
 from swarmkit.cluster import spark_cluster
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 
-STACK_OPTION = typer.Option("kafka", "--stack", help="The Kafka stack's name; the Spark stack is STACK-spark.")
+STACK_OPTION = typer.Option(
+    "kafka", "--stack", help="The Kafka stack's name; the Spark stack is STACK-spark.", callback=checked(names.stack_name)
+)
 MASTER_HOST_OPTION = typer.Option(None, "--master-host", help="Inventory manager for the master (default: the first).")
 
 
@@ -23,7 +37,7 @@ def spark_up_command(
     ),
     master_host: str = MASTER_HOST_OPTION,
     stack: str = STACK_OPTION,
-    timeout: float = typer.Option(spark_cluster.UP_TIMEOUT, "--timeout", help="Seconds to wait for every worker."),
+    timeout: float = timeout_option(spark_cluster.UP_TIMEOUT, "Seconds to wait for every worker."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Deploy the master and one worker per node (host network), and wait until every worker has registered."""
@@ -37,7 +51,7 @@ def spark_up_command(
             kafka_stack=stack,
             timeout=timeout,
             docker=docker,
-            progress=lambda message: status.update(message),
+            progress=lambda message: status.update(Text(message)),
         )
     if as_json:
         print_json(cluster.to_dict())

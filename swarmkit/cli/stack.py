@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from swarmkit import files
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -19,7 +19,9 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     MEMORY_OPTION,
+    STACK_OPTION,
     ProgressLines,
+    count_option,
     err,
     exit_with,
     expected_failures,
@@ -27,9 +29,11 @@ from swarmkit.cli.common import (
     out,
     print_json,
     this_machine,
+    timeout_option,
 )
 from swarmkit.cli.swarm import gate_preflight
 from swarmkit.cluster import deploy
+from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.listeners import ListenerPlan
@@ -43,17 +47,12 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
     None, "--hostname-command", help="With --advertise command: shell command printing the host to advertise."
 )
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
-STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.")
-TIMEOUT_OPTION = typer.Option(
-    None, "--timeout", help="The most seconds to wait for a broker on every node (default 600 + 60 per node)."
+TIMEOUT_OPTION = timeout_option(None, "The most seconds to wait for a broker on every node (default 600 + 60 per node).")
+STALL_TIMEOUT_OPTION = timeout_option(
+    deploy.waits.STALL_TIMEOUT, "Fail when no broker changed phase for this many seconds.", name="--stall-timeout"
 )
-STALL_TIMEOUT_OPTION = typer.Option(
-    deploy.waits.STALL_TIMEOUT, "--stall-timeout", help="Fail when no broker changed phase for this many seconds."
-)
-REPLICATION_OPTION = typer.Option(
-    None,
-    "--replication-factor",
-    help="apache: default replication (default min(3, brokers); pin it to grow without rolling).",
+REPLICATION_OPTION = count_option(
+    None, "--replication-factor", "apache: default replication (default min(3, brokers); pin it to grow without rolling)."
 )
 SECURITY_OPTION = typer.Option(
     None,
@@ -109,7 +108,7 @@ def with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
     """Run a deploy-like action with a progress bar on a terminal and a line per change on stderr."""
     with Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -120,7 +119,7 @@ def with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
         lines = ProgressLines()
 
         def on_progress(done: int, total: int, message: str) -> None:
-            progress.update(task, completed=done, total=total or None, description=escape(message))
+            progress.update(task, completed=done, total=total or None, description=message)
             lines(message)
 
         return action(on_progress)
@@ -131,7 +130,7 @@ def warn_plaintext(inventory: Inventory, options: deploy.DeployOptions) -> None:
     if options.listeners.secure or all(host.endpoint.startswith("unix://") for host in inventory.hosts):
         return
     err.print(
-        "[yellow]warning:[/] security plaintext: clients reach the brokers unencrypted and without credentials, "
+        "warning: security plaintext: clients reach the brokers unencrypted and without credentials, "
         "and anything on the overlay can talk to brokers and controllers; use --security sasl_ssl",
         highlight=False,
     )
@@ -146,6 +145,14 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
         exit_with(result.error())  # the JSON above already says ok: false
 
 
+def checked_output_dir(output: str) -> Path:
+    """``render -o DIR`` checked before anything is read or written."""
+    try:
+        return files.check_output_dir(Path(output))
+    except files.FileProblem as problem:
+        raise SpecError(f"-o {output}: {problem}", hint="give a new or existing directory you can write to") from None
+
+
 @expected_failures
 @stack_options
 def render(
@@ -157,12 +164,13 @@ def render(
     options: deploy.DeployOptions,
 ) -> None:
     """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
+    directory = checked_output_dir(output) if output is not None else None
     hosts, docker = load_hosts(inventory)
     stack = deploy.render_for(hosts, options, docker=docker)
-    if output is None:
+    if directory is None:
         typer.echo(stack.text, nl=False)
         return
-    path = stack.write(Path(output))
+    path = stack.write(directory)
     beside = ", ".join(config.filename for config in stack.files)
     out.print(f"wrote {path}" + (f" and beside it {beside}" if beside else ""), highlight=False, soft_wrap=True)
     out.print(f"deploy by hand: docker stack deploy -c {path} {options.stack_name}", highlight=False, soft_wrap=True)

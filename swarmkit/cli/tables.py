@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from swarmkit.cluster.deploy import DeployResult
 from swarmkit.cluster.diagnose import DiagnoseReport
@@ -29,8 +30,13 @@ def _table(title: str, columns: tuple[str, ...], **column_options: Any) -> Table
     return table
 
 
-def _mark(ok: bool) -> str:
-    return "[green]yes[/]" if ok else "[red]no[/]"
+def _red(text: object) -> Text:
+    """Shown as it is, in red (the consoles read no markup: every string they print is data)."""
+    return Text(str(text), style="red")
+
+
+def _mark(ok: bool) -> Text:
+    return Text("yes", style="green") if ok else _red("no")
 
 
 def print_sandbox(status: SandboxStatus, console: Console) -> None:
@@ -42,10 +48,10 @@ def print_sandbox(status: SandboxStatus, console: Console) -> None:
         ("host", "address", "engine", "engine pid", "swarm"),
     )
     for host in status.hosts:
-        engine = host.engine_version or "[red]not answering[/]"
+        engine = host.engine_version or _red("not answering")
         table.add_row(host.name, host.address, engine, str(host.engine_pid), host.swarm_state)
     console.print(table)
-    console.print(f"registry: {status.registry or '[red]not running[/]'}   inventory: {status.inventory_path}")
+    console.print(Text.assemble("registry: ", status.registry or _red("not running"), f"   inventory: {status.inventory_path}"))
     if status.firewall:
         console.print("firewall blocks: " + ", ".join(status.firewall))
 
@@ -63,7 +69,7 @@ def print_verify(report: VerifyReport, console: Console) -> None:
     if report.cluster:
         _print_cluster(report.cluster, console)
     if report.cluster_error:
-        console.print(f"[red]cluster: {report.cluster_error}[/]")
+        console.print(_red(f"cluster: {report.cluster_error}"))
     if report.topics:
         topics = _table("topics", ("broker", "topic", "ok", "detail"))
         for topic in report.topics:
@@ -72,10 +78,10 @@ def print_verify(report: VerifyReport, console: Console) -> None:
     if report.spark:
         _print_spark(report.spark, console)
     if report.spark_error:
-        console.print(f"[red]Spark job: {report.spark_error}[/]")
+        console.print(_red(f"Spark job: {report.spark_error}"))
     for change in report.changes:
         console.print(f"change: {change}")
-    console.print("[green]verified: every broker is usable from here[/]" if report.ok else "[red]verification failed[/]")
+    console.print(Text("verified: every broker is usable from here", style="green") if report.ok else _red("verification failed"))
 
 
 def _brokers_table(report: VerifyReport) -> Table:
@@ -85,7 +91,7 @@ def _brokers_table(report: VerifyReport) -> Table:
         overflow="fold",
     )
     for broker in report.brokers:
-        detail = "ok" if broker.ok else f"[red]{broker.detail}[/]\n[yellow]fix:[/] {broker.fix}"
+        detail = "ok" if broker.ok else Text.assemble(_red(broker.detail), "\n", ("fix:", "yellow"), f" {broker.fix}")
         table.add_row(
             broker.node,
             broker.advertised or "-",
@@ -146,19 +152,19 @@ def _print_cluster(cluster: ClusterHealth, console: Console) -> None:
     console.print(table)
     lagging = {v.node_id for v in quorum.lagging}
     members = ", ".join(f"{node_id}{' (lagging)' if node_id in lagging else ''}" for node_id in sorted(voters))
-    leader = quorum.leader if quorum.leader >= 0 else "[red]none[/]"
+    leader = str(quorum.leader) if quorum.leader >= 0 else _red("none")
     if quorum.error:
-        console.print(f"[red]controller quorum: {quorum.error}[/]")
+        console.print(_red(f"controller quorum: {quorum.error}"))
     else:
-        console.print(f"controller quorum: leader {leader}, voters {members}")
+        console.print(Text.assemble("controller quorum: leader ", leader, f", voters {members}"))
     console.print(
         f"partitions: {len(cluster.offline)} offline, {len(cluster.under_replicated)} under-replicated, "
         f"{len(cluster.under_min_isr)} under min ISR"
     )
     for problem in cluster.problems:
-        console.print(f"[red]cluster: {problem}[/]")
+        console.print(_red(f"cluster: {problem}"))
     for note in cluster.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(Text.assemble(("note:", "yellow"), f" {note}"))
 
 
 def print_deploy(result: DeployResult, console: Console) -> None:
@@ -186,7 +192,11 @@ def print_diagnosis(result: DiagnoseReport, console: Console) -> None:
     )
     checks = ([result.bootstrap_check] if result.bootstrap_check else []) + list(result.brokers)
     for check in checks:
-        verdict = check.detail if check.ok else f"[red]{check.detail}[/]\ncause: {check.cause}\n[yellow]fix:[/] {check.fix}"
+        verdict = (
+            check.detail
+            if check.ok
+            else Text.assemble(_red(check.detail), f"\ncause: {check.cause}\n", ("fix:", "yellow"), f" {check.fix}")
+        )
         table.add_row(
             str(check.node_id),
             check.advertised,
@@ -209,9 +219,11 @@ def print_preflight(report: PreflightReport, console: Console) -> None:
         console.print(_ports_table(report, hosts))
     if report.failures:
         console.print(_failures_table(report.failures))
-        console.print(f"[red]preflight failed[/]: {len(report.failures)} failed checks ({report.duration_s:.1f} s)")
+        console.print(
+            Text.assemble(_red("preflight failed"), f": {len(report.failures)} failed checks ({report.duration_s:.1f} s)")
+        )
     else:
-        console.print(f"[green]preflight passed[/]: {len(report.checks)} checks ({report.duration_s:.1f} s)")
+        console.print(Text.assemble(("preflight passed", "green"), f": {len(report.checks)} checks ({report.duration_s:.1f} s)"))
 
 
 def _engines_table(report: PreflightReport) -> Table:
@@ -223,29 +235,29 @@ def _engines_table(report: PreflightReport) -> Table:
     for engine in report.engines:
         checks = by_host.get(engine.host, [])
         failed = [c.detail for c in checks if c.status == "failed"]
-        result = f"[red]{'; '.join(failed)}[/]" if failed else "[green]ok[/]"
+        result = _red("; ".join(failed)) if failed else Text("ok", style="green")
         if not engine.answered:
-            table.add_row(engine.host, "[red]no answer[/]", "", "", result)
+            table.add_row(engine.host, _red("no answer"), "", "", result)
             continue
         swarm = engine.swarm_state + (f" ({engine.swarm_cluster_id[:12]})" if engine.swarm_cluster_id else "")
         table.add_row(engine.host, engine.version, swarm, f"{engine.memory_bytes / GIB:.1f} GiB", result)
     return table
 
 
-def _cell(port: PortSpec, host: str, checks: list[Check]) -> str:
+def _cell(port: PortSpec, host: str, checks: list[Check]) -> Text:
     """One destination host and port: free and reachable from everyone, or who is in the way."""
     mine = [c for c in checks if c.to == host and (c.port, c.protocol) == (port.port, port.protocol)]
     if not mine:
-        return "[dim]-[/]"
+        return Text("-", style="dim")
     held = next((c for c in mine if c.check == "port_free" and c.status != "ok"), None)
     if held and held.status == "failed":
-        return "[red]in use[/]"
+        return _red("in use")
     blocked = [c.from_ for c in mine if c.check == "reachable" and c.status == "failed"]
     if blocked:
-        return f"[red]blocked from {', '.join(blocked)}[/]"
+        return _red(f"blocked from {', '.join(blocked)}")
     if held:
-        return f"[yellow]{held.detail}[/]"
-    return "[green]ok[/]"
+        return Text(held.detail, style="yellow")
+    return Text("ok", style="green")
 
 
 def _ports_table(report: PreflightReport, hosts: list[str]) -> Table:
@@ -270,7 +282,7 @@ def _failures_table(failures: tuple[Failure, ...]) -> Table:
     for (check, to, port, protocol, fix), members in groups.items():
         sources = ", ".join(dict.fromkeys(f.from_ for f in members if f.from_))
         details = "; ".join(dict.fromkeys(f.detail for f in members))
-        table.add_row(f"[red]{check}[/]", sources, to, f"{port}/{protocol}" if port else "", details, fix)
+        table.add_row(_red(check), sources, to, f"{port}/{protocol}" if port else "", details, fix)
     return table
 
 
@@ -283,12 +295,12 @@ def print_status(status: ClusterStatus, console: Console) -> None:
         ("host", "hostname", "role", "state", "availability", "address", "broker id"),
     )
     for node in status.nodes:
-        state = node.state if node.state == "ready" else f"[red]{node.state}[/]"
+        state = node.state if node.state == "ready" else _red(node.state)
         nodes.add_row(node.host or "-", node.hostname, node.role, state, node.availability, node.address, _id(node.broker_id))
     console.print(nodes)
     brokers = _table("brokers", ("id", "node", "advertised", "registered", "task", "running since (UTC)", "image", "container"))
     for broker in status.brokers:
-        task = broker.task if broker.task == "running" else f"[red]{broker.task}[/]"
+        task = broker.task if broker.task == "running" else _red(broker.task)
         advertised = broker.advertised or "-"
         brokers.add_row(
             _id(broker.broker_id),
@@ -309,7 +321,7 @@ def print_status(status: ClusterStatus, console: Console) -> None:
         topics.add_row(topic.topic, str(topic.partitions), str(topic.replication_factor), *counts)
     console.print(topics)
     if status.kafka_error:
-        console.print(f"[red]brokers: {status.kafka_error}[/]")
+        console.print(_red(f"brokers: {status.kafka_error}"))
     console.print(f"read in {status.read_s:.2f} s")
 
 
@@ -317,8 +329,8 @@ def _id(broker_id: int | None) -> str:
     return "-" if broker_id is None else str(broker_id)
 
 
-def _count(value: int) -> str:
-    return "0" if not value else f"[red]{value}[/]"
+def _count(value: int) -> str | Text:
+    return "0" if not value else _red(value)
 
 
 def _print_controllers(status: ClusterStatus, console: Console) -> None:
@@ -329,13 +341,13 @@ def _print_controllers(status: ClusterStatus, console: Console) -> None:
     for node_id, host in status.controllers:
         member = members.get(node_id)
         table.add_row(
-            str(node_id), host, member.status if member else "[red]not a voter now[/]", str(member.lag) if member else "-"
+            str(node_id), host, member.status if member else _red("not a voter now"), str(member.lag) if member else "-"
         )
     console.print(table)
     if quorum.error:
-        console.print(f"[red]controllers: {quorum.error}[/]")
+        console.print(_red(f"controllers: {quorum.error}"))
     else:
-        console.print(f"quorum leader: {quorum.leader if quorum.leader >= 0 else '[red]none[/]'}")
+        console.print(Text.assemble("quorum leader: ", str(quorum.leader) if quorum.leader >= 0 else _red("none")))
 
 
 def print_roll(report: RollReport, console: Console) -> None:
@@ -344,16 +356,16 @@ def print_roll(report: RollReport, console: Console) -> None:
         ("node", "broker id", "old container", "new container", "seconds", "status"),
     )
     for broker in report.brokers:
-        status = "[green]back, registered, in sync[/]" if broker.ok else f"[red]{broker.detail}[/]"
+        status = Text("back, registered, in sync", style="green") if broker.ok else _red(broker.detail)
         table.add_row(
             broker.node, str(broker.broker_id), broker.old_container, broker.new_container, f"{broker.seconds:.1f}", status
         )
     for node in report.not_rolled:
-        table.add_row(node, "", "", "", "", "[yellow]not rolled (still serving)[/]")
+        table.add_row(node, "", "", "", "", Text("not rolled (still serving)", style="yellow"))
     console.print(table)
     change = ([f"image {report.image}"] if report.image else []) + [f"{key}={value}" for key, value in report.env.items()]
     console.print(f"spec change: {', '.join(change)}" if change else "restart only (same spec)")
-    console.print(f"rolled in {report.total_s:.1f} s" if report.ok else "[red]roll stopped[/]")
+    console.print(f"rolled in {report.total_s:.1f} s" if report.ok else _red("roll stopped"))
 
 
 def print_down(report: DownReport, console: Console) -> None:
@@ -370,6 +382,8 @@ def print_down(report: DownReport, console: Console) -> None:
         console.print(f"{host}: removed volumes {', '.join(volumes) or '(none)'}", highlight=False)
     for node, labels in report.labels.items():
         console.print(f"{node}: removed labels {', '.join(labels)}", highlight=False)
+    if report.shared_with:
+        console.print(f"kept: the nodes' broker ids, which stacks {', '.join(report.shared_with)} still use", highlight=False)
 
 
 def print_rebalance(result: RebalanceResult, console: Console) -> None:
@@ -382,7 +396,7 @@ def print_rebalance(result: RebalanceResult, console: Console) -> None:
     moved = ", ".join(f"{m.topic}-{m.partition}" for m in result.moves) or "none (already balanced)"
     console.print(f"moved: {moved}; {result.total_s:.1f} s", highlight=False)
     for refused in result.election_refused:
-        console.print(f"[red]preferred leader not elected: {refused}[/]")
+        console.print(_red(f"preferred leader not elected: {refused}"))
 
 
 def print_push(result: PushResult, console: Console) -> None:

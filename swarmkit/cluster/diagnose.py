@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
+from swarmkit import numbers
 from swarmkit.cluster import kafka, pki
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.fanout import fan_out, settle_by
@@ -148,9 +149,14 @@ def split_endpoint(text: str) -> tuple[str, int]:
     """``HOST:PORT`` or ``[V6]:PORT`` -> (host, port); SpecError otherwise."""
     host, sep, port = text.strip().rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise SpecError(f"'{text}' is not HOST:PORT", hint="e.g. --bootstrap broker1.example.com:9094")
+    if not sep or not host or any(c.isspace() for c in host) or not numbers.WHOLE.fullmatch(port) or not 0 < int(port) < 65536:
+        raise SpecError(f"'{text}' is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
     return host, int(port)
+
+
+def split_bootstrap(text: str) -> list[tuple[str, int]]:
+    """``HOST:PORT[,HOST:PORT...]`` as ``bootstrap.servers`` takes it: every address checked."""
+    return [split_endpoint(part) for part in text.split(",")]
 
 
 def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -355,7 +361,7 @@ def judge_cluster(
     bootstrap_probe: Probe | None = None,
 ) -> DiagnoseReport:
     """The whole verdict: one check per advertised broker, or why the bootstrap itself gave nothing."""
-    host, port = split_endpoint(bootstrap)
+    host, port = split_bootstrap(bootstrap)[0]
     client_local = classify_host(host) == "loopback"
     if metadata is None:
         check = judge_bootstrap(bootstrap_probe or Probe(host, port))
@@ -414,12 +420,10 @@ def probe_address(
     """Observe one address from here: name lookup, TCP connect, then Kafka metadata; each step bounded.
 
     ``refused``: the metadata request already failed with this (no second wait for the same answer)."""
-    addresses, resolve_error = _resolve(host, port, timeout)
-    if not addresses:
-        return Probe(host, port, resolve_error=resolve_error)
-    connect, connect_error = _connect(addresses, port, timeout)
-    if connect != "ok":
-        return Probe(host, port, addresses, connect=connect, connect_error=connect_error)
+    reached = _reach(host, port, timeout)
+    if reached.connect != "ok":
+        return reached
+    addresses = reached.addresses
     if refused is None:
         try:
             md = kafka.broker_metadata(endpoint(host, port), timeout, security)
@@ -440,13 +444,27 @@ def probe_address(
     )
 
 
+def _reach(host: str, port: int, timeout: float) -> Probe:
+    """Name lookup and TCP connect only, each bounded by ``timeout`` (a refusal comes back at once)."""
+    addresses, resolve_error = _resolve(host, port, timeout)
+    if not addresses:
+        return Probe(host, port, resolve_error=resolve_error)
+    connect, connect_error = _connect(addresses, port, timeout)
+    return Probe(host, port, addresses, connect=connect, connect_error=connect_error)
+
+
 def diagnose(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> DiagnoseReport:
-    """Ask the bootstrap for metadata, then probe every advertised broker from here, in parallel
-    (over TLS/SASL with ``security``: the cluster's client configuration)."""
-    host, port = split_endpoint(bootstrap)
+    """Ask the bootstrap addresses that accept a connection for metadata (none: the first's failure, at once,
+    without waiting for a Kafka answer), then probe every advertised broker from here, in parallel (over
+    TLS/SASL with ``security``: the cluster's client configuration)."""
+    reached = fan_out(lambda address: _reach(*address, timeout), split_bootstrap(bootstrap))
+    connected = [probe for probe in reached if probe.connect == "ok"]
+    if not connected:
+        return judge_cluster(bootstrap, None, {}, reached[0])
     try:
-        metadata = kafka.broker_metadata(endpoint(host, port), timeout, security)
+        metadata = kafka.broker_metadata(",".join(endpoint(p.host, p.port) for p in connected), timeout, security)
     except BrokerError as refused:
-        return judge_cluster(bootstrap, None, {}, probe_address(host, port, timeout, security, refused))
+        first = connected[0]
+        return judge_cluster(bootstrap, None, {}, probe_address(first.host, first.port, timeout, security, refused))
     probes = fan_out(lambda broker: probe_address(broker.host, broker.port, timeout, security), metadata.brokers)
     return judge_cluster(bootstrap, metadata, {b.node_id: probe for b, probe in zip(metadata.brokers, probes)})

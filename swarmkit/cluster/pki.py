@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from swarmkit import names
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack import certs
@@ -32,19 +33,12 @@ from swarmkit.stack.security import (
 )
 
 RENEW_DAYS = 30
-LEGAL_USER = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
 
 def store_dir(inventory: Inventory, stack_name: str) -> Path:
+    """``.swarmkit/<inventory>.<stack>.pki`` beside the inventory (a checked stack name: never outside it)."""
     source = Path(inventory.path or "inventory.yaml")
-    return source.parent / ".swarmkit" / f"{source.stem}.{stack_name}.pki"
-
-
-def check_user(name: str) -> str:
-    """SCRAM user names swarmkit accepts: no ',', '=' or ']' that would break ``--add-scram``."""
-    if not name or any(ch not in LEGAL_USER for ch in name):
-        raise SpecError(f"user name '{name}' is not valid", hint="use letters, digits, '.', '_' and '-'")
-    return name
+    return source.parent / ".swarmkit" / f"{source.stem}.{names.stack_name(stack_name)}.pki"
 
 
 @dataclass(frozen=True)
@@ -93,7 +87,7 @@ class Pki:
 
     def password(self, user: str, create: bool = True) -> str | None:
         """The user's SCRAM password, made on first use when ``create``."""
-        kept = self._read(f"user-{check_user(user)}.password")
+        kept = self._read(f"user-{names.user_name(user)}.password")
         if kept is not None or not create:
             return kept
         made = secrets.token_urlsafe(24)
@@ -101,7 +95,7 @@ class Pki:
         return made
 
     def forget(self, user: str) -> None:
-        (self.directory / f"user-{check_user(user)}.password").unlink(missing_ok=True)
+        (self.directory / f"user-{names.user_name(user)}.password").unlink(missing_ok=True)
 
     def users(self) -> list[str]:
         found = self.directory.glob("user-*.password") if self.directory.is_dir() else []
@@ -159,7 +153,7 @@ def client_security(pki: Pki, security: str, user: str = ADMIN_USER) -> ClientSe
     ca = pki.ca()
     ca_file = str(pki.directory / "ca.crt")
     if security == "ssl":
-        return ClientSecurity("SSL", ca.cert_pem, ca_file, client=pki.leaf(f"client-{check_user(user)}", user, ()))
+        return ClientSecurity("SSL", ca.cert_pem, ca_file, client=pki.leaf(f"client-{names.user_name(user)}", user, ()))
     password = pki.password(user, create=user == ADMIN_USER)
     if password is None:
         raise SpecError(f"no password kept for user '{user}'", hint=f"add it with: swarmkit users add {user}")

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
+from swarmkit import names
 from swarmkit.cluster import kafka, pki
 from swarmkit.cluster.deploy import Progress, no_progress, node_tasks, running_task
 from swarmkit.cluster.kafka import PartitionState
@@ -49,11 +50,6 @@ POLL_INTERVAL = 1.0
 PROBE_TIMEOUT = 3.0
 OWNED_ENV = frozenset({"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS"})  # the entrypoint sets them
 PROPERTY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
-# [registry[:port]/]path[:tag][@digest], lower-case path: Docker's own reference grammar, compacted
-_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-IMAGE = re.compile(
-    rf"^(?:[A-Za-z0-9.-]+(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
-)
 
 
 @dataclass(frozen=True)
@@ -122,10 +118,8 @@ def parse_settings(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
 
 
 def check_image(image: str | None) -> None:
-    if image is not None and not IMAGE.match(image):
-        raise SpecError(
-            f"--image {image!r} is not a valid image reference", hint="e.g. apache/kafka:4.4.0 or registry:5000/kafka:4.4.0"
-        )
+    if image is not None:
+        names.image_ref(image)
 
 
 def settings_env(settings: Sequence[tuple[str, str]], service_env: dict[str, str], rolled: set[str]) -> dict[str, str]:

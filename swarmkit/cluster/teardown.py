@@ -16,8 +16,9 @@ waits until no container of the stack is left on any node, so an ``up`` right af
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
+from swarmkit import names
 from swarmkit.cluster.deploy import Progress, no_progress
 from swarmkit.cluster.verify import engine_states, state_path
 from swarmkit.errors import OperationError, SpecError, SwarmkitError
@@ -38,6 +39,7 @@ class DownReport:
     purged: bool
     volumes: dict[str, list[str]] = field(default_factory=dict)  # host -> volumes removed (purge)
     labels: dict[str, list[str]] = field(default_factory=dict)  # swarm node -> labels removed (purge)
+    shared_with: tuple[str, ...] = ()  # other stacks keeping broker ids: the swarm-wide id labels stayed
     brokers_gone_s: float = 0.0
     total_s: float = 0.0
 
@@ -59,12 +61,34 @@ def check_purge(purge: bool, yes: bool) -> None:
         )
 
 
-def labels_to_purge(node: SwarmNode, stack: str) -> list[str]:
-    """What ``purge`` removes from one node: its broker id, and on a manager the id mark and this stack's cluster id."""
-    names = [ID_LABEL]
+def labels_to_purge(node: SwarmNode, stack: str, shared: bool = True) -> list[str]:
+    """What ``purge`` removes from one node: this stack's cluster id on a manager, and when ``shared`` (no other
+    stack keeps broker ids) the swarm-wide broker id and, on a manager, the id mark."""
+    names = [ID_LABEL] if shared else []
     if node.role == "manager":
-        names += [NEXT_LABEL, f"{CLUSTER_ID_LABEL}.{stack}"]
+        names += ([NEXT_LABEL] if shared else []) + [f"{CLUSTER_ID_LABEL}.{stack}"]
     return [name for name in names if name in node.labels]
+
+
+def kafka_stacks(services: dict[str, list[str]], volumes: dict[str, list[str]], nodes: list[SwarmNode]) -> set[str]:
+    """The stacks that hold broker ids here: a broker service, an identity or data volume, or a kept cluster id.
+
+    ``services`` and ``volumes`` map a stack to its services and volumes (a Spark stack has neither kind)."""
+    found = {stack for stack, named in services.items() if f"{stack}_broker" in named}
+    found |= {stack for stack, named in volumes.items() if {f"{stack}_identity", f"{stack}_data"} & set(named)}
+    prefix = f"{CLUSTER_ID_LABEL}."
+    found |= {label[len(prefix) :] for node in nodes for label in node.labels if label.startswith(prefix)}
+    return found
+
+
+def check_something_to_purge(stack: str, present: set[str], deployed: bool, verified: bool) -> None:
+    """Broker ids are swarm-wide: a purge of a stack that is neither deployed nor keeps anything (a typo) is refused."""
+    if stack in present or deployed or verified:
+        return
+    raise SpecError(
+        f"stack '{stack}' is not deployed and keeps no data, identity or cluster id here: nothing to purge, nothing changed",
+        hint=f"stacks here: {', '.join(sorted(present)) or 'none'}; check --stack",
+    )
 
 
 def _reachable(inventory: Inventory, docker: DockerHosts) -> None:
@@ -113,21 +137,33 @@ def _remove_stack(
     return brokers_gone
 
 
-def _purge(inventory: Inventory, docker: DockerHosts, manager: Engine, stack: str) -> tuple[dict, dict]:
-    """Every node's volumes of the stack, then the labels swarmkit kept for it."""
+def _stack_volumes(inventory: Inventory, docker: DockerHosts) -> list[dict[str, list[str]]]:
+    """Per host (inventory order): every stack's volumes there, by stack."""
+    return fan_out(lambda host: dockerapi.names_by_label(docker[host], "volume", STACK_LABEL), inventory.hosts)
+
+
+def _purge(inventory: Inventory, docker: DockerHosts, manager: Engine, stack: str, deployed: bool) -> DownReport:
+    """Every node's volumes of the stack, then the labels swarmkit kept for it (the swarm-wide broker ids only
+    when no other stack keeps any); refused, changing nothing, when the stack has nothing here."""
+    on_hosts = _stack_volumes(inventory, docker)
+    nodes = dockerapi.swarm_nodes(manager)
+    services = dockerapi.names_by_label(manager, "service", STACK_LABEL)
+    present = kafka_stacks(services, {s: v for host in on_hosts for s, v in host.items()}, nodes)
+    check_something_to_purge(stack, present, deployed, state_path(inventory, stack).exists())
+    others = tuple(sorted(present - {stack}))
 
     def volumes(host: Host) -> list[str]:
         return dockerapi.remove_labelled_volumes(docker[host], f"{STACK_LABEL}={stack}")
 
     removed = dict(zip((h.name for h in inventory.hosts), fan_out(volumes, inventory.hosts)))
     labels = {}
-    for node in dockerapi.swarm_nodes(manager):
-        names = labels_to_purge(node, stack)
+    for node in nodes:
+        names = labels_to_purge(node, stack, shared=not others)
         if names:
             dockerapi.remove_node_labels(manager, node.id, names)
             labels[node.hostname] = names
     state_path(inventory, stack).unlink(missing_ok=True)
-    return removed, labels
+    return DownReport(stack, (), True, removed, labels, others)
 
 
 def down(
@@ -142,6 +178,7 @@ def down(
     """Remove the stack and wait until its containers are gone everywhere; with ``purge``, its kept state too."""
     started = time.monotonic()
     progress = on_progress or no_progress
+    names.stack_name(stack)
     check_purge(purge, yes)
     docker = dockerapi.hosts_of(inventory, docker)
     _reachable(inventory, docker)
@@ -153,5 +190,6 @@ def down(
             hint=f"its data, if any, is kept; `swarmkit down --purge-data --yes` deletes it (check --stack, now '{stack}')",
         )
     brokers_gone = _remove_stack(inventory, docker, manager, stack, services, progress) if services else 0.0
-    volumes, labels = _purge(inventory, docker, manager, stack) if purge else ({}, {})
-    return DownReport(stack, tuple(services), purge, volumes, labels, brokers_gone, time.monotonic() - started)
+    # not deployed: nothing was removed above, and _purge refuses a stack that keeps nothing here either
+    report = _purge(inventory, docker, manager, stack, bool(services)) if purge else DownReport(stack, (), False)
+    return replace(report, removed_services=tuple(services), brokers_gone_s=brokers_gone, total_s=time.monotonic() - started)

@@ -649,5 +649,19 @@ def remove_labelled_volumes(engine: Engine, label: str) -> list[str]:
     return names
 
 
+def names_by_label(engine: Engine, kind: str, label: str) -> dict[str, list[str]]:
+    """Every volume or service (``kind``) carrying the label key ``label``: their names by its value."""
+
+    def listed(client: DockerClient) -> list[tuple[str, dict]]:
+        if kind == "volume":
+            return [(v.name, v.labels or {}) for v in client.volume.list(filters=[("label", label)])]
+        return [(s.spec.name or "", s.spec.labels or {}) for s in client.service.list(filters=[("label", label)])]
+
+    by_value: dict[str, list[str]] = {}
+    for name, labels in _call(engine, f"listing {kind}s", listed):
+        by_value.setdefault(labels.get(label, ""), []).append(name)
+    return {value: sorted(names) for value, names in by_value.items()}
+
+
 def remove_node_labels(engine: Engine, node_id: str, names: list[str]) -> None:
     _call(engine, f"removing labels from node {node_id}", lambda c: c.node.update(node_id, rm_labels=names))

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
-
+from swarmkit import files
 from swarmkit.errors import InventoryError
 
 ROLES = ("manager", "worker")
@@ -121,18 +120,14 @@ def load_inventory(path: str | Path) -> Inventory:
     """Read and validate an inventory file; contacts nothing."""
     shown = str(path)
     where = _Where(shown)
+    if not shown:
+        raise where.error("no inventory named", hint="pass -i PATH, e.g. the file `swarmkit sandbox up` writes")
     try:
-        text = Path(path).read_text()
+        document = files.load_yaml(files.read_text(Path(path)))
     except FileNotFoundError:
         raise where.error("no such file", hint="create one with `swarmkit sandbox up`, or pass -i PATH") from None
-    except OSError as error:
-        raise where.error(f"cannot be read: {error.strerror}") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark else ""
-        raise where.error(f"is not valid YAML{line}: {getattr(error, 'problem', None) or error}") from None
+    except files.FileProblem as problem:
+        raise where.error(str(problem)) from None
     return parse_inventory(document, shown, base_dir=Path(path).resolve().parent)
 
 
@@ -276,7 +271,10 @@ def _parse_tls(raw: object, where: _Where, base_dir: Path) -> TlsFiles:
             raise where.at(f"tls.{key}").error("is missing" if value in (None, "") else f"{value!r} is not a path")
         resolved = base_dir / Path(value).expanduser()
         if not resolved.is_file():
-            raise where.at(f"tls.{key}").error(f"no such file: {resolved}")
+            what = (
+                "a directory, not a file" if resolved.is_dir() else "not a regular file" if resolved.exists() else "no such file"
+            )
+            raise where.at(f"tls.{key}").error(f"{what}: {resolved}")
         files[key] = str(resolved)
     return TlsFiles(**files)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from swarmkit import names
 from swarmkit.errors import SandboxError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -35,8 +36,6 @@ TLS_PORT = 2376  # where a real server's dockerd listens for TLS-verified client
 ENGINE_START_TIMEOUT = 60.0
 REQUIRED_COMMANDS = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-registry", "ldd")
 KERNEL_MODULES = ("bridge", "vxlan")
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,5}$")
-PREFIX_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,15}$")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
 DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
 
@@ -142,8 +141,13 @@ def _netns_prefix(name: str) -> str:
     return f"swk-{name}-"
 
 
+def _directory(name: str) -> Path:
+    """The sandbox's own directory under the sandbox root (a checked name: never the root or outside it)."""
+    return STATE_ROOT / names.sandbox_name(name)
+
+
 def _state_file(name: str) -> Path:
-    return STATE_ROOT / name / "sandbox.json"
+    return _directory(name) / "sandbox.json"
 
 
 def _hosts_block_markers(name: str) -> tuple[str, str]:
@@ -217,10 +221,8 @@ def check_prerequisites() -> None:
 def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str) -> None:
     if engine not in ENGINES:
         raise SandboxError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
-    if not NAME_PATTERN.match(name):
-        raise SandboxError(f"sandbox name '{name}' is invalid", hint="use 1-6 lowercase letters or digits")
-    if not PREFIX_PATTERN.match(prefix):
-        raise SandboxError(f"host prefix '{prefix}' is invalid", hint="use lowercase letters, digits and '-'")
+    names.sandbox_name(name)
+    names.sandbox_prefix(prefix)
     if not 1 <= nodes <= 20:
         raise SandboxError(f"--nodes {nodes} is out of range", hint="a sandbox has 1 to 20 hosts")
     try:
@@ -640,9 +642,9 @@ def _remove_directory(directory: Path) -> None:
 
 def down(name: str) -> list[str]:
     """Remove everything the named sandbox created; safe to run after a crash or twice."""
+    directory = _directory(name)
     check_prerequisites()
     removed = []
-    directory = STATE_ROOT / name
     pids = _processes_under(directory)
     if pids:
         _kill(pids)

@@ -32,7 +32,6 @@ IDENTITY_FILE = f"{IDENTITY_DIR}/node.env"
 ADVERTISE_MODES = ("hostname", "inventory-address", "command")
 NODE_HOSTNAME = "{{.Node.Hostname}}"  # swarm template: the node the task runs on
 TASK_NAME = "{{.Task.Name}}"  # swarm template: the task's container name, resolvable on the overlay
-LEGAL_STACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 LEGAL_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CONTAINER_LIB = "/usr/local/lib/swarmkit"  # where stack scripts are mounted in containers
 SCRIPT_MODE = 0o555

@@ -21,12 +21,12 @@ from typing import Any
 
 import yaml
 
+from swarmkit import names
 from swarmkit.errors import SpecError
 from swarmkit.stack.compose import (
     ADVERTISE_MODES,
     COMPOSE_VERSION,
     IDENTITY_VOLUME,
-    LEGAL_STACK_NAME,
     STACK_FILE,
     ConfigFile,
     FileMode,
@@ -72,16 +72,9 @@ def check_request(request: StackRequest) -> BrokerEngine:
     engine = engine_for(request.engine)
     if not request.inventory.hosts:
         raise SpecError("inventory: no hosts", hint="list at least one server in the inventory")
-    if not LEGAL_STACK_NAME.match(request.stack_name):
-        raise SpecError(
-            f"stack name '{request.stack_name}' is not valid",
-            hint="use lower-case letters, digits, '-' and '_', starting with a letter or digit",
-        )
-    if not LEGAL_STACK_NAME.match(request.network):
-        raise SpecError(f"network name '{request.network}' is not valid", hint="use lower-case letters, digits, '-' and '_'")
-    image = request.image if request.image is not None else engine.DEFAULT_IMAGE
-    if not image or any(ch.isspace() for ch in image):
-        raise SpecError(f"image '{image}' is not a valid image reference", hint=f"e.g. {engine.DEFAULT_IMAGE}")
+    names.stack_name(request.stack_name)
+    names.stack_name(request.network, "network name")
+    names.image_ref(request.image if request.image is not None else engine.DEFAULT_IMAGE)
     if request.advertise not in ADVERTISE_MODES:
         raise SpecError(
             f"advertise: unknown mode '{request.advertise}'",

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from swarmkit import numbers
 from swarmkit.errors import SpecError
 
 FORMAT = "name:partitions:replicas[:key=value...]"
@@ -78,10 +79,10 @@ def _split_specs(text: str) -> list[str]:
 
 def _count(spec: str, field: str, value: str) -> int:
     try:
-        return int(value.strip(), 10)
-    except ValueError:
+        return numbers.whole(value.strip())
+    except SpecError:
         raise SpecError(
-            f"topic spec '{spec}': {field} '{value}' is not a whole number",
+            f"topic spec '{spec}': {field} '{value}' is not a whole number (ASCII digits, at most {numbers.INT32_MAX})",
             hint=f"write each topic as {FORMAT}, e.g. orders:3:1",
         ) from None
 
@@ -122,7 +123,7 @@ def _check_min_isr(spec: TopicSpec, label: str) -> None:
     value = spec.config_dict.get(MIN_ISR)
     if value is None:
         return
-    if not value.isdigit() or not 1 <= int(value) <= spec.replicas:
+    if not numbers.WHOLE.fullmatch(value) or not 1 <= int(value) <= spec.replicas:
         raise SpecError(
             f"{label}: {MIN_ISR}={value} cannot be met with {spec.replicas} replica(s)",
             hint=f"use a whole number from 1 to {spec.replicas} (acks=all writes would be refused forever)",
@@ -132,7 +133,7 @@ def _check_min_isr(spec: TopicSpec, label: str) -> None:
 def _check_setting_types(spec: TopicSpec, label: str) -> None:
     """A wrong type would pass every check here and fail only at creation, after the cluster is up."""
     for key, value in spec.configs:
-        if key in WHOLE_NUMBER_SETTINGS and not re.fullmatch(r"-?\d+", value):
+        if key in WHOLE_NUMBER_SETTINGS and not numbers.WHOLE.fullmatch(value):
             raise SpecError(
                 f"{label}: {key}={value} is not a whole number",
                 hint=f"give {key} as an integer (e.g. retention.ms=86400000; -1 means no limit where Kafka allows it)",
@@ -150,7 +151,10 @@ def parse_topic_specs(text: str) -> list[TopicSpec]:
     right shape.  Blank text gives no topics.
     """
     specs: list[TopicSpec] = []
-    for piece in _split_specs(text or ""):
+    pieces = _split_specs(text or "")
+    if not pieces and (text or "").strip():
+        raise SpecError(f"topic specs '{text}' name no topic", hint=f"write each topic as {FORMAT}, e.g. orders:3:1")
+    for piece in pieces:
         fields = piece.split(":")
         if len(fields) < 3:
             raise SpecError(

@@ -63,8 +63,8 @@ def test_an_impossible_topic_spec_is_one_line_and_exit_2(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("options", "said"),
     [
-        (["--replication-factor", "0"], "default.replication.factor: 0"),
-        (["--replication-factor", "-1"], "default.replication.factor: -1"),
+        (["--replication-factor", "0"], "'--replication-factor': 0 is not a whole number from 1"),
+        (["--replication-factor", "-1"], "'--replication-factor': -1 is not a whole number from 1"),
         (["--topics", "t:3:1:cleanup.policy=bogus"], "cleanup.policy 'bogus'"),
         (["--topics", "t:3:1:retention.ms=abc"], "retention.ms=abc is not a whole number"),
         (["--topics", "t:3:1:compression.type=brotli"], "compression.type=brotli"),

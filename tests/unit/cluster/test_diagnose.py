@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+import time
+
 import pytest
 
+from swarmkit.cluster import diagnose
 from swarmkit.cluster.diagnose import (
     Probe,
     classify_host,
@@ -177,3 +181,23 @@ def test_bootstrap_verdicts() -> None:
     assert "not a Kafka listener" in silent.cause
     slow = judge_bootstrap(Probe("b1", 9094, addresses=("10.0.0.5",), connect="ok", answered=True))
     assert "slowly" in slow.cause and not slow.ok
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_refused_bootstrap_is_reported_at_once_not_after_the_timeout() -> None:
+    started = time.monotonic()
+    report = diagnose.diagnose(f"127.0.0.1:{_closed_port()},127.0.0.1:{_closed_port()}", timeout=20)
+    assert time.monotonic() - started < 5
+    assert not report.ok and report.bootstrap_check is not None and "refuses connections" in report.bootstrap_check.detail
+
+
+@pytest.mark.parametrize("text", ["a:1,,b:2", "a:0", "a:70000", "a:\u0661", "a b:1", ":1", "a:1,b"])
+def test_every_bootstrap_address_is_checked(text: str) -> None:
+    with pytest.raises(SpecError, match="is not HOST:PORT"):
+        diagnose.split_bootstrap(text)
+    assert diagnose.split_bootstrap("a:1, [::1]:2") == [("a", 1), ("::1", 2)]

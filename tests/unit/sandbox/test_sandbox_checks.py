@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from swarmkit.errors import SandboxError
+from swarmkit.errors import SandboxError, SpecError
 from swarmkit.sandbox import hosts as sandbox
 
 
@@ -27,5 +30,27 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_bad_options_are_refused(name: str, prefix: str, nodes: int, subnet: str, engine: str, message: str) -> None:
-    with pytest.raises(SandboxError, match=message):
+    with pytest.raises((SandboxError, SpecError), match=message):
         sandbox._check_new_sandbox(name, nodes, prefix, subnet, engine)
+
+
+@pytest.mark.parametrize("name", ["", "..", "../..", "sk/../x", "a" * 7, "SK", "sk\n", " sk"])
+def test_a_sandbox_name_that_is_no_name_is_refused_before_anything_runs_or_is_removed(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`sandbox down --name ''` would otherwise end every sandbox's processes and delete the sandbox root."""
+    root = tmp_path / "sandbox"
+    (root / "sk").mkdir(parents=True)
+    (root / "sk" / "sandbox.json").write_text("{}")
+    monkeypatch.setattr(sandbox, "STATE_ROOT", root)
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        pytest.fail("a command ran for a refused sandbox name")
+
+    for name_of in ("_run", "_kill", "_processes_under", "_remove_directory", "check_prerequisites"):
+        monkeypatch.setattr(sandbox, name_of, refused)
+    for action in (sandbox.down, sandbox.status, sandbox.add_node):
+        with pytest.raises(SpecError, match="sandbox name") as raised:
+            action(name)
+        assert raised.value.exit_code == 2
+    assert (root / "sk" / "sandbox.json").read_text() == "{}"

@@ -15,9 +15,27 @@ def test_seed_example_parses():
     ]
 
 
-def test_blank_text_gives_no_topics():
+def test_blank_text_gives_no_topics_and_only_commas_are_refused():
     assert parse_topic_specs("") == []
-    assert parse_topic_specs("  ,  ") == []
+    assert parse_topic_specs("   ") == []
+    for commas in ("  ,  ", ",,,"):
+        with pytest.raises(SpecError, match="name no topic"):
+            parse_topic_specs(commas)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "a:\u0661:1",
+        "a:99999999999999999999:1",
+        "a:1:\u00b2",
+        "a:1:1:min.insync.replicas=\u00b2",
+        "a:1:1:retention.ms=\u0661\u0662",
+    ],
+)
+def test_numbers_kafka_reads_are_ascii_digits_within_its_limits(spec: str) -> None:
+    with pytest.raises(SpecError):
+        validate_topic_specs(parse_topic_specs(spec), None)
 
 
 def test_whitespace_and_trailing_comma_are_tolerated():

@@ -1,0 +1,91 @@
+"""Files the user names, read and written carefully: one place for what can go wrong with a path.
+
+An input must be a regular file (a directory, a fifo or ``/dev/zero`` is named as such, never read: no
+hang, no memory blow-up), of a bounded size, UTF-8 text; YAML is loaded strictly (a key given twice is an
+error naming the key and its lines, instead of the first value silently dropped). An output directory is
+checked before anything is written into it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_BYTES = 1024 * 1024  # an inventory or a client file is a few kilobytes
+SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+class FileProblem(Exception):
+    """What is wrong with a file, worded to follow its path ("<path>: <problem>")."""
+
+
+def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
+    """A small UTF-8 text file's content; FileNotFoundError when it does not exist, else FileProblem."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise FileProblem(f"cannot be read: {error.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise FileProblem("is a directory, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise FileProblem("is not a regular file (a fifo, socket or device is never read)")
+    if info.st_size > max_bytes:
+        raise FileProblem(f"is {info.st_size} bytes, more than the {max_bytes} a file here may have")
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(max_bytes + 1)
+    except OSError as error:
+        raise FileProblem(f"cannot be read: {error.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FileProblem(f"is not UTF-8 text (byte {error.start}): a binary file?") from None
+    if "\x00" in text:
+        raise FileProblem("is not text: it holds NUL bytes")
+    return text
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that gives a key twice."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        lines: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in lines:
+                    raise FileProblem(f"key '{key}' is given twice (lines {lines[key]} and {line}): keep one")
+                lines[key] = line
+            except TypeError:  # an unhashable key: the safe loader refuses it below
+                pass
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(text: str) -> Any:
+    """Strict YAML: a duplicate key is a FileProblem; a syntax error is a FileProblem naming its line."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506  # a SafeLoader subclass
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f" (line {mark.line + 1})" if mark else ""
+        raise FileProblem(f"is not valid YAML{line}: {getattr(error, 'problem', None) or error}") from None
+
+
+def check_output_dir(path: Path) -> Path:
+    """A directory to write into: absent (made later) or a directory, under a writable parent, not /proc & co."""
+    resolved = path.resolve()
+    if any(resolved == root or root in resolved.parents for root in SPECIAL_ROOTS):
+        raise FileProblem("is on a special filesystem (/proc, /sys, /dev): nothing is written there")
+    if resolved.exists() and not resolved.is_dir():
+        raise FileProblem("exists and is not a directory: give a directory (DIR/stack.yml is written)")
+    existing = next(p for p in (resolved, *resolved.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise FileProblem(f"cannot be written: {existing} is not a writable directory")
+    return resolved

@@ -1,0 +1,71 @@
+"""Files the user names: every odd kind refused with its name, at once (no hang), and nothing written half-way."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from swarmkit.cli.app import app
+from swarmkit.errors import InventoryError
+from swarmkit.hosts.inventory import load_inventory
+
+runner = CliRunner()
+HOST = {"name": "node1", "endpoint": "unix:///nonexistent/node1.sock", "address": "10.9.0.1", "role": "manager"}
+INVENTORY = {"stack": {"engine": "apache"}, "hosts": [HOST]}
+
+
+def test_odd_inventory_files_are_named_as_what_they_are(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yml"
+    os.mkfifo(fifo)
+    binary = tmp_path / "binary.yml"
+    binary.write_bytes(b"\xff\xfe\x00hosts")
+    nul = tmp_path / "nul.yml"
+    nul.write_text("hosts:\x00")
+    big = tmp_path / "big.yml"
+    big.write_text("#" * (2 * 1024 * 1024))
+    cases = {
+        str(tmp_path): "is a directory",
+        str(fifo): "not a regular file",
+        "/dev/zero": "not a regular file",
+        str(binary): "not UTF-8 text",
+        str(nul): "NUL bytes",
+        str(big): "more than the",
+        "": "no inventory named",
+    }
+    for path, said in cases.items():
+        with pytest.raises(InventoryError, match=said) as raised:
+            load_inventory(path)
+        assert raised.value.exit_code == 2
+
+
+def test_a_key_given_twice_is_an_error_naming_the_key_and_lines(tmp_path: Path) -> None:
+    path = tmp_path / "inventory.yaml"
+    text = yaml.safe_dump(INVENTORY)
+    path.write_text(text + "hosts:\n- {name: other, endpoint: 'unix:///x', address: 10.9.0.2}\n")
+    with pytest.raises(InventoryError, match=r"key 'hosts' is given twice \(lines \d+ and \d+\)"):
+        load_inventory(path)
+    path.write_text("hosts:\n- name: a\n  name: b\n")
+    with pytest.raises(InventoryError, match="key 'name' is given twice"):
+        load_inventory(path)
+
+
+@pytest.mark.parametrize("output, said", [("/proc", "special filesystem"), ("/proc/self/x", "special filesystem")])
+def test_render_output_is_checked_before_anything_is_written(tmp_path: Path, output: str, said: str) -> None:
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump(INVENTORY))
+    result = runner.invoke(app, ["render", "-i", str(inventory), "--cluster-id", "AAAAAAAAAAAAAAAAAAAAAw", "-o", output])
+    assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output, result.output
+
+
+def test_render_output_onto_a_file_is_refused_and_leaves_it_alone(tmp_path: Path) -> None:
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump(INVENTORY))
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    result = runner.invoke(app, ["render", "-i", str(inventory), "--cluster-id", "AAAAAAAAAAAAAAAAAAAAAw", "-o", str(taken)])
+    assert result.exit_code == 2 and "not a directory" in result.output, result.output
+    assert taken.read_text() == "mine"
