@@ -31,9 +31,9 @@ def _shown(name: str) -> str:
     return repr(name if len(name) <= 80 else name[:80] + "...")
 
 
-def _checked(pattern: re.Pattern[str], name: str, what: str, hint: str) -> str:
+def _checked(pattern: re.Pattern[str], name: str, what: str, hint: str, problem: str = "is not valid") -> str:
     if not pattern.fullmatch(name):
-        raise SpecError(f"{what} {_shown(name)} is not valid", hint=hint)
+        raise SpecError(f"{what} {_shown(name)} {problem}", hint=hint)
     return name
 
 
@@ -55,4 +55,5 @@ def user_name(name: str) -> str:
 
 
 def image_ref(image: str) -> str:
-    return _checked(IMAGE, image, "image", "e.g. apache/kafka:4.4.0 or registry:5000/kafka:4.4.0")
+    hint = "e.g. apache/kafka:4.4.0 or registry:5000/kafka:4.4.0"
+    return _checked(IMAGE, image, "image", hint, problem="is not a valid image reference")
