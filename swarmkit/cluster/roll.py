@@ -39,6 +39,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.compose import kafka_env, swarm_escape
 from swarmkit.stack.engines import engine_for
+from swarmkit.stack.engines.apache import BROKER_DEFAULTS
 from swarmkit.stack.security import ClientSecurity
 from swarmkit.swarm.identity import ID_LABEL
 
@@ -123,9 +124,10 @@ def check_image(image: str | None) -> None:
 
 def settings_env(settings: Sequence[tuple[str, str]], service_env: dict[str, str], rolled: set[str]) -> dict[str, str]:
     """The broker environment for ``settings``; a setting swarmkit owns (listeners, node id, quorum, replication
-    defaults: everything the stack sets, except what an earlier roll set) is refused."""
+    defaults: everything the stack sets, except what an earlier roll set and the brokers' tunable defaults) is refused."""
     env = kafka_env(dict(settings))
-    owned = sorted(key for key in env if key in OWNED_ENV or (key in service_env and key not in rolled))
+    tunable = rolled | set(BROKER_DEFAULTS)
+    owned = sorted(key for key in env if key in OWNED_ENV or (key in service_env and key not in tunable))
     if owned:
         names = ", ".join(key for key, _ in settings if next(iter(kafka_env({key: ""}))) in owned)
         raise SpecError(

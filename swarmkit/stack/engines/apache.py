@@ -73,6 +73,8 @@ CONTROLLER_THREADS = {"num.network.threads": "1", "num.io.threads": "2", "backgr
 # A broker that cannot register yet keeps trying instead of exiting after Kafka's 60 s: on a busy
 # host the controllers' first election can take minutes, and an exit means a cold JVM restart.
 REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
+# What a broker is given unless told otherwise (extra_env at deploy, `roll --set` later).
+BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS)}
 # What a broker prints as it starts (its entrypoint, the image's start script, Kafka), and the phase
 # each line begins: deploy and roll report these while they wait (swarmkit.cluster.startup).
 START_MARKERS: tuple[tuple[str, str], ...] = (
@@ -187,7 +189,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
         "image": request.image or DEFAULT_IMAGE,
         "entrypoint": ["/bin/sh", scripts[-1].target],
         "configs": [config_mount(config) for config in scripts + _tool_configs(plan)],
-        "environment": {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS)} | with_extra_env(request, env),
+        "environment": BROKER_DEFAULTS | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
         "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR)],

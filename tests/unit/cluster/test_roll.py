@@ -67,3 +67,8 @@ def test_the_next_broker_waits_for_registration_and_every_replica_in_sync() -> N
     assert not_ready(2, (1, 3), synced) == "broker 2 is not registered with the controllers yet"
     lagging = [*synced, part(2, (1, 2, 3), (1, 3)), part(3, (1, 2, 3), (), leader=-1)]
     assert not_ready(2, (1, 2, 3), lagging) == "2 partition(s) not fully in sync: orders-2, orders-3"
+
+
+def test_the_brokers_tunable_defaults_can_be_rolled() -> None:
+    env = {**SERVICE_ENV, "KAFKA_NUM_NETWORK_THREADS": "2"}
+    assert settings_env([("num.network.threads", "3")], env, set()) == {"KAFKA_NUM_NETWORK_THREADS": "3"}
