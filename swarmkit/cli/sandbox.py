@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import typer
-from rich.text import Text
 
 from swarmkit.cli import tables
-from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, err, expected_failures, out, print_json
+from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, err, expected_failures, out, print_json, reporting
 from swarmkit.errors import SwarmkitError
 from swarmkit.sandbox import hosts as sandbox
 
@@ -35,8 +34,8 @@ def sandbox_up(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
-    with err.status(Text(f"building sandbox '{name}' with {nodes} hosts ({engine} image)...")):
-        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers)
+    with reporting(f"building sandbox '{name}' with {nodes} hosts ({engine} image)") as report:
+        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report)
     _show_sandbox(sandbox.status(name), as_json)
 
 

@@ -463,6 +463,21 @@ def stack_services(engine: Engine, stack: str) -> list[str]:
     return sorted(service.spec.name for service in found)
 
 
+def stack_leftovers(engine: Engine, stack: str) -> list[str]:
+    """What `docker stack rm` removes besides services (its networks, configs and secrets): still there after the
+    services are gone when a `down` was interrupted half-way."""
+    label = f"com.docker.stack.namespace={stack}"
+
+    def listed(client: DockerClient) -> list[str]:
+        return [
+            *(f"network {network.name}" for network in client.network.list(filters=[("label", label)])),
+            *(f"config {config.spec.name}" for config in client.config.list(filters={"label": label})),
+            *(f"secret {secret.spec.name}" for secret in client.secret.list(filters=[("label", label)])),
+        ]
+
+    return sorted(_call(engine, f"listing what is left of stack {stack}", listed))
+
+
 @dataclass(frozen=True)
 class TaskState:
     """One task of a service, as ``docker service ps --no-trunc`` shows it."""

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -38,6 +39,12 @@ REQUIRED_COMMANDS = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-
 KERNEL_MODULES = ("bridge", "vxlan")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
 DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
+
+Report = Callable[[str], None]  # one progress line
+
+
+def _quiet(message: str) -> None:
+    """No progress lines (a caller that shows none)."""
 
 
 @dataclass(frozen=True)
@@ -372,14 +379,16 @@ def _start_engine(sandbox: Sandbox, host: SandboxHost, tls: TlsFiles | None = No
     return process.pid
 
 
-def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost]) -> list[SandboxHost]:
+def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost], report: Report = _quiet) -> list[SandboxHost]:
     """Networks one by one (cheap), engines in parallel (the slow part)."""
     started = []
     for host in hosts:
         _create_host_network(sandbox, host)
+        report(f"{host.name}: engine starting")
         started.append(replace(host, pid=_start_engine(sandbox, host)))
         _save(replace(sandbox, hosts=sandbox.hosts + tuple(started)))
     fan_out(_wait_engine, started)
+    report(f"engines ready on {', '.join(h.name for h in started)}")
     return started
 
 
@@ -464,8 +473,11 @@ def up(
     inventory_path: str,
     engine: str = "apache",
     managers: int = DEFAULT_MANAGERS,
+    report: Report = _quiet,
 ) -> Sandbox:
-    """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each)."""
+    """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each).
+
+    Interrupted or failed half-way, it removes what it created (as `down` does): the next `up` starts clean."""
     check_prerequisites()
     _check_new_sandbox(name, nodes, prefix, subnet, engine)
     sandbox = Sandbox(
@@ -478,13 +490,15 @@ def up(
     )
     _save(sandbox)
     try:
+        report(f"bridge {sandbox.bridge} and registry {sandbox.registry}")
         _create_bridge(sandbox)
         sandbox = replace(sandbox, registry_pid=_start_registry(sandbox))
         _save(sandbox)
-        hosts = _bring_up_hosts(sandbox, [_new_host(sandbox, i) for i in range(1, nodes + 1)])
+        hosts = _bring_up_hosts(sandbox, [_new_host(sandbox, i) for i in range(1, nodes + 1)], report)
         sandbox = replace(sandbox, hosts=tuple(hosts))
         _save(sandbox)
         _write_hosts_entries(sandbox)
+        report(f"building and publishing the {engine} and probe images")
         return publish_images(sandbox)
     except BaseException:
         down(name)
