@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TypeVar
 
 from swarmkit.assets import STACKS_DIR
-from swarmkit.errors import PreflightError, SwarmkitError
+from swarmkit.errors import PreflightError, SpecError, SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo
@@ -185,9 +185,9 @@ class PreflightReport:
 
 def cluster_ports(client_port: int = 9094, internal_port: int = 9092) -> tuple[PortSpec, ...]:
     if client_port == internal_port or (client_port, "tcp") in SWARM_PORTS or (internal_port, "tcp") in SWARM_PORTS:
-        raise PreflightError(
+        raise SpecError(
             f"ports {internal_port} (internal) and {client_port} (client) must differ from each other and from 2377/7946",
-            hint="pick another --client-port",
+            hint="pick another --external-port (client) or --internal-port",
         )
     return (
         PortSpec(2377, "tcp", "swarm management", managers_only=True),
