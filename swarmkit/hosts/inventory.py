@@ -236,11 +236,16 @@ def _is_loopback(host: str) -> bool:
 def _check_endpoint(endpoint: str, insecure: bool, tls: TlsFiles | None, where: _Where) -> None:
     """Only the forms the Docker CLI accepts, and no plain-text TCP across a network by accident."""
     wrong = where.error(f"'{endpoint}' is not one of {ENDPOINT_FORMS}")
+    bad_port = where.error(
+        f"'{endpoint}': its port is not a number from 1 to 65535", hint="e.g. tcp://HOST:2376, ssh://USER@HOST:22"
+    )
     try:
         parts = urlsplit(endpoint)
         port = parts.port
-    except ValueError:
-        raise wrong from None
+    except ValueError as error:
+        raise (bad_port if str(error).startswith("Port") else wrong) from None
+    if port == 0:
+        raise bad_port
     if parts.scheme == "unix":
         if parts.netloc or not parts.path.startswith("/") or len(parts.path) < 2:
             raise wrong
