@@ -607,9 +607,10 @@ def _processes_under(directory: str | Path) -> set[int]:
     """Processes this sandbox started (their command line names its directory) and their children.
 
     dockerd, its containerd, the shims and the registry all carry the directory in their
-    arguments; container processes are children of the shims.
+    arguments; container processes are children of the shims.  The directory is matched with its trailing
+    slash: sandbox 'ir' (or host ir1) must not claim the processes of sandbox 'irx' (or host ir10).
     """
-    marker = str(directory)
+    marker = f"{str(directory).rstrip('/')}/"
     table = _all_processes()
     ours = {pid for pid, (_, cmdline) in table.items() if marker in cmdline and pid != os.getpid()}
     grew = True
