@@ -48,18 +48,18 @@ def leftovers(name: str) -> list[str]:
     found = []
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found += [line.split()[0] for line in namespaces.splitlines() if line.startswith(f"swk-{name}-")]
+    bridge = sandbox.bridge_name(name)  # matched whole: sandbox 'ir' must not see sandbox 'irx' as its own
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [
-        line.split(":")[1].strip() for line in links.splitlines() if sandbox.bridge_name(name) in line or f"skv-{name}-" in line
-    ]
+    names = [line.split(":")[1].strip().split("@")[0] for line in links.splitlines()]
+    found += [link for link in names if link == bridge or link.startswith(f"skv-{name}-")]
     rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True).stdout
-    found += [rule for rule in rules.splitlines() if sandbox.bridge_name(name) in rule]
+    found += [rule for rule in rules.splitlines() if bridge in rule.split()]
     directory = sandbox.STATE_ROOT / name
     if directory.exists():
         found.append(str(directory))
     processes = sandbox._processes_under(directory)
     found += [f"pid {pid}" for pid in processes]
-    if f"swarmkit sandbox {name}" in Path("/etc/hosts").read_text():
+    if f"# BEGIN swarmkit sandbox {name}" in Path("/etc/hosts").read_text().splitlines():
         found.append("/etc/hosts entries")
     return found
 
