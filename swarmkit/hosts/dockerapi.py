@@ -90,6 +90,19 @@ def _unanswered_hint(engine: Engine, detail: str) -> str:
     return "check that dockerd runs there and that this machine may reach it"
 
 
+UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls")
+
+
+def _failed(engine: Engine, what: str, error: DockerException) -> EngineError:
+    """A request an engine failed: its own last line, and a hint (how to reach it, when it did not answer)."""
+    detail = _short(error)
+    if any(word in detail.lower() for word in UNANSWERED):
+        hint = _unanswered_hint(engine, detail)
+    else:
+        hint = f"the error is the engine's own message; the same command by hand (docker -H {engine.endpoint}) shows more"
+    return EngineError(f"{what} on {engine.endpoint} failed: {detail}", hint=hint)
+
+
 def engine_info(engine: Engine) -> EngineInfo:
     try:
         info = engine.client.system.info()
@@ -135,7 +148,7 @@ def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
     try:
         engine.client.legacy_build(context_dir, tags=tag, pull=False)
     except DockerException as error:
-        raise EngineError(f"building {tag} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, f"building {tag}", error) from error
 
 
 def push_image(engine: Engine, tag: str) -> None:
@@ -188,7 +201,7 @@ def run_detached(
             labels=labels or {},
         )
     except DockerException as error:
-        raise EngineError(f"starting {image} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, f"starting {image}", error) from error
     return container.id
 
 
@@ -222,7 +235,7 @@ def _call(engine: Engine, what: str, action):
     try:
         return action(engine.client)
     except DockerException as error:
-        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, what, error) from error
 
 
 def swarm_init(engine: Engine, advertise_address: str) -> None:
@@ -364,7 +377,7 @@ def _raw(engine: Engine, what: str, *args: str) -> str:
     try:
         return cast(str, run([*engine.client.docker_cmd, *args]))  # stdout only
     except DockerException as error:
-        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, what, error) from error
 
 
 LIST_READ_ATTEMPTS = 5
@@ -531,7 +544,7 @@ def _service_document(engine: Engine, service: str) -> dict | None:
     except NoSuchService:
         return None
     except DockerException as error:
-        raise EngineError(f"inspecting service {service} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, f"inspecting service {service}", error) from error
     return cast(dict, spec)
 
 

@@ -121,7 +121,7 @@ def load_inventory(path: str | Path) -> Inventory:
     shown = str(path)
     where = _Where(shown)
     if not shown:
-        raise where.error("no inventory named", hint="pass -i PATH, e.g. the file `swarmkit sandbox up` writes")
+        raise InventoryError("-i '': no inventory named", hint="pass -i PATH, e.g. the file `swarmkit sandbox up` writes")
     try:
         document = files.load_yaml(files.read_text(Path(path)))
     except FileNotFoundError:
