@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from swarmkit import names
-from swarmkit.errors import SandboxError, SwarmkitError
+from swarmkit.errors import SandboxError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
@@ -111,7 +111,7 @@ class Sandbox:
             if candidate.name == name:
                 return candidate
         known = ", ".join(h.name for h in self.hosts)
-        raise SandboxError(f"sandbox '{self.name}' has no host '{name}'", hint=f"hosts are: {known}")
+        raise SpecError(f"sandbox '{self.name}' has no host '{name}'", hint=f"hosts are: {known}")
 
 
 @dataclass(frozen=True)
@@ -227,17 +227,17 @@ def check_prerequisites() -> None:
 
 def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str) -> None:
     if engine not in ENGINES:
-        raise SandboxError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
+        raise SpecError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
     names.sandbox_name(name)
     names.sandbox_prefix(prefix)
     if not 1 <= nodes <= 20:
-        raise SandboxError(f"--nodes {nodes} is out of range", hint="a sandbox has 1 to 20 hosts")
+        raise SpecError(f"--nodes {nodes} is out of range", hint="a sandbox has 1 to 20 hosts")
     try:
         network = ipaddress.ip_network(subnet)
     except ValueError as error:
-        raise SandboxError(f"subnet '{subnet}' is invalid: {error}", hint="e.g. 10.231.0.0/24") from error
+        raise SpecError(f"subnet '{subnet}' is invalid: {error}", hint="e.g. 10.231.0.0/24") from error
     if network.prefixlen > 26 or not network.is_private:
-        raise SandboxError(f"subnet {subnet} must be a private network of /26 or larger", hint="e.g. 10.231.0.0/24")
+        raise SpecError(f"subnet {subnet} must be a private network of /26 or larger", hint="e.g. 10.231.0.0/24")
     if _state_file(name).exists() or (STATE_ROOT / name).exists():
         raise SandboxError(
             f"sandbox '{name}' already exists (or a failed one left state behind)",
@@ -525,7 +525,7 @@ def add_node(name: str) -> SandboxHost:
 def _parse_port(text: str) -> tuple[int, str]:
     match = PORT_PATTERN.match(text.lower())
     if not match or not 1 <= int(match.group(1)) <= 65535:
-        raise SandboxError(f"'{text}' is not PORT/PROTO", hint="e.g. 9094/tcp or 4789/udp")
+        raise SpecError(f"'{text}' is not PORT/PROTO", hint="e.g. 9094/tcp or 4789/udp")
     return int(match.group(1)), match.group(2)
 
 
