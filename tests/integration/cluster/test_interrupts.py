@@ -2,11 +2,11 @@
 again repairs what was left.
 
 In order, on one sandbox the first test builds itself (through an interrupted `sandbox up`): `sandbox up`
-interrupted while its engines start leaves nothing behind and runs again; `deploy` interrupted while
-the brokers start is finished by the next `deploy`; a purge of a stack that does not exist leaves the
-running stack's broker ids alone; `down` interrupted while the brokers stop is finished by the next
-`down`.  The interrupt is a terminal's Ctrl-C: SIGINT to the command's whole process group (the Docker
-CLI it runs gets it too).
+interrupted while its engines start, or while it builds the images, leaves nothing behind and runs
+again; `deploy` interrupted while the brokers start is finished by the next `deploy`; a purge of a
+stack that does not exist leaves the running stack's broker ids alone; `down` interrupted as it removes
+the brokers is finished by the next `down`.  The interrupt is a terminal's Ctrl-C: SIGINT to the
+command's whole process group (the Docker CLI it runs gets it too).
 """
 
 from __future__ import annotations
@@ -116,9 +116,12 @@ def inventory_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp(NAME) / "inventory.yaml"
 
 
-def test_sandbox_up_interrupted_leaves_nothing_and_runs_again(inventory_path: Path) -> None:
+@pytest.mark.parametrize("when", [f"{NAME}2: engine starting", "building and publishing"])
+def test_sandbox_up_interrupted_leaves_nothing_and_runs_again(inventory_path: Path, when: str) -> None:
+    """While its engines start, and while it builds the images: the last run's sandbox serves the tests below."""
+    sandbox.down(NAME)
     args = ["sandbox", "up", *SANDBOX_OPTIONS, "-i", str(inventory_path)]
-    first = interrupted(*args, when=f"{NAME}2: engine starting")
+    first = interrupted(*args, when=when)
     assert first.code == 130, first.stderr
     assert "interrupted" in first.stderr
     assert leftovers(NAME) == []
