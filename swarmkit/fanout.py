@@ -20,7 +20,7 @@ R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
 
 
-def started(call: Callable[..., R], *args: object) -> Future[R]:
+def _started(call: Callable[..., R], *args: object) -> Future[R]:
     """``call(*args)`` in a daemon thread of its own; nothing waits for it unless its future is waited on."""
     future: Future[R] = Future()
 
@@ -37,7 +37,7 @@ def started(call: Callable[..., R], *args: object) -> Future[R]:
 
 def fan_out(call: Callable[[T], R], items: Iterable[T]) -> list[R]:
     """``call`` on every item at once; once all have ended, the first exception (in input order) is raised."""
-    futures = [started(call, item) for item in items]
+    futures = [_started(call, item) for item in items]
     wait(futures)
     return [future.result() for future in futures]
 
@@ -57,7 +57,7 @@ def fan_out_settled(call: Callable[[T], R], items: Iterable[T], errors: type[E])
 @contextmanager
 def in_background(call: Callable[[], R]) -> Iterator[Future[R]]:
     """``call`` runs while the block does; leaving the block waits for it (not when interrupted)."""
-    future = started(call)
+    future = _started(call)
     try:
         yield future
     except Exception:
@@ -69,7 +69,7 @@ def in_background(call: Callable[[], R]) -> Iterator[Future[R]]:
 def settle_by(calls: Sequence[Callable[[], R]], deadline: float) -> list[R | Exception]:
     """Run calls at once until ``deadline`` (monotonic); each result is its value, the exception it raised, or a
     TimeoutError.  Calls still running at the deadline are abandoned, not waited for."""
-    futures = [started(call) for call in calls]
+    futures = [_started(call) for call in calls]
     results: list[R | Exception] = []
     for future in futures:
         try:
@@ -87,7 +87,7 @@ def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
     longest, so it saw most) is raised. Attempts still running then are abandoned, not waited for."""
     deadline = time.monotonic() + timeout
     most = int(timeout // every) + 1
-    attempts: list[Future[R]] = [started(ask, timeout)]  # always one, however late this thread runs
+    attempts: list[Future[R]] = [_started(ask, timeout)]  # always one, however late this thread runs
     while (left := deadline - time.monotonic()) > -every:  # each attempt is bounded by the deadline itself
         running = [a for a in attempts if not a.done()]
         if not running and left <= 0:
@@ -99,7 +99,7 @@ def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
         if answered := _answered(attempts):
             return answered.result()
         if (left := deadline - time.monotonic()) > 0 and len(attempts) < most:
-            attempts.append(started(ask, left))
+            attempts.append(_started(ask, left))
     first = attempts[0]
     wait([first], timeout=every)  # this thread may have run late: the first attempt gets its due
     if answered := _answered(attempts):
