@@ -31,37 +31,29 @@ def _shown(name: str) -> str:
     return repr(name if len(name) <= 80 else name[:80] + "...")
 
 
-def stack_name(name: str, what: str = "stack name") -> str:
-    if not STACK_NAME.fullmatch(name):
-        raise SpecError(
-            f"{what} {_shown(name)} is not valid",
-            hint=f"use 1-{STACK_MAX} lower-case letters, digits, '-' and '_', starting with a letter or digit",
-        )
+def _checked(pattern: re.Pattern[str], name: str, what: str, hint: str, problem: str = "is not valid") -> str:
+    if not pattern.fullmatch(name):
+        raise SpecError(f"{what} {_shown(name)} {problem}", hint=hint)
     return name
+
+
+def stack_name(name: str, what: str = "stack name") -> str:
+    hint = f"use 1-{STACK_MAX} lower-case letters, digits, '-' and '_', starting with a letter or digit"
+    return _checked(STACK_NAME, name, what, hint)
 
 
 def sandbox_name(name: str) -> str:
-    if not SANDBOX_NAME.fullmatch(name):
-        raise SpecError(f"sandbox name {_shown(name)} is not valid", hint="use 1-6 lower-case letters or digits, e.g. sk")
-    return name
+    return _checked(SANDBOX_NAME, name, "sandbox name", "use 1-6 lower-case letters or digits, e.g. sk")
 
 
 def sandbox_prefix(prefix: str) -> str:
-    if not SANDBOX_PREFIX.fullmatch(prefix):
-        raise SpecError(f"host prefix {_shown(prefix)} is not valid", hint="use lower-case letters, digits and '-'")
-    return prefix
+    return _checked(SANDBOX_PREFIX, prefix, "host prefix", "use lower-case letters, digits and '-'")
 
 
 def user_name(name: str) -> str:
-    if not USER_NAME.fullmatch(name):
-        raise SpecError(f"user name {_shown(name)} is not valid", hint="use 1-64 letters, digits, '.', '_' and '-'")
-    return name
+    return _checked(USER_NAME, name, "user name", "use 1-64 letters, digits, '.', '_' and '-'")
 
 
 def image_ref(image: str) -> str:
-    if not IMAGE.fullmatch(image):
-        raise SpecError(
-            f"image {_shown(image)} is not a valid image reference",
-            hint="e.g. apache/kafka:4.4.0 or registry:5000/kafka:4.4.0",
-        )
-    return image
+    hint = "e.g. apache/kafka:4.4.0 or registry:5000/kafka:4.4.0"
+    return _checked(IMAGE, image, "image", hint, problem="is not a valid image reference")

@@ -27,9 +27,27 @@ swarmkit_check_host() {
 # together starve the controllers' first election; the brokers then time out registering.  So a
 # broker's JVM starts only once a majority of the quorum's voters accept connections (the
 # controllers are up), and it waits without a JVM: no CPU taken from them, no cold restarts.
+# How this image's netcat tells whether host:port accepts a connection: busybox's runs a program once
+# connected (-e), others scan (-z); without either the wait is skipped (the broker then starts at once).
+swarmkit_connect_probe() {
+    if nc 2>&1 | grep -q -- '-e PROG'; then
+        echo exec
+    elif nc -h 2>&1 | grep -q -- '-z'; then
+        echo scan
+    fi
+}
+
+swarmkit_listens() { # PROBE HOST PORT
+    case "$1" in
+        exec) nc -w 2 "$2" "$3" -e /bin/true 2>/dev/null ;;
+        scan) nc -z -w 2 "$2" "$3" 2>/dev/null ;;
+    esac
+}
+
 swarmkit_await_quorum() {
     voters=$(printf '%s' "${KAFKA_CONTROLLER_QUORUM_VOTERS:-}" | tr ',' ' ')
-    [ -n "$voters" ] && command -v nc >/dev/null 2>&1 || return 0
+    probe=$(command -v nc >/dev/null 2>&1 && swarmkit_connect_probe || true)
+    [ -n "$voters" ] && [ -n "$probe" ] || return 0
     set -- $voters
     needed=$(($# / 2 + 1))
     every="${SWARMKIT_QUORUM_WAIT_LOG:-10}"
@@ -39,7 +57,7 @@ swarmkit_await_quorum() {
         listening=0
         for voter in "$@"; do
             address=${voter#*@}
-            nc -w 2 "${address%:*}" "${address##*:}" -e /bin/true 2>/dev/null && listening=$((listening + 1))
+            swarmkit_listens "$probe" "${address%:*}" "${address##*:}" && listening=$((listening + 1))
         done
         [ "$listening" -ge "$needed" ] && break
         waited=$(($(date +%s) - started))

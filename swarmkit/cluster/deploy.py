@@ -41,10 +41,11 @@ from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm import identity
 from swarmkit.swarm.bootstrap import SwarmResult
 
-# A wait fails when no broker changed phase for STALL_TIMEOUT s (swarmkit.cluster.startup), or at the
-# cap: by default a generous time that grows with the nodes (a changed stack rolls one broker at a time).
+# A wait fails when no broker changed phase for a while (swarmkit.waits.StallClock), or at the cap: by
+# default a generous time that grows with the nodes (a changed stack rolls one broker at a time).
 BASE_CAP = 600.0
 CAP_PER_NODE = 60.0
+CRASH_LOOP = 3  # a node whose broker failed to start this often during one wait fails it at once
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
 SECURE_PROBE_TIMEOUT = 10.0  # a TLS handshake and a SCRAM login on a loaded machine
@@ -308,7 +309,6 @@ class _Target:
     problem: str = ""  # why it is not verified yet
     phase: str = ""  # what its broker is doing, as last reported
     furthest: tuple[str, int] = ("", -1)  # (task id, rank of the furthest start marker its log showed)
-    failures: frozenset[str] = frozenset()  # its failed tasks, seen while waiting
 
     @property
     def name(self) -> str:
@@ -375,9 +375,6 @@ def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[
         if said:
             line += f" ({said})"
     return line
-
-
-CRASH_LOOP = 3  # a node whose broker failed this often during one wait fails it at once
 
 
 def _converge(

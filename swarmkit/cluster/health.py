@@ -93,13 +93,10 @@ def _controller_containers(inventory: Inventory, docker: DockerHosts, stack_name
         if isinstance(state, tuple) and state[1] == "running":
             running.append((host_name, state[0]))
             continue
-        why = (
-            state.message
-            if isinstance(state, SwarmkitError)
-            else f"its container is {state[1]}"
-            if state
-            else "no container runs"
-        )
+        if isinstance(state, SwarmkitError):
+            why = state.message
+        else:
+            why = f"its container is {state[1]}" if state else "no container runs"
         unavailable.append(f"controller {node_id} ({service} on {host_name}): {why}")
     return running, unavailable
 

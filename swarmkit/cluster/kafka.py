@@ -13,23 +13,20 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
-
-from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import (
-    AdminClient,
-    ConfigResource,
-    NewTopic,
-    ScramCredentialInfo,
-    ScramMechanism,
-    UserScramCredentialDeletion,
-    UserScramCredentialUpsertion,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled, first_answer
+from swarmkit.lazy import lazy
 from swarmkit.stack.security import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, creation_configs
+
+if TYPE_CHECKING:
+    import confluent_kafka as ck
+    from confluent_kafka import admin as ck_admin
+else:
+    ck = lazy("confluent_kafka")
+    ck_admin = lazy("confluent_kafka.admin")
 
 DEFAULT_TIMEOUT = 5.0
 METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its request was lost
@@ -124,7 +121,7 @@ class TopicResult:
 
 
 class _Client:
-    """An AdminClient that keeps librdkafka's complaints for the error message instead of stderr."""
+    """An ck_admin.AdminClient that keeps librdkafka's complaints for the error message instead of stderr."""
 
     def __init__(self, bootstrap: str, timeout: float, security: ClientSecurity | None = None) -> None:
         self.bootstrap = bootstrap
@@ -139,11 +136,11 @@ class _Client:
             "error_cb": self._on_error,
         }
         config |= security.librdkafka() if security else {}
-        self.admin = AdminClient(config)
+        self.admin = ck_admin.AdminClient(config)
 
-    def _on_error(self, error: KafkaError) -> None:
+    def _on_error(self, error: ck.KafkaError) -> None:
         """Keep librdkafka's complaint; "all brokers are down" only when nothing said why."""
-        if error.code() != KafkaError._ALL_BROKERS_DOWN or not self.errors:
+        if error.code() != ck.KafkaError._ALL_BROKERS_DOWN or not self.errors:
             self.errors.append(error.str())
 
     def last_error(self) -> str:
@@ -163,7 +160,7 @@ def _list_topics(client: _Client, timeout: float) -> Any:
     """The raw metadata answer; BrokerError naming librdkafka's last complaint when there is none."""
     try:
         return client.admin.list_topics(timeout=timeout)
-    except KafkaException as exc:
+    except ck.KafkaException as exc:
         raise _no_metadata(client.bootstrap, timeout, client.last_error() or exc.args[0].str()) from None
 
 
@@ -236,7 +233,7 @@ def ensure_topics(
             results[spec.name] = _compare(bootstrap, spec, info)
     if missing:
         futures = client.admin.create_topics(
-            [NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in missing],
+            [ck_admin.NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in missing],
             operation_timeout=timeout,
             request_timeout=timeout,
         )
@@ -245,9 +242,9 @@ def ensure_topics(
             try:
                 futures[spec.name].result(timeout=timeout + 1)
                 results[spec.name] = TopicResult(bootstrap, spec.name, "created", spec.partitions, spec.replicas)
-            except KafkaException as exc:
-                err: KafkaError = exc.args[0]
-                if err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            except ck.KafkaException as exc:
+                err: ck.KafkaError = exc.args[0]
+                if err.code() == ck.KafkaError.TOPIC_ALREADY_EXISTS:
                     raced.append(spec)
                 else:
                     results[spec.name] = TopicResult(bootstrap, spec.name, "failed", 0, 0, detail=err.str())
@@ -352,12 +349,12 @@ def _min_isr_by_topic(client: _Client, topics: Sequence[str], timeout: float) ->
     """Each topic's effective ``min.insync.replicas`` (its own setting or the broker default)."""
     if not topics:
         return {}
-    futures = client.admin.describe_configs([ConfigResource("topic", t) for t in topics], request_timeout=timeout)
+    futures = client.admin.describe_configs([ck_admin.ConfigResource("topic", t) for t in topics], request_timeout=timeout)
     found: dict[str, int] = {}
     for resource, future in futures.items():
         try:
             entry = future.result(timeout=timeout + 1).get("min.insync.replicas")
-        except (KafkaException, TimeoutError):
+        except (ck.KafkaException, TimeoutError):
             continue
         if entry is not None and entry.value is not None:
             found[resource.name] = int(entry.value)
@@ -387,30 +384,30 @@ def elect_preferred_leaders(
     """Hand each partition's leadership to its first replica; returns the partitions that refused (e.g. a
     preferred leader out of sync), as ``topic-partition: why``.  Already-led-by-preferred is not a failure."""
     client = _Client(bootstrap, timeout, security)
-    wanted = [TopicPartition(topic, partition) for topic, partition in partitions]
+    wanted = [ck.TopicPartition(topic, partition) for topic, partition in partitions]
     try:
         # no request_timeout: confluent-kafka 2.16 fails on any keyword here (SystemError); socket.timeout.ms bounds it
-        results = client.admin.elect_leaders(ElectionType.PREFERRED, wanted).result(timeout=timeout + 5)
-    except (KafkaException, TimeoutError) as error:
+        results = client.admin.elect_leaders(ck.ElectionType.PREFERRED, wanted).result(timeout=timeout + 5)
+    except (ck.KafkaException, TimeoutError) as error:
         raise BrokerError(
             f"preferred leader election through {bootstrap} failed: {error}", hint="run it again once every broker is in sync"
         ) from None
     return [
         f"{tp.topic}-{tp.partition}: {error}"
         for tp, error in results.items()
-        if error is not None and _error_code(error) != KafkaError.ELECTION_NOT_NEEDED
+        if error is not None and _error_code(error) != ck.KafkaError.ELECTION_NOT_NEEDED
     ]
 
 
-def _error_code(error: KafkaError | KafkaException) -> int:
-    """Per-partition results come as a KafkaError (seen with 2.16) or, as documented, a KafkaException."""
-    return int((error.args[0] if isinstance(error, KafkaException) else error).code())
+def _error_code(error: ck.KafkaError | ck.KafkaException) -> int:
+    """Per-partition results come as a ck.KafkaError (seen with 2.16) or, as documented, a ck.KafkaException."""
+    return int((error.args[0] if isinstance(error, ck.KafkaException) else error).code())
 
 
 def _scram_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
     try:
         return future.result(timeout=timeout + 1)
-    except (KafkaException, TimeoutError) as error:
+    except (ck.KafkaException, TimeoutError) as error:
         raise BrokerError(
             f"{what} through {client.bootstrap} failed: {error}", hint="check that the cluster runs in sasl_ssl mode"
         ) from None
@@ -419,8 +416,8 @@ def _scram_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
 def set_scram_user(bootstrap: str, user: str, password: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
     """Create or change a SCRAM-SHA-512 user (its salted credential goes into the cluster's metadata)."""
     client = _Client(bootstrap, timeout, security)
-    change = UserScramCredentialUpsertion(
-        user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password.encode()
+    change = ck_admin.UserScramCredentialUpsertion(
+        user, ck_admin.ScramCredentialInfo(ck_admin.ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password.encode()
     )
     futures = client.admin.alter_user_scram_credentials([change], request_timeout=timeout)
     _scram_call(client, f"setting user {user}", futures[user], timeout)
@@ -429,7 +426,7 @@ def set_scram_user(bootstrap: str, user: str, password: str, security: ClientSec
 def remove_scram_user(bootstrap: str, user: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
     client = _Client(bootstrap, timeout, security)
     futures = client.admin.alter_user_scram_credentials(
-        [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_512)], request_timeout=timeout
+        [ck_admin.UserScramCredentialDeletion(user, ck_admin.ScramMechanism.SCRAM_SHA_512)], request_timeout=timeout
     )
     _scram_call(client, f"removing user {user}", futures[user], timeout)
 

@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from swarmkit import names
-from swarmkit.cluster import kafka, pki
+from swarmkit import names, waits
+from swarmkit.cluster import kafka, pki, startup
 from swarmkit.cluster.deploy import Progress, no_progress, node_tasks, running_task
 from swarmkit.cluster.kafka import PartitionState
 from swarmkit.cluster.verify import active_manager, engine_states, node_for
@@ -46,7 +46,6 @@ ROLLED_LABEL = "swarmkit.roll.settings"  # the env variables `roll --set` added:
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
 BROKER_TIMEOUT = 300.0
-POLL_INTERVAL = 1.0
 PROBE_TIMEOUT = 3.0
 OWNED_ENV = frozenset({"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS"})  # the entrypoint sets them
 PROPERTY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
@@ -177,8 +176,7 @@ def _readiness(target: _Target, state: ServiceState, cluster: _Cluster) -> tuple
     task = running_task(state, target.node_id)
     if task is None or task.container_id == target.container_id:
         newest = next(iter(node_tasks(state, target.node_id)), None)
-        seen = f"{newest.state}{f': {newest.error}' if newest.error else ''}" if newest else "none"
-        return "", f"its new task is not running yet (newest task: {seen})"
+        return "", f"its new task is not running yet ({startup.task_phase(newest)})"
     try:
         if kafka.broker_metadata(target.bootstrap, PROBE_TIMEOUT, cluster.security).broker(target.broker_id) is None:
             return task.container_id, f"{target.bootstrap} does not list broker {target.broker_id} yet"
@@ -192,7 +190,7 @@ def _wait_back(
     manager: Engine, service: str, target: _Target, cluster: _Cluster, timeout: float, report: Callable[[str], None]
 ) -> BrokerRoll:
     """Poll until the target's broker is back and the cluster in sync, or the timeout passes."""
-    started = time.monotonic()
+    started, pause = time.monotonic(), waits.Pause()
     last = ""
     while True:
         state = dockerapi.service_state(manager, service)
@@ -204,9 +202,10 @@ def _wait_back(
         if why != last:
             report(f"{target.host.name}: {why}")
             last = why
+            pause.changed()
         if time.monotonic() - started > timeout:
             return target.result(started, container, detail=f"not ready after {timeout:g} s: {why}")
-        time.sleep(POLL_INTERVAL)
+        pause.sleep()
 
 
 def _targets(
@@ -256,7 +255,7 @@ def _pull(docker: DockerHosts, targets: Sequence[_Target], image: str) -> None:
 def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout: float) -> _Target | None:
     """The broker swarm's updater replaces after a spec change (None: the spec did not change, or an interrupted
     roll left brokers on the present spec: the held updater replaces no other, the roll restarts them in turn)."""
-    deadline = time.monotonic() + timeout
+    deadline, pause = time.monotonic() + timeout, waits.Pause()
     while True:
         state = dockerapi.service_state(manager, service)
         if state is None:
@@ -272,7 +271,7 @@ def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout:
                 f"swarm did not start replacing a broker within {timeout:g} s of the spec change",
                 hint=f"see `docker service ps {service}`; the update delay is held at a day until a roll completes",
             )
-        time.sleep(POLL_INTERVAL / 5)
+        pause.sleep()
 
 
 def validate(inventory: Inventory, options: RollOptions) -> None:

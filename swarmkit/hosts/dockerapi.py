@@ -7,11 +7,18 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from python_on_whales import DockerClient
-from python_on_whales.exceptions import DockerException, NoSuchService
-from python_on_whales.utils import run
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    import python_on_whales as whales
+    from python_on_whales import exceptions as whales_errors
+    from python_on_whales import utils as whales_utils
+else:
+    whales = lazy("python_on_whales")
+    whales_errors = lazy("python_on_whales.exceptions")
+    whales_utils = lazy("python_on_whales.utils")
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
@@ -24,14 +31,14 @@ class Engine:
     """One Docker engine: its endpoint and the client that carries that endpoint's TLS settings."""
 
     endpoint: str
-    client: DockerClient = field(repr=False, compare=False)
+    client: whales.DockerClient = field(repr=False, compare=False)
 
     @classmethod
     def connect(cls, endpoint: str, tls: TlsFiles | None = None) -> Engine:
         """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
         if tls is None:
-            return cls(endpoint, DockerClient(host=endpoint))
-        docker = DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
+            return cls(endpoint, whales.DockerClient(host=endpoint))
+        docker = whales.DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
         return cls(endpoint, docker)
 
 
@@ -64,7 +71,7 @@ def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
     return docker if docker is not None else DockerHosts.from_inventory(inventory)
 
 
-def _short(error: DockerException) -> str:
+def _short(error: whales_errors.DockerException) -> str:
     text = (error.stderr or error.stdout or str(error)).strip()
     return text.splitlines()[-1] if text else str(error)
 
@@ -93,7 +100,7 @@ def _unanswered_hint(engine: Engine, detail: str) -> str:
 UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls")
 
 
-def _failed(engine: Engine, what: str, error: DockerException) -> EngineError:
+def _failed(engine: Engine, what: str, error: whales_errors.DockerException) -> EngineError:
     """A request an engine failed: its own last line, and a hint (how to reach it, when it did not answer)."""
     detail = _short(error)
     if any(word in detail.lower() for word in UNANSWERED):
@@ -108,8 +115,8 @@ def engine_info(engine: Engine) -> EngineInfo:
         info = engine.client.system.info()
         if not info.server_version:
             # `docker info` exits 0 on some server errors (plain HTTP to a TLS port); `docker version` fails with the reason
-            run([*engine.client.docker_cmd, "version", "--format", "{{.Server.Version}}"])
-    except DockerException as error:
+            whales_utils.run([*engine.client.docker_cmd, "version", "--format", "{{.Server.Version}}"])
+    except whales_errors.DockerException as error:
         detail = _short(error)
         raise EngineError(
             f"the Docker engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
@@ -147,14 +154,14 @@ def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
     """Build with the classic builder: it needs no BuildKit and no network for FROM scratch images."""
     try:
         engine.client.legacy_build(context_dir, tags=tag, pull=False)
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         raise _failed(engine, f"building {tag}", error) from error
 
 
 def push_image(engine: Engine, tag: str) -> None:
     try:
         engine.client.image.push(tag, quiet=True)
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         raise EngineError(
             f"pushing {tag} from {engine.endpoint} failed: {_short(error)}",
             hint="is the registry running and is it listed as --insecure-registry for that engine?",
@@ -164,7 +171,7 @@ def push_image(engine: Engine, tag: str) -> None:
 def has_image(engine: Engine, tag: str) -> bool:
     try:
         return engine.client.image.exists(tag)
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         detail = _short(error)
         raise EngineError(
             f"the engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
@@ -200,7 +207,7 @@ def run_detached(
             publish=[(port, port) for port in host_ports],
             labels=labels or {},
         )
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         raise _failed(engine, f"starting {image}", error) from error
     return container.id
 
@@ -234,7 +241,7 @@ class SwarmNode:
 def _call(engine: Engine, what: str, action):
     try:
         return action(engine.client)
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         raise _failed(engine, what, error) from error
 
 
@@ -254,7 +261,7 @@ def swarm_join(engine: Engine, manager_address: str, token: str, advertise_addre
     """Join a swarm; True when Docker is still joining in the background (a slow manager), False once joined."""
     try:
         engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         detail = _short(error).replace(token, "<token>")
         if JOIN_IN_BACKGROUND in (error.stderr or "") + detail:
             return True
@@ -306,7 +313,7 @@ def ensure_image(engine: Engine, image: str) -> None:
     try:
         if not engine.client.image.exists(image):
             engine.client.image.pull(image, quiet=True)
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         raise EngineError(
             f"the image {image} cannot be pulled on {engine.endpoint}: {_short(error)}",
             hint=f"push it to a registry that host can reach, or load it there: swarmkit image push -i INV --image {image}",
@@ -331,15 +338,15 @@ def container_output(engine: Engine, container_id: str, tail: int | None = None)
     """What a container printed so far (its last ``tail`` lines), stdout and stderr; empty once it is gone."""
     try:
         return cast(str, engine.client.container.logs(container_id, tail=tail))  # not streamed: one string
-    except DockerException:
+    except whales_errors.DockerException:
         return ""
 
 
 def container_stdout(engine: Engine, container_id: str) -> str:
     """What a container printed on stdout so far, in one call (``container_output`` inspects first); empty once gone."""
     try:
-        return cast(str, run([*engine.client.docker_cmd, "container", "logs", container_id]))
-    except DockerException:
+        return cast(str, whales_utils.run([*engine.client.docker_cmd, "container", "logs", container_id]))
+    except whales_errors.DockerException:
         return ""
 
 
@@ -347,7 +354,7 @@ def force_remove_container(engine: Engine, container_id: str) -> bool:
     """Force-remove one container (running or not) in one call; False when that failed (e.g. it was gone)."""
     try:
         engine.client.container.remove([container_id], force=True)
-    except DockerException:
+    except whales_errors.DockerException:
         return False
     return True
 
@@ -375,8 +382,8 @@ def port_publishers(engine: Engine, port: int, protocol: str) -> list[tuple[str,
 def _raw(engine: Engine, what: str, *args: str) -> str:
     """Run one docker CLI command against an engine and return its stdout (nothing printed)."""
     try:
-        return cast(str, run([*engine.client.docker_cmd, *args]))  # stdout only
-    except DockerException as error:
+        return cast(str, whales_utils.run([*engine.client.docker_cmd, *args]))  # stdout only
+    except whales_errors.DockerException as error:
         raise _failed(engine, what, error) from error
 
 
@@ -481,7 +488,7 @@ def stack_leftovers(engine: Engine, stack: str) -> list[str]:
     services are gone when a `down` was interrupted half-way."""
     label = f"com.docker.stack.namespace={stack}"
 
-    def listed(client: DockerClient) -> list[str]:
+    def listed(client: whales.DockerClient) -> list[str]:
         return [
             *(f"network {network.name}" for network in client.network.list(filters=[("label", label)])),
             *(f"config {config.spec.name}" for config in client.config.list(filters={"label": label})),
@@ -540,10 +547,10 @@ def _task_documents(engine: Engine, service: str) -> list[dict]:
 def _service_document(engine: Engine, service: str) -> dict | None:
     """``docker service inspect``, one call; None when the service does not exist."""
     try:
-        (spec,) = json.loads(cast(str, run([*engine.client.docker_cmd, "service", "inspect", service])))
-    except NoSuchService:
+        (spec,) = json.loads(cast(str, whales_utils.run([*engine.client.docker_cmd, "service", "inspect", service])))
+    except whales_errors.NoSuchService:
         return None
-    except DockerException as error:
+    except whales_errors.DockerException as error:
         raise _failed(engine, f"inspecting service {service}", error) from error
     return cast(dict, spec)
 
@@ -680,7 +687,7 @@ def remove_labelled_volumes(engine: Engine, label: str) -> list[str]:
 def names_by_label(engine: Engine, kind: str, label: str) -> dict[str, list[str]]:
     """Every volume or service (``kind``) carrying the label key ``label``: their names by its value."""
 
-    def listed(client: DockerClient) -> list[tuple[str, dict]]:
+    def listed(client: whales.DockerClient) -> list[tuple[str, dict]]:
         if kind == "volume":
             return [(v.name, v.labels or {}) for v in client.volume.list(filters=[("label", label)])]
         return [(s.spec.name or "", s.spec.labels or {}) for s in client.service.list(filters=[("label", label)])]

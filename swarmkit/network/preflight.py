@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TypeVar
 
+from swarmkit import waits
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import PreflightError, SpecError, SwarmkitError
 from swarmkit.fanout import settle_by
@@ -441,6 +442,7 @@ def _listen(
     dockerapi.ensure_image(docker, image)
     script = listener_script(ports, deadline - time.monotonic() + 5)
     container = dockerapi.start_host_network_script(docker, image, script, {PROBE_LABEL: "1"})
+    pause = waits.Pause()
     while True:
         status = parse_listener(dockerapi.container_stdout(docker, container))  # report prints on stdout
         if all(p.key in status for p in ports):
@@ -450,7 +452,7 @@ def _listen(
         if time.monotonic() > deadline:
             missing = ", ".join(p.key for p in ports if p.key not in status)
             raise PreflightError(f"the probe listener on {host.name} did not report {missing} in time")
-        time.sleep(0.1)
+        pause.sleep()
 
 
 def _probe_from_here(probe: Probe) -> tuple[bool, str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from swarmkit import names
+from swarmkit import names, waits
 from swarmkit.errors import SandboxError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -310,11 +310,11 @@ def _registry_answers(registry: str) -> bool:
 
 
 def _wait_for(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
+    deadline, pause = time.monotonic() + timeout, waits.Pause()
     while not condition():
         if time.monotonic() > deadline:
             raise SandboxError(f"{what} did not come up within {timeout:.0f} s")
-        time.sleep(0.1)
+        pause.sleep()
 
 
 def _new_host(sandbox: Sandbox, index: int) -> SandboxHost:

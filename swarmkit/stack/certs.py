@@ -11,14 +11,25 @@ import datetime
 import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from typing import TYPE_CHECKING
 
 from swarmkit.errors import SpecError
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from cryptography import exceptions as crypto_errors
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+    from cryptography.x509 import oid
+else:
+    crypto_errors = lazy("cryptography.exceptions")
+    x509 = lazy("cryptography.x509")
+    hashes = lazy("cryptography.hazmat.primitives.hashes")
+    serialization = lazy("cryptography.hazmat.primitives.serialization")
+    ec = lazy("cryptography.hazmat.primitives.asymmetric.ec")
+    rsa = lazy("cryptography.hazmat.primitives.asymmetric.rsa")
+    oid = lazy("cryptography.x509.oid")
 
 CA_DAYS = 3650
 LEAF_DAYS = 825  # what browsers and most CAs allow for a server certificate
@@ -48,7 +59,7 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> str:
 
 
 def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    return x509.Name([x509.NameAttribute(oid.NameOID.COMMON_NAME, common_name)])
 
 
 def new_ca(common_name: str, days: int = CA_DAYS) -> CertKey:
@@ -95,7 +106,9 @@ def issue(ca: CertKey, common_name: str, sans: Sequence[str], days: int = LEAF_D
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(min(now + datetime.timedelta(days=days), ca_cert.not_valid_after_utc))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage([oid.ExtendedKeyUsageOID.SERVER_AUTH, oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
+        )
     )
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName([_san(host) for host in sans]), critical=False)
@@ -151,6 +164,6 @@ def signed_by(cert_pem: str, ca_pem: str) -> bool:
     ca_cert = x509.load_pem_x509_certificate(ca_pem.encode())
     try:
         cert.verify_directly_issued_by(ca_cert)
-    except (ValueError, TypeError, InvalidSignature):
+    except (ValueError, TypeError, crypto_errors.InvalidSignature):
         return False
     return True

@@ -8,8 +8,10 @@ share by rebalance, and last the new node retired again; replicas move under ack
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -39,6 +41,7 @@ pytestmark = pytest.mark.integration
 NAME = "rk"
 ROOT = Path(__file__).resolve().parents[3]
 TOPICS = "orders:6:3"
+SWARMKIT = str(Path(sys.executable).with_name("swarmkit"))
 rk = module_sandbox(NAME, 3, "10.238.0.0/24", engine="apache", managers=3)
 
 
@@ -114,6 +117,31 @@ def test_one_kraft_cluster_with_every_broker_advertising_its_own_node(cluster: I
     orders = [p for p in partitions if p.topic == "orders"]
     assert len(orders) == 6 and all(len(p.replicas) == 3 and p.min_isr == 2 for p in orders)
     assert {b.broker_id for b in health.brokers if b.leaders} == {1, 2, 3}
+
+
+def test_verify_is_bounded_and_names_a_paused_controller(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+    """The quorum's leader frozen (`docker pause`): verify still returns, fails, and says which controller."""
+    leader = verified(cluster).cluster.quorum.leader  # type: ignore[union-attr]
+    host = rk.hosts[leader - 9001]  # controller-i runs on the i-th manager
+    docker = host.docker.client
+    (container,) = docker.container.list(filters=[("label", f"com.docker.swarm.service.name=kafka_controller-{leader - 9000}")])
+    docker.container.pause(container)
+    try:
+        done = subprocess.run(
+            [SWARMKIT, "verify", "-i", rk.inventory_path, "--timeout", "20", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=40,  # the acceptance bound: a paused controller must not hold verify
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        docker.container.unpause(container)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] is False
+    assert any(f"controller {leader} " in problem and "paused" in problem for problem in report["cluster"]["problems"])
+    assert "checking every broker from here" in done.stderr  # progress reached a stderr that is no terminal
+    wait_until(lambda: verified(cluster).ok, 120, "the cluster to be healthy again once the controller runs")
 
 
 def test_a_client_given_one_broker_follows_the_metadata_to_every_leader(cluster: Inventory) -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
+from swarmkit.cluster import health
 from swarmkit.cluster.health import Quorum, QuorumMember, judge, parse_quorum_replication
 from swarmkit.cluster.kafka import PartitionState
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Host, Inventory
 
 NOW = 1_800_000_000_000
 REPLICATION = f"""NodeId	DirectoryId           	LogEndOffset	Lag	LastFetchTimestamp	LastCaughtUpTimestamp	Status
@@ -72,3 +77,42 @@ def test_a_new_broker_without_partitions_is_a_note_and_a_stranger_is_a_problem()
     verdict = judge({"node1": 1, "node2": 2, "node3": 3, "node4": 4}, (1, 2, 3, 4, 7), parts, HEALTHY_QUORUM)
     assert verdict.problems == ("broker 7 is registered but no inventory node carries that id",)
     assert len(verdict.notes) == 1 and verdict.notes[0].startswith("broker 4 (node4) holds no partitions yet")
+
+
+# --- reading the quorum: every controller's container looked at first ---------------------------
+
+TWO_VOTERS = (
+    "NodeId LogEndOffset Lag LastFetchTimestamp LastCaughtUpTimestamp Status\n9002 10 0 1 1 Leader\n9003 10 0 1 1 Follower\n"
+)
+MANAGERS = Inventory(hosts=tuple(Host(f"m{i}", f"unix:///run/m{i}.sock", f"10.9.0.{10 + i}", "manager") for i in (1, 2, 3)))
+
+
+def test_a_paused_controller_is_named_and_a_running_one_describes_the_quorum(monkeypatch: pytest.MonkeyPatch) -> None:
+    containers = {"kafka_controller-1": ("c1", "paused"), "kafka_controller-2": ("c2", "running"), "kafka_controller-3": None}
+    monkeypatch.setattr(health.dockerapi, "service_container", lambda engine, service: containers[service])
+    asked: list[list[str]] = []
+    monkeypatch.setattr(
+        health.dockerapi, "exec_in_container", lambda engine, c, command: asked.append([c, *command]) or TWO_VOTERS
+    )
+    quorum = health.read_quorum(MANAGERS, DockerHosts.from_inventory(MANAGERS), "kafka", 9093, seconds=12)
+    assert quorum.leader == 9002
+    assert quorum.unavailable == (
+        "controller 9001 (controller-1 on m1): its container is paused",
+        "controller 9003 (controller-3 on m3): no container runs",
+    )
+    assert asked == [
+        [
+            "c2",
+            "timeout",
+            "-s",
+            "KILL",
+            "12",
+            health.QUORUM_TOOL,
+            "--bootstrap-controller",
+            "localhost:9093",
+            "describe",
+            "--replication",
+        ]
+    ]
+    problems = judge({}, [], [], quorum).problems
+    assert "controller 9001 (controller-1 on m1): its container is paused; the quorum runs without it" in problems

@@ -1,0 +1,49 @@
+"""Joining the swarm on a slow manager: a join Docker continues in the background is followed, not failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from swarmkit import waits
+from swarmkit.errors import SwarmError
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.swarm import bootstrap
+
+FIRST = Host("m1", "unix:///run/m1.sock", "10.9.0.11", "manager")
+LATE = Host("m2", "unix:///run/m2.sock", "10.9.0.12", "manager")
+DOCKER = DockerHosts.from_inventory(Inventory(hosts=(FIRST, LATE)))
+
+
+@dataclass
+class Info:
+    swarm_state: str
+
+
+@pytest.fixture(autouse=True)
+def no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
+
+
+def test_a_join_continuing_in_the_background_is_followed_until_the_node_is_active(monkeypatch: pytest.MonkeyPatch) -> None:
+    states = iter(["pending", "pending", "active"])
+    monkeypatch.setattr(bootstrap.dockerapi, "swarm_join", lambda *args: True)
+    monkeypatch.setattr(bootstrap.dockerapi, "engine_info", lambda engine: Info(next(states)))
+    bootstrap._join(DOCKER, LATE, FIRST, "token")
+    assert next(states, "asked no more") == "asked no more"
+
+
+def test_a_join_that_ends_in_error_names_the_host_and_the_port_to_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bootstrap.dockerapi, "swarm_join", lambda *args: True)
+    monkeypatch.setattr(bootstrap.dockerapi, "engine_info", lambda engine: Info("error"))
+    with pytest.raises(SwarmError, match="m2 did not finish joining the swarm") as raised:
+        bootstrap._join(DOCKER, LATE, FIRST, "token")
+    assert "10.9.0.11:2377" in raised.value.hint
+
+
+def test_a_join_docker_finished_asks_nothing_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bootstrap.dockerapi, "swarm_join", lambda *args: False)
+    monkeypatch.setattr(bootstrap.dockerapi, "engine_info", lambda engine: pytest.fail("asked again"))
+    bootstrap._join(DOCKER, LATE, FIRST, "token")
