@@ -10,6 +10,7 @@ from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, checked, err, expecte
 from swarmkit.errors import SpecError
 from swarmkit.sandbox import hosts as sandbox
 
+HOST_COUNT = checked(lambda value: numbers.count(value, 1, sandbox.MAX_NODES))
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
 
 
@@ -23,9 +24,7 @@ def _show_sandbox(status: sandbox.SandboxStatus, as_json: bool) -> None:
 @sandbox_app.command("up")
 @expected_failures
 def sandbox_up(
-    nodes: int = typer.Option(
-        3, "--nodes", "-n", help="Number of hosts (1-20).", callback=checked(lambda value: numbers.count(value, 1, 20))
-    ),
+    nodes: int = typer.Option(3, "--nodes", "-n", help="Number of hosts (1-20).", callback=HOST_COUNT),
     inventory: str = typer.Option("swarmkit-sandbox.yaml", "--inventory", "-i", help="Where to write the inventory."),
     name: str = SANDBOX_NAME,
     prefix: str = typer.Option("node", "--prefix", help="Host names are PREFIX1..PREFIXN."),
@@ -34,8 +33,8 @@ def sandbox_up(
     managers: int = typer.Option(
         sandbox.DEFAULT_MANAGERS,
         "--managers",
-        help="How many of the hosts are swarm managers (the rest are workers; at most all of them).",
-        callback=checked(numbers.count),
+        help="How many of the hosts are swarm managers (1-20; the rest are workers; at most all of them).",
+        callback=HOST_COUNT,
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:

@@ -38,6 +38,7 @@ ENGINE_START_TIMEOUT = 60.0
 REQUIRED_COMMANDS = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-registry", "ldd")
 KERNEL_MODULES = ("bridge", "vxlan")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
+MAX_NODES = 20
 DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
 
 Report = Callable[[str], None]  # one progress line
@@ -230,8 +231,8 @@ def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: 
         raise SpecError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
     names.sandbox_name(name)
     names.sandbox_prefix(prefix)
-    if not 1 <= nodes <= 20:
-        raise SpecError(f"--nodes {nodes} is out of range", hint="a sandbox has 1 to 20 hosts")
+    if not 1 <= nodes <= MAX_NODES:
+        raise SpecError(f"--nodes {nodes} is out of range", hint=f"a sandbox has 1 to {MAX_NODES} hosts")
     try:
         network = ipaddress.ip_network(subnet)
     except ValueError as error:
