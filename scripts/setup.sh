@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 state="${SWARMKIT_STATE_DIR:-/var/tmp/swarmkit}"
-packages=(docker.io iproute2 iptables busybox-static docker-registry socat procps)
+packages=(docker.io iproute2 iptables busybox-static docker-registry socat procps openssh-server openssh-client)
 
 log() { printf 'setup: %s\n' "$*"; }
 
