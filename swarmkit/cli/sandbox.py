@@ -31,11 +31,14 @@ def sandbox_up(
     managers: int = typer.Option(
         sandbox.DEFAULT_MANAGERS, "--managers", help="How many of the hosts are swarm managers (the rest are workers)."
     ),
+    endpoint: str = typer.Option(
+        "unix", "--endpoint", help="How the inventory reaches the engines: unix (their sockets) or ssh (sshd on every host)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
     with err.status(f"building sandbox '{name}' with {nodes} hosts ({engine} image)..."):
-        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers)
+        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, endpoint=endpoint)
     _show_sandbox(sandbox.status(name), as_json)
 
 

@@ -15,6 +15,7 @@ from python_on_whales.utils import run
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
+from swarmkit.hosts.ssh import SshMux, diagnose, is_ssh
 
 JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
 
@@ -27,10 +28,12 @@ class Engine:
     client: DockerClient = field(repr=False, compare=False)
 
     @classmethod
-    def connect(cls, endpoint: str, tls: TlsFiles | None = None) -> Engine:
-        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
+    def connect(cls, endpoint: str, tls: TlsFiles | None = None, mux: SshMux | None = None) -> Engine:
+        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine; an
+        ssh:// endpoint given ``mux`` shares that mux's one connection to its host."""
         if tls is None:
-            return cls(endpoint, DockerClient(host=endpoint))
+            call = mux.client_call if mux is not None and is_ssh(endpoint) else ["docker"]
+            return cls(endpoint, DockerClient(host=endpoint, client_call=call))
         docker = DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
         return cls(endpoint, docker)
 
@@ -40,13 +43,16 @@ class DockerHosts:
     """The engines of one inventory, built once and passed to whatever talks to Docker.
 
     Each host's client holds its own endpoint and TLS files, so what a call uses never depends on
-    what ran before."""
+    what ran before.  ssh:// hosts share one SSH connection each (``mux``), made when the host's
+    engine is first asked for and ended by ``close`` (or a ``with`` block)."""
 
     engines: Mapping[str, Engine]  # by inventory host name
+    mux: SshMux | None = None
 
     @classmethod
     def from_inventory(cls, inventory: Inventory) -> DockerHosts:
-        return cls({host.name: Engine.connect(host.endpoint, host.tls) for host in inventory.hosts})
+        mux = SshMux(inventory.ssh_config) if any(is_ssh(h.endpoint) for h in inventory.hosts) else None
+        return cls({host.name: Engine.connect(host.endpoint, host.tls, mux) for host in inventory.hosts}, mux)
 
     def __getitem__(self, host: Host) -> Engine:
         """The engine of an inventory host; one from another inventory is a clear error."""
@@ -56,7 +62,20 @@ class DockerHosts:
                 f"no Docker client for host {host.name} ({host.endpoint})",
                 hint="build DockerHosts from the same inventory the command uses",
             )
+        if self.mux is not None and is_ssh(engine.endpoint):
+            self.mux.open(engine.endpoint)
         return engine
+
+    def close(self) -> None:
+        """End the shared SSH connections (nothing to do without ssh:// hosts)."""
+        if self.mux is not None:
+            self.mux.close()
+
+    def __enter__(self) -> DockerHosts:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
@@ -67,6 +86,12 @@ def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
 def _short(error: DockerException) -> str:
     text = (error.stderr or error.stdout or str(error)).strip()
     return text.splitlines()[-1] if text else str(error)
+
+
+def _failure(engine: Engine, message: str, error: DockerException, hint: str = "") -> EngineError:
+    """The error of a failed docker call: an ssh:// endpoint's own failure (host key, key, Docker
+    access, docker missing, port closed) as that, with its fix; otherwise ``message`` and ``hint``."""
+    return diagnose(engine.endpoint, error.stderr or str(error)) or EngineError(message, hint=hint)
 
 
 @dataclass(frozen=True)
@@ -98,9 +123,8 @@ def engine_info(engine: Engine) -> EngineInfo:
             run([*engine.client.docker_cmd, "version", "--format", "{{.Server.Version}}"])
     except DockerException as error:
         detail = _short(error)
-        raise EngineError(
-            f"the Docker engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
-        ) from error
+        message = f"the Docker engine at {engine.endpoint} does not answer: {detail}"
+        raise _failure(engine, message, error, _unanswered_hint(engine, detail)) from error
     if not info.server_version:
         raise EngineError(
             f"the Docker engine at {engine.endpoint} does not answer: no server version", hint=_unanswered_hint(engine, "")
@@ -135,15 +159,17 @@ def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
     try:
         engine.client.legacy_build(context_dir, tags=tag, pull=False)
     except DockerException as error:
-        raise EngineError(f"building {tag} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failure(engine, f"building {tag} on {engine.endpoint} failed: {_short(error)}", error) from error
 
 
 def push_image(engine: Engine, tag: str) -> None:
     try:
         engine.client.image.push(tag, quiet=True)
     except DockerException as error:
-        raise EngineError(
+        raise _failure(
+            engine,
             f"pushing {tag} from {engine.endpoint} failed: {_short(error)}",
+            error,
             hint="is the registry running and is it listed as --insecure-registry for that engine?",
         ) from error
 
@@ -153,9 +179,8 @@ def has_image(engine: Engine, tag: str) -> bool:
         return engine.client.image.exists(tag)
     except DockerException as error:
         detail = _short(error)
-        raise EngineError(
-            f"the engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
-        ) from error
+        message = f"the engine at {engine.endpoint} does not answer: {detail}"
+        raise _failure(engine, message, error, _unanswered_hint(engine, detail)) from error
 
 
 def save_image(engine: Engine, tag: str, archive: Path) -> None:
@@ -188,7 +213,7 @@ def run_detached(
             labels=labels or {},
         )
     except DockerException as error:
-        raise EngineError(f"starting {image} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failure(engine, f"starting {image} on {engine.endpoint} failed: {_short(error)}", error) from error
     return container.id
 
 
@@ -222,7 +247,7 @@ def _call(engine: Engine, what: str, action):
     try:
         return action(engine.client)
     except DockerException as error:
-        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failure(engine, f"{what} on {engine.endpoint} failed: {_short(error)}", error) from error
 
 
 def swarm_init(engine: Engine, advertise_address: str) -> None:
@@ -239,7 +264,7 @@ def swarm_join(engine: Engine, manager_address: str, token: str, advertise_addre
         engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
     except DockerException as error:
         detail = _short(error).replace(token, "<token>")
-        raise EngineError(f"joining the swarm from {engine.endpoint} failed: {detail}") from None
+        raise _failure(engine, f"joining the swarm from {engine.endpoint} failed: {detail}", error) from None
 
 
 def swarm_leave(engine: Engine, force: bool) -> None:
@@ -287,8 +312,10 @@ def ensure_image(engine: Engine, image: str) -> None:
         if not engine.client.image.exists(image):
             engine.client.image.pull(image, quiet=True)
     except DockerException as error:
-        raise EngineError(
+        raise _failure(
+            engine,
             f"the image {image} cannot be pulled on {engine.endpoint}: {_short(error)}",
+            error,
             hint=f"push it to a registry that host can reach, or load it there: swarmkit image push -i INV --image {image}",
         ) from error
 
@@ -357,7 +384,7 @@ def _raw(engine: Engine, what: str, *args: str) -> str:
     try:
         return cast(str, run([*engine.client.docker_cmd, *args]))  # stdout only
     except DockerException as error:
-        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failure(engine, f"{what} on {engine.endpoint} failed: {_short(error)}", error) from error
 
 
 LIST_READ_ATTEMPTS = 5
@@ -509,7 +536,7 @@ def _service_document(engine: Engine, service: str) -> dict | None:
     except NoSuchService:
         return None
     except DockerException as error:
-        raise EngineError(f"inspecting service {service} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failure(engine, f"inspecting service {service} on {engine.endpoint} failed: {_short(error)}", error) from error
     return cast(dict, spec)
 
 

@@ -26,6 +26,11 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
 from swarmkit.images import image
+from swarmkit.sandbox import sshd
+from swarmkit.sandbox.system import in_netns as _in_netns
+from swarmkit.sandbox.system import run as _run
+from swarmkit.sandbox.system import spawn_in_host
+from swarmkit.sandbox.system import wait_for as _wait_for
 from swarmkit.stack.engines import ENGINES
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
@@ -38,6 +43,7 @@ KERNEL_MODULES = ("bridge", "vxlan")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]{0,5}$")
 PREFIX_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,15}$")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
+ENDPOINTS = ("unix", "ssh")
 DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
 
 
@@ -50,9 +56,11 @@ class SandboxHost:
     veth: str
     directory: str
     pid: int = 0
+    sshd_pid: int = 0  # a sandbox reached over SSH (sshd.py)
 
     @property
     def endpoint(self) -> str:
+        """The host's own socket: what the sandbox itself uses, whatever the inventory says."""
         return f"unix://{self.directory}/docker.sock"
 
     @property
@@ -83,10 +91,14 @@ class Sandbox:
     firewall: tuple[FirewallRule, ...] = ()
     engine: str = "apache"
     managers: int = 1
+    endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
 
     @property
     def directory(self) -> Path:
         return STATE_ROOT / self.name
+
+    def inventory_endpoint(self, host: SandboxHost) -> str:
+        return f"ssh://{sshd.user_name(self.name)}@{host.name}" if self.endpoint == "ssh" else host.endpoint
 
     @property
     def bridge(self) -> str:
@@ -153,17 +165,6 @@ def _hosts_block_markers(name: str) -> tuple[str, str]:
 # --- small system helpers -------------------------------------------------------------------
 
 
-def _run(*command: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise SandboxError(f"'{' '.join(command)}' failed: {result.stderr.strip()}")
-    return result
-
-
-def _in_netns(netns: str, *command: str, check: bool = True) -> subprocess.CompletedProcess:
-    return _run("nsenter", f"--net=/var/run/netns/{netns}", *command, check=check)
-
-
 def _save(sandbox: Sandbox) -> None:
     sandbox.directory.mkdir(parents=True, exist_ok=True)
     data = asdict(sandbox)
@@ -186,6 +187,7 @@ def load(name: str) -> Sandbox:
         firewall=tuple(FirewallRule(**r) for r in data["firewall"]),
         engine=data.get("engine", "tansu"),
         managers=data.get("managers", 1),
+        endpoint=data.get("endpoint", "unix"),
     )
 
 
@@ -214,9 +216,13 @@ def check_prerequisites() -> None:
         raise SandboxError("the kernel has no overlay filesystem (needed by dockerd)", hint="modprobe overlay")
 
 
-def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str) -> None:
+def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str, endpoint: str = "unix") -> None:
     if engine not in ENGINES:
         raise SandboxError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
+    if endpoint not in ENDPOINTS:
+        raise SandboxError(f"unknown endpoint kind '{endpoint}'", hint=f"use one of {', '.join(ENDPOINTS)}")
+    if endpoint == "ssh":
+        _check_ssh_prerequisites(name)
     if not NAME_PATTERN.match(name):
         raise SandboxError(f"sandbox name '{name}' is invalid", hint="use 1-6 lowercase letters or digits")
     if not PREFIX_PATTERN.match(prefix):
@@ -250,6 +256,13 @@ def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: 
             f"host names {', '.join(clashes)} are already in {HOSTS_FILE}",
             hint="another sandbox uses them: pick another --prefix, or take that sandbox down",
         )
+
+
+def _check_ssh_prerequisites(name: str) -> None:
+    missing = [c for c in sshd.COMMANDS if shutil.which(c) is None]
+    if missing:
+        raise SandboxError(f"--endpoint ssh needs {', '.join(missing)}", hint="run scripts/setup.sh (openssh-server)")
+    sshd.check_new(name)
 
 
 def _names_in_hosts_file() -> set[str]:
@@ -300,14 +313,6 @@ def _registry_answers(registry: str) -> bool:
         return False
 
 
-def _wait_for(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SandboxError(f"{what} did not come up within {timeout:.0f} s")
-        time.sleep(0.1)
-
-
 def _new_host(sandbox: Sandbox, index: int) -> SandboxHost:
     network = ipaddress.ip_network(sandbox.subnet)
     name = f"{sandbox.prefix}{index}"
@@ -334,40 +339,22 @@ def _create_host_network(sandbox: Sandbox, host: SandboxHost) -> None:
 def _start_engine(sandbox: Sandbox, host: SandboxHost, tls: TlsFiles | None = None) -> int:
     """dockerd in the host's network namespace with its own hostname and a private /run.
 
-    nsenter + unshare rather than `ip netns exec`: the latter remounts /sys and dockerd then
-    loses the cgroup mounts. The private /run hides this machine's containerd socket. With
-    ``tls`` (the engine's CA for clients, its certificate and key) it also listens on
+    With ``tls`` (the engine's CA for clients, its certificate and key) it also listens on
     tcp://ADDRESS:2376 and accepts only clients with a certificate from that CA, as a real server.
+    A sandbox reached over SSH gives the socket to the host's own docker group (see sshd.py).
     """
     directory = Path(host.directory)
     directory.mkdir(parents=True, exist_ok=True)
     script = (
-        f"hostname {host.name} && mount -t tmpfs tmpfs /run && exec dockerd"
-        f" --data-root {directory}/data --exec-root {directory}/exec"
+        f"exec dockerd --data-root {directory}/data --exec-root {directory}/exec"
         f" -H unix://{directory}/docker.sock --pidfile {directory}/docker.pid"
         f" --insecure-registry {sandbox.registry}"
     )
     if tls is not None:
         script += f" -H tcp://{host.address}:{TLS_PORT} --tlsverify --tlscacert {tls.ca} --tlscert {tls.cert} --tlskey {tls.key}"
-    with open(directory / "dockerd.log", "ab") as log:
-        process = subprocess.Popen(
-            [
-                "nsenter",
-                f"--net=/var/run/netns/{host.netns}",
-                "unshare",
-                "--uts",
-                "--mount",
-                "--propagation",
-                "private",
-                "sh",
-                "-c",
-                script,
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return process.pid
+    if sandbox.endpoint == "ssh":
+        script += f" --group {sshd.group_name(sandbox.name, host.name)}"
+    return spawn_in_host(host.netns, host.name, script, directory / "dockerd.log")
 
 
 def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost]) -> list[SandboxHost]:
@@ -375,9 +362,13 @@ def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost]) -> list[SandboxH
     started = []
     for host in hosts:
         _create_host_network(sandbox, host)
+        if sandbox.endpoint == "ssh":
+            sshd.add_host_group(sandbox.name, host.name)
         started.append(replace(host, pid=_start_engine(sandbox, host)))
         _save(replace(sandbox, hosts=sandbox.hosts + tuple(started)))
     fan_out(_wait_engine, started)
+    if sandbox.endpoint == "ssh":
+        started = fan_out(lambda h: replace(h, sshd_pid=sshd.start_server(sandbox.name, h)), started)
     return started
 
 
@@ -412,7 +403,9 @@ def _without_block(text: str, begin: str, end: str) -> str:
 
 
 def inventory_document(sandbox: Sandbox) -> dict:
+    ssh = {"ssh_config": str(sshd.client_config(sandbox.directory))} if sandbox.endpoint == "ssh" else {}
     return {
+        **ssh,
         "stack": {
             "engine": sandbox.engine,
             "image": sandbox.images.get(sandbox.engine, ""),
@@ -421,7 +414,7 @@ def inventory_document(sandbox: Sandbox) -> dict:
         "hosts": [
             {
                 "name": h.name,
-                "endpoint": h.endpoint,
+                "endpoint": sandbox.inventory_endpoint(h),
                 "address": h.address,
                 "role": "manager" if h.index <= sandbox.managers else "worker",
             }
@@ -431,6 +424,8 @@ def inventory_document(sandbox: Sandbox) -> dict:
 
 
 def _write_inventory(sandbox: Sandbox) -> None:
+    if sandbox.endpoint == "ssh":
+        sshd.write_client_files(sandbox.name, sandbox.directory, sandbox.hosts)
     header = (
         f"# Inventory of swarmkit sandbox '{sandbox.name}' ({len(sandbox.hosts)} hosts on bridge "
         f"{sandbox.bridge}, {sandbox.subnet}).\n# Written by `swarmkit sandbox`; the same format describes real servers.\n"
@@ -462,10 +457,13 @@ def up(
     inventory_path: str,
     engine: str = "apache",
     managers: int = DEFAULT_MANAGERS,
+    endpoint: str = "unix",
 ) -> Sandbox:
-    """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each)."""
+    """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each).
+
+    ``endpoint="ssh"``: the inventory reaches the hosts over SSH, as a user of each host's docker group (sshd.py)."""
     check_prerequisites()
-    _check_new_sandbox(name, nodes, prefix, subnet, engine)
+    _check_new_sandbox(name, nodes, prefix, subnet, engine, endpoint)
     sandbox = Sandbox(
         name=name,
         subnet=subnet,
@@ -473,9 +471,12 @@ def up(
         inventory_path=str(Path(inventory_path).resolve()),
         engine=engine,
         managers=max(1, min(managers, nodes)),
+        endpoint=endpoint,
     )
     _save(sandbox)
     try:
+        if endpoint == "ssh":
+            sshd.create_user(name, sandbox.directory)
         _create_bridge(sandbox)
         sandbox = replace(sandbox, registry_pid=_start_registry(sandbox))
         _save(sandbox)
@@ -661,6 +662,7 @@ def down(name: str) -> list[str]:
         removed.append(f"bridge {bridge}")
     while _run("iptables", "-D", "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT", check=False).returncode == 0:
         removed.append("iptables FORWARD rule")
+    removed += sshd.remove_accounts(name)
     begin, end = _hosts_block_markers(name)
     text = HOSTS_FILE.read_text()
     if begin in text:
@@ -684,7 +686,8 @@ def status(name: str) -> SandboxStatus:
             version, swarm = info.version, info.swarm_state
         except SwarmkitError:
             version, swarm = "", "unreachable"
-        return HostStatus(host.name, host.address, host.endpoint, host.pid, host.pid in running, version, swarm)
+        endpoint = sandbox.inventory_endpoint(host)
+        return HostStatus(host.name, host.address, endpoint, host.pid, host.pid in running, version, swarm)
 
     hosts = tuple(fan_out(host_status, sandbox.hosts))
     return SandboxStatus(

@@ -1,0 +1,178 @@
+"""Docker engines reached over SSH (``ssh://user@host[:port]``): shared connections and plain errors.
+
+For every call the Docker CLI runs ``ssh -l USER -p PORT -- HOST docker system dial-stdio``, with
+the ``ssh`` it finds on PATH; without help each call is a new SSH connection (TCP, key exchange,
+authentication), and swarmkit makes hundreds of calls per command.  An ``SshMux`` is a private
+directory holding an ``ssh`` wrapper that adds OpenSSH connection sharing (``ControlMaster``, the
+control sockets in that directory) and ``BatchMode`` (never a prompt: a failure is an error), and
+the PATH the Docker CLI is started with.  ``open`` makes the one master connection of a host
+before its first call; ``close`` ends them all and removes the directory (also at garbage
+collection or interpreter exit, for library callers that never call it).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from swarmkit.errors import EngineError
+
+CONNECT_TIMEOUT_S = 10
+PERSIST_S = 120  # a master left behind by a killed swarmkit ends itself after this long idle
+OPEN_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    """Where an ``ssh://`` endpoint points: user, host and port, as ssh's own arguments."""
+
+    user: str
+    host: str
+    port: int | None = None
+
+    @classmethod
+    def parse(cls, endpoint: str) -> SshTarget:
+        parts = urlsplit(endpoint)
+        return cls(parts.username or "", parts.hostname or "", parts.port)
+
+    def args(self) -> list[str]:
+        port = ["-p", str(self.port)] if self.port else []
+        return ["-l", self.user, *port, "--", self.host]
+
+    def __str__(self) -> str:
+        return f"{self.user}@{self.host}" + (f":{self.port}" if self.port else "")
+
+
+def is_ssh(endpoint: str) -> bool:
+    return endpoint.startswith("ssh://")
+
+
+def _shut(directory: Path, ssh: str) -> None:
+    """End every master connection (``ssh -O exit`` on its control socket), then remove the directory."""
+    for socket in (directory / "control").glob("*"):
+        subprocess.run([ssh, "-o", f"ControlPath={socket}", "-O", "exit", "swarmkit"], capture_output=True, timeout=10)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+class SshMux:
+    """One shared SSH connection per host for the Docker CLI calls of one command (see the module doc)."""
+
+    def __init__(self, config: str = "") -> None:
+        ssh = shutil.which("ssh")
+        if ssh is None:
+            raise EngineError(
+                "the inventory names ssh:// endpoints but this machine has no ssh client", hint="install openssh-client"
+            )
+        self.directory = Path(tempfile.mkdtemp(prefix="swarmkit-ssh-"))
+        (self.directory / "control").mkdir(mode=0o700)
+        (self.directory / "bin").mkdir()
+        self.options = [
+            *(["-F", config] if config else []),
+            *("-o", f"ControlPath={self.directory}/control/%C", "-o", "ControlMaster=auto"),
+            *("-o", f"ControlPersist={PERSIST_S}", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"),
+        ]
+        wrapper = self.directory / "bin" / "ssh"
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join([ssh, *self.options])} "$@"\n')
+        wrapper.chmod(0o700)
+        self._ssh = ssh
+        self._opened: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _shut, self.directory, ssh)
+
+    @property
+    def client_call(self) -> list[str]:
+        """How python-on-whales starts the Docker CLI: with the wrapper first on its PATH."""
+        return ["env", f"PATH={self.directory / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "docker"]
+
+    def open(self, endpoint: str) -> None:
+        """Start the host's master connection once (threads asking together wait for the first).
+
+        Best effort: a host that cannot be reached is left to the Docker call, whose error names the cause."""
+        with self._lock:
+            lock = self._opened.setdefault(endpoint, threading.Lock())
+        with lock:
+            target = SshTarget.parse(endpoint)
+            if self._master_alive(target):
+                return
+            command = [self._ssh, *self.options, "-o", "ControlMaster=yes", "-f", "-N", *target.args()]
+            try:
+                subprocess.run(command, capture_output=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _master_alive(self, target: SshTarget) -> bool:
+        check = [self._ssh, *self.options, "-O", "check", *target.args()]
+        return subprocess.run(check, capture_output=True, timeout=10).returncode == 0
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+# --- what went wrong: the usual SSH failures, each with its fix --------------------------------
+
+DOCKER_DENIED = "permission denied while trying to connect to the docker"
+
+
+def diagnose(endpoint: str, stderr: str) -> EngineError | None:
+    """The Docker CLI's stderr for an ``ssh://`` endpoint, read as one of the usual SSH failures (or None).
+
+    The CLI reports a failed ``ssh ... docker system dial-stdio`` with that command line and what
+    ssh, or the remote shell and docker, printed."""
+    if not is_ssh(endpoint):
+        return None
+    text = stderr.lower()
+    if "dial-stdio" not in text:
+        return None  # not the SSH leg: e.g. a registry that refuses connections is the engine's error
+    target = SshTarget.parse(endpoint)
+    port = target.port or 22
+    for markers, message, hint in (
+        (
+            ("remote host identification has changed",),
+            f"the SSH host key of {target.host} has CHANGED since it was recorded",
+            f"if the server was really reinstalled, check its new key with its admin, then: ssh-keygen -R {target.host}",
+        ),
+        (
+            ("host key verification failed", "no matching host key", "host key for"),
+            f"the SSH host key of {target.host} is not known on this machine",
+            f"check the key's fingerprint with the server's admin, then record it: ssh-keyscan -p {port} {target.host}"
+            " >> ~/.ssh/known_hosts (or the UserKnownHostsFile your ssh config names)",
+        ),
+        (
+            ("permission denied (publickey", "too many authentication failures"),
+            f"{target.host} refused the SSH key for user {target.user}",
+            f"add this machine's public key to ~{target.user}/.ssh/authorized_keys on {target.host}"
+            f" (ssh-copy-id {target}), or name the key with IdentityFile in your ssh config",
+        ),
+        (
+            (DOCKER_DENIED,),
+            f"user {target.user} may not use Docker on {target.host}",
+            f"on {target.host}: sudo usermod -aG docker {target.user} (the group owning the Docker socket)",
+        ),
+        (
+            ("docker: not found", "docker: command not found", "exit status 127"),
+            f"the docker command is missing on {target.host} (for user {target.user}'s non-interactive SSH sessions)",
+            f"install Docker Engine (18.09 or later) on {target.host}; `ssh {target} docker version` must work",
+        ),
+        (
+            ("connection refused", "connection timed out", "no route to host", "operation timed out"),
+            f"nothing answers SSH on {target.host} port {port}",
+            f"start sshd on {target.host} or open port {port}/tcp to it from this machine"
+            " (or give the right port: ssh://USER@HOST:PORT)",
+        ),
+        (
+            ("could not resolve hostname",),
+            f"this machine cannot resolve {target.host}",
+            "fix the endpoint's host name (or its DNS / /etc/hosts entry)",
+        ),
+    ):
+        if any(marker in text for marker in markers):
+            return EngineError(f"{message} ({endpoint})", hint=hint)
+    return None
