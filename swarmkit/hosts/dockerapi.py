@@ -26,14 +26,16 @@ class Engine:
 
     endpoint: str
     client: DockerClient = field(repr=False, compare=False)
+    mux: SshMux | None = field(default=None, repr=False, compare=False)  # an ssh:// engine's shared connection
 
     @classmethod
     def connect(cls, endpoint: str, tls: TlsFiles | None = None, mux: SshMux | None = None) -> Engine:
         """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine; an
         ssh:// endpoint given ``mux`` shares that mux's one connection to its host."""
         if tls is None:
-            call = mux.client_call if mux is not None and is_ssh(endpoint) else ["docker"]
-            return cls(endpoint, DockerClient(host=endpoint, client_call=call))
+            shared = mux if is_ssh(endpoint) else None
+            call = shared.client_call if shared is not None else ["docker"]
+            return cls(endpoint, DockerClient(host=endpoint, client_call=call), shared)
         docker = DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
         return cls(endpoint, docker)
 
@@ -50,8 +52,9 @@ class DockerHosts:
     mux: SshMux | None = None
 
     @classmethod
-    def from_inventory(cls, inventory: Inventory) -> DockerHosts:
-        mux = SshMux(inventory.ssh_config) if any(is_ssh(h.endpoint) for h in inventory.hosts) else None
+    def from_inventory(cls, inventory: Inventory, share_ssh: bool = True) -> DockerHosts:
+        """``share_ssh=False``: a new SSH connection for every call (only to measure what sharing saves)."""
+        mux = SshMux(inventory.ssh_config, share_ssh) if any(is_ssh(h.endpoint) for h in inventory.hosts) else None
         return cls({host.name: Engine.connect(host.endpoint, host.tls, mux) for host in inventory.hosts}, mux)
 
     def __getitem__(self, host: Host) -> Engine:
@@ -91,7 +94,7 @@ def _short(error: DockerException) -> str:
 def _failure(engine: Engine, message: str, error: DockerException, hint: str = "") -> EngineError:
     """The error of a failed docker call: an ssh:// endpoint's own failure (host key, key, Docker
     access, docker missing, port closed) as that, with its fix; otherwise ``message`` and ``hint``."""
-    return diagnose(engine.endpoint, error.stderr or str(error)) or EngineError(message, hint=hint)
+    return diagnose(engine.endpoint, error.stderr or str(error), engine.mux) or EngineError(message, hint=hint)
 
 
 @dataclass(frozen=True)

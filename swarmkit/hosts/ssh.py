@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from swarmkit.errors import EngineError
+from swarmkit.errors import EngineError, SshError
 
 CONNECT_TIMEOUT_S = 10
 PERSIST_S = 120  # a master left behind by a killed swarmkit ends itself after this long idle
 OPEN_TIMEOUT_S = 30.0
+SOCKET_PATH_MAX = 104  # bytes in a unix socket's path, less on some systems than Linux's 107
 
 
 @dataclass(frozen=True)
@@ -62,28 +63,50 @@ def _shut(directory: Path, ssh: str) -> None:
     shutil.rmtree(directory, ignore_errors=True)
 
 
+def _private_directory() -> Path:
+    """A new directory only this user can enter, short enough for a control socket's path.
+
+    A socket's path has at most 107 bytes; ``control/`` and ssh's 40-character %C hash take 49,
+    so a long TMPDIR falls back to /tmp."""
+    base = tempfile.gettempdir()
+    if len(base) > SOCKET_PATH_MAX - len("/swarmkit-ssh-XXXXXXXX/control/") - 40:
+        base = "/tmp"
+    return Path(tempfile.mkdtemp(prefix="swarmkit-ssh-", dir=base))
+
+
 class SshMux:
     """One shared SSH connection per host for the Docker CLI calls of one command (see the module doc)."""
 
-    def __init__(self, config: str = "") -> None:
+    def __init__(self, config: str = "", share: bool = True) -> None:
+        """``share=False``: the same ssh settings, but a connection per call (to measure what sharing saves)."""
         ssh = shutil.which("ssh")
         if ssh is None:
             raise EngineError(
                 "the inventory names ssh:// endpoints but this machine has no ssh client", hint="install openssh-client"
             )
-        self.directory = Path(tempfile.mkdtemp(prefix="swarmkit-ssh-"))
+        self.directory = _private_directory()
         (self.directory / "control").mkdir(mode=0o700)
         (self.directory / "bin").mkdir()
+        sharing = [
+            "-o",
+            f"ControlPath={self.directory}/control/%C",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPersist={PERSIST_S}",
+        ]
         self.options = [
             *(["-F", config] if config else []),
-            *("-o", f"ControlPath={self.directory}/control/%C", "-o", "ControlMaster=auto"),
-            *("-o", f"ControlPersist={PERSIST_S}", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"),
+            *(sharing if share else ["-o", "ControlMaster=no", "-o", "ControlPath=none"]),
+            *("-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"),
         ]
+        self.share = share
         wrapper = self.directory / "bin" / "ssh"
         wrapper.write_text(f'#!/bin/sh\nexec {shlex.join([ssh, *self.options])} "$@"\n')
         wrapper.chmod(0o700)
         self._ssh = ssh
-        self._opened: dict[str, threading.Lock] = {}
+        self._opening: dict[str, threading.Lock] = {}
+        self._opened: set[str] = set()
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _shut, self.directory, ssh)
 
@@ -93,24 +116,31 @@ class SshMux:
         return ["env", f"PATH={self.directory / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "docker"]
 
     def open(self, endpoint: str) -> None:
-        """Start the host's master connection once (threads asking together wait for the first).
+        """Start the host's master connection, once (threads asking together wait for the first).
 
-        Best effort: a host that cannot be reached is left to the Docker call, whose error names the cause."""
+        Best effort: a host that cannot be reached is left to the Docker call, whose error names the
+        cause.  A master that ended later (idle past ControlPersist) is started again by the wrapper."""
+        if not self.share:
+            return
         with self._lock:
-            lock = self._opened.setdefault(endpoint, threading.Lock())
+            lock = self._opening.setdefault(endpoint, threading.Lock())
         with lock:
-            target = SshTarget.parse(endpoint)
-            if self._master_alive(target):
+            if endpoint in self._opened:
                 return
-            command = [self._ssh, *self.options, "-o", "ControlMaster=yes", "-f", "-N", *target.args()]
+            self._opened.add(endpoint)
+            command = [self._ssh, *self.options, "-o", "ControlMaster=yes", "-f", "-N", *SshTarget.parse(endpoint).args()]
             try:
                 subprocess.run(command, capture_output=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL)
             except subprocess.TimeoutExpired:
                 pass
 
-    def _master_alive(self, target: SshTarget) -> bool:
-        check = [self._ssh, *self.options, "-O", "check", *target.args()]
-        return subprocess.run(check, capture_output=True, timeout=10).returncode == 0
+    def ask(self, endpoint: str, command: str) -> str:
+        """Run a command on the host over its shared connection; what it printed on stderr (for diagnosis)."""
+        asked = [self._ssh, *self.options, *SshTarget.parse(endpoint).args(), command]
+        try:
+            return subprocess.run(asked, capture_output=True, text=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL).stderr
+        except subprocess.TimeoutExpired:
+            return ""
 
     def close(self) -> None:
         self._finalizer()
@@ -119,19 +149,28 @@ class SshMux:
 # --- what went wrong: the usual SSH failures, each with its fix --------------------------------
 
 DOCKER_DENIED = "permission denied while trying to connect to the docker"
+NO_DAEMON_SEEN = "cannot connect to the docker daemon at http://docker.example.com"  # the CLI's SSH placeholder URL
+ASK_DOCKER = "docker version --format '{{.Server.Version}}'"
 
 
-def diagnose(endpoint: str, stderr: str) -> EngineError | None:
+def diagnose(endpoint: str, stderr: str, mux: SshMux | None = None) -> SshError | None:
     """The Docker CLI's stderr for an ``ssh://`` endpoint, read as one of the usual SSH failures (or None).
 
     The CLI reports a failed ``ssh ... docker system dial-stdio`` with that command line and what
-    ssh, or the remote shell and docker, printed."""
+    ssh, or the remote shell and docker, printed.  When SSH worked but the remote docker could not
+    reach its daemon, the CLI says only that it cannot connect: then the server's own docker is
+    asked, through ``mux``, and what it says is read instead."""
     if not is_ssh(endpoint):
         return None
     text = stderr.lower()
+    if NO_DAEMON_SEEN in text and mux is not None:
+        return _classify(SshTarget.parse(endpoint), endpoint, mux.ask(endpoint, ASK_DOCKER).lower())
     if "dial-stdio" not in text:
         return None  # not the SSH leg: e.g. a registry that refuses connections is the engine's error
-    target = SshTarget.parse(endpoint)
+    return _classify(SshTarget.parse(endpoint), endpoint, text)
+
+
+def _classify(target: SshTarget, endpoint: str, text: str) -> SshError | None:
     port = target.port or 22
     for markers, message, hint in (
         (
@@ -152,7 +191,7 @@ def diagnose(endpoint: str, stderr: str) -> EngineError | None:
             f" (ssh-copy-id {target}), or name the key with IdentityFile in your ssh config",
         ),
         (
-            (DOCKER_DENIED,),
+            (DOCKER_DENIED, "connect: permission denied"),
             f"user {target.user} may not use Docker on {target.host}",
             f"on {target.host}: sudo usermod -aG docker {target.user} (the group owning the Docker socket)",
         ),
@@ -160,6 +199,11 @@ def diagnose(endpoint: str, stderr: str) -> EngineError | None:
             ("docker: not found", "docker: command not found", "exit status 127"),
             f"the docker command is missing on {target.host} (for user {target.user}'s non-interactive SSH sessions)",
             f"install Docker Engine (18.09 or later) on {target.host}; `ssh {target} docker version` must work",
+        ),
+        (
+            ("cannot connect to the docker daemon at unix",),
+            f"Docker does not run on {target.host} (its docker found no daemon at its socket)",
+            f"start Docker on {target.host} (e.g. sudo systemctl start docker); `ssh {target} docker version` must work",
         ),
         (
             ("connection refused", "connection timed out", "no route to host", "operation timed out"),
@@ -174,5 +218,5 @@ def diagnose(endpoint: str, stderr: str) -> EngineError | None:
         ),
     ):
         if any(marker in text for marker in markers):
-            return EngineError(f"{message} ({endpoint})", hint=hint)
+            return SshError(f"{message} ({endpoint})", hint=hint)
     return None

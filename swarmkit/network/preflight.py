@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TypeVar
 
 from swarmkit.assets import STACKS_DIR
-from swarmkit.errors import PreflightError, SwarmkitError
+from swarmkit.errors import PreflightError, SshError, SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo
@@ -81,6 +81,7 @@ class EngineStatus:
     memory_bytes: int = 0
     error: str = ""
     swarm_node_id: str = ""
+    hint: str = ""  # the fix the error named (e.g. an SSH failure's)
 
     @property
     def in_swarm(self) -> bool:
@@ -112,6 +113,7 @@ class Check:
     port: int | None = None
     protocol: str = ""
     detail: str = ""
+    fix: str = ""  # when the failure named its own fix
 
     def to_dict(self) -> dict:
         return {
@@ -308,7 +310,7 @@ def engine_checks(engines: Sequence[EngineStatus], memory_per_broker: int) -> li
     checks = []
     for engine in engines:
         if not engine.answered:
-            checks.append(Check("engine", "failed", engine.host, CLIENT, detail=engine.error))
+            checks.append(Check("engine", "failed", engine.host, CLIENT, detail=engine.error, fix=engine.hint))
             continue
         swarm = (
             f", {engine.swarm_state} in swarm {engine.swarm_cluster_id or '(id known to managers)'}" if engine.in_swarm else ""
@@ -349,6 +351,8 @@ def _joined(names: Sequence[str]) -> str:
 
 def fix_for(check: Check, failed_checks: Sequence[Check], ports: Sequence[PortSpec], hosts: dict[str, Host]) -> str:
     """What the user should do, naming every source that failed the same way, so one fix covers the group."""
+    if check.fix:
+        return check.fix
     key = f"{check.port}/{check.protocol}"
     purpose = next((p.purpose for p in ports if p.key == key), "")
     if check.check == "reachable":
@@ -390,6 +394,11 @@ def build_report(
 
 def _message(error: Exception) -> str:
     return error.message if isinstance(error, SwarmkitError) else str(error) or type(error).__name__
+
+
+def _hint(error: Exception) -> str:
+    """The fix an SSH failure names (host key, key, Docker access...): better than the generic one."""
+    return error.hint if isinstance(error, SshError) else ""
 
 
 def _engine_status(host: Host, docker: Engine) -> EngineStatus:
@@ -560,7 +569,7 @@ def run_preflight(
     deadline = started + timeout
     outcomes = settle_by([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)  # type: ignore[misc]  # mypy cannot type lambdas with defaults
     engines = [
-        o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o))
+        o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o), hint=_hint(o))
         for h, o in zip(inventory.hosts, outcomes)
     ]
     checks = engine_checks(engines, memory_per_broker)

@@ -542,7 +542,7 @@ def stop_engine(name: str, host_name: str) -> None:
     """Kill one host's dockerd (and its containers) as a crashed server would lose them."""
     sandbox = load(name)
     host = sandbox.host(host_name)
-    _kill(_processes_under(host.directory))
+    _kill(_engine_processes(host))
     _remove_stale_vxlan_links(host)
 
 
@@ -550,7 +550,7 @@ def start_engine(name: str, host_name: str, tls: TlsFiles | None = None) -> Sand
     """Start a stopped host's dockerd again; ``tls`` adds the TLS-verified tcp listener of a real server."""
     sandbox = load(name)
     host = sandbox.host(host_name)
-    if _processes_under(host.directory):
+    if _engine_processes(host):
         raise SandboxError(f"the engine of {host.name} is already running", hint="stop it first")
     # A killed engine leaves pid files behind; a restarted dockerd would wait on the dead pids.
     for pid_file in ("docker.pid", "exec/containerd/containerd.pid"):
@@ -596,13 +596,23 @@ def _processes_under(directory: str | Path) -> set[int]:
     """
     marker = str(directory)
     table = _all_processes()
-    ours = {pid for pid, (_, cmdline) in table.items() if marker in cmdline and pid != os.getpid()}
+    return _with_descendants(table, {pid for pid, (_, cmdline) in table.items() if marker in cmdline and pid != os.getpid()})
+
+
+def _with_descendants(table: dict[int, tuple[int, str]], roots: set[int]) -> set[int]:
+    found = set(roots)
     grew = True
     while grew:
-        children = {pid for pid, (parent, _) in table.items() if parent in ours} - ours
-        ours |= children
+        children = {pid for pid, (parent, _) in table.items() if parent in found} - found
+        found |= children
         grew = bool(children)
-    return ours
+    return found
+
+
+def _engine_processes(host: SandboxHost) -> set[int]:
+    """The host's dockerd, containerd, shims and containers: not its sshd (a server's Docker can stop alone)."""
+    sshd_tree = _with_descendants(_all_processes(), {host.sshd_pid}) if host.sshd_pid else set()
+    return _processes_under(host.directory) - sshd_tree
 
 
 def _kill(pids: set[int]) -> None:
