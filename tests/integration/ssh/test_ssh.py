@@ -30,6 +30,9 @@ from swarmkit.hosts import dockerapi
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 from tests.integration.sandboxes import module_sandbox
+from tests.integration.test_install import installed
+
+__all__ = ["installed"]  # the wheel, built once for the module
 
 pytestmark = pytest.mark.integration
 
@@ -129,6 +132,32 @@ def test_up_over_ssh_runs_a_broker_on_every_host(ss: sandbox.Sandbox, tmpdir_of_
     assert verified.returncode == 0 and '"ok": true' in verified.stdout, verified.stdout + verified.stderr
     for host in ss.hosts:
         assert dockerapi.labelled_containers(host.docker, "com.docker.swarm.service.name=kafka_broker") == 1
+
+
+def test_verify_with_spark_over_ssh(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+    before = connections(ss)
+    result = swarmkit(tmpdir_of_command, "verify", "-i", ss.inventory_path, "--spark", "--json")
+    assert result.returncode == 0 and '"ok": true' in result.stdout, result.stdout + result.stderr
+    assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]
+
+
+def test_the_installed_wheel_drives_the_hosts_over_ssh(
+    ss: sandbox.Sandbox, installed: Path, tmp_path: Path, tmpdir_of_command: Path
+) -> None:
+    """As `pipx install .` would: the wheel outside the checkout, run from another directory, no PYTHONPATH."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TMPDIR": str(tmpdir_of_command)}
+    shutil.copy(ss.inventory_path, tmp_path / "servers.yaml")
+    for command in (("up", "--topics", "orders:3:1"), ("verify",)):
+        result = subprocess.run(
+            [str(installed / "swarmkit"), *command, "-i", "servers.yaml"],
+            cwd=tmp_path,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+    assert left_behind(tmpdir_of_command) == []
 
 
 # --- the usual failures: each names the host and the fix, and nothing changes -------------------
