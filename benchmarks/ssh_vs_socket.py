@@ -130,16 +130,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(result))
         return
-    table = Table(title=f"3 hosts, tansu: median of {result['rounds']} rounds (ssh without sharing: 1 round)")
-    for column in (
-        "command",
-        "socket (s)",
-        "ssh (s)",
-        "ssh / socket",
-        "ssh conns/host",
-        "unshared ssh (s)",
-        "unshared conns/host",
-    ):
+    table = Table(title=f"3 hosts, tansu: seconds, median of {result['rounds']} rounds (without sharing: 1 round)")
+    for column in ("command", "socket", "ssh", "ssh/socket", "ssh conns", "no sharing", "conns"):
         table.add_column(column, justify="right")
     medians, connections = result["median_s"], result["max_connections_per_host"]
     for name in ("up", "verify"):

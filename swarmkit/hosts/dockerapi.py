@@ -45,8 +45,8 @@ class DockerHosts:
     """The engines of one inventory, built once and passed to whatever talks to Docker.
 
     Each host's client holds its own endpoint and TLS files, so what a call uses never depends on
-    what ran before.  ssh:// hosts share one SSH connection each (``mux``), made when the host's
-    engine is first asked for and ended by ``close`` (or a ``with`` block)."""
+    what ran before.  ssh:// hosts share one SSH connection each (``mux``), made by the first call
+    to that host and ended by ``close`` (or a ``with`` block, or when the DockerHosts is dropped)."""
 
     engines: Mapping[str, Engine]  # by inventory host name
     mux: SshMux | None = None
@@ -65,8 +65,6 @@ class DockerHosts:
                 f"no Docker client for host {host.name} ({host.endpoint})",
                 hint="build DockerHosts from the same inventory the command uses",
             )
-        if self.mux is not None and is_ssh(engine.endpoint):
-            self.mux.open(engine.endpoint)
         return engine
 
     def close(self) -> None:

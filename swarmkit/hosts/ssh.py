@@ -5,9 +5,10 @@ the ``ssh`` it finds on PATH; without help each call is a new SSH connection (TC
 authentication), and swarmkit makes hundreds of calls per command.  An ``SshMux`` is a private
 directory holding an ``ssh`` wrapper that adds OpenSSH connection sharing (``ControlMaster``, the
 control sockets in that directory) and ``BatchMode`` (never a prompt: a failure is an error), and
-the PATH the Docker CLI is started with.  ``open`` makes the one master connection of a host
-before its first call; ``close`` ends them all and removes the directory (also at garbage
-collection or interpreter exit, for library callers that never call it).
+the PATH the Docker CLI is started with.  The first call to a host opens its master connection
+(calls to that host meanwhile wait for it); ``close`` ends them all and removes the directory
+(also at garbage collection or interpreter exit, for library callers that never call it).
+Nothing is contacted before the first call.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +74,23 @@ def _private_directory() -> Path:
     return Path(tempfile.mkdtemp(prefix="swarmkit-ssh-", dir=base))
 
 
+WRAPPER = """#!/bin/sh
+# The ssh swarmkit gives the Docker CLI: every call to a host goes through one master connection.
+# The first call to a host opens it while other calls to that host wait (a mkdir lock per host), so
+# a burst of parallel calls still opens one connection; a failed open reports as ssh does.
+shared() {{ {ssh} "$@"; }}
+if ! shared -O check "$@" 2>/dev/null; then
+    key=$(printf '%s' "$*" | cksum)
+    lock={locks}/"${{key%% *}}"
+    tries=0
+    until mkdir "$lock" 2>/dev/null || [ "$tries" -gt 400 ]; do tries=$((tries + 1)); sleep 0.05; done
+    shared -O check "$@" 2>/dev/null || shared -o ControlMaster=yes -f -N "$@" || {{ status=$?; rmdir "$lock"; exit "$status"; }}
+    rmdir "$lock"
+fi
+exec {ssh} "$@"
+"""
+
+
 class SshMux:
     """One shared SSH connection per host for the Docker CLI calls of one command (see the module doc)."""
 
@@ -85,54 +102,26 @@ class SshMux:
                 "the inventory names ssh:// endpoints but this machine has no ssh client", hint="install openssh-client"
             )
         self.directory = _private_directory()
-        (self.directory / "control").mkdir(mode=0o700)
-        (self.directory / "bin").mkdir()
-        sharing = [
-            "-o",
-            f"ControlPath={self.directory}/control/%C",
-            "-o",
-            "ControlMaster=auto",
-            "-o",
-            f"ControlPersist={PERSIST_S}",
-        ]
+        for part in ("control", "locks", "bin"):
+            (self.directory / part).mkdir(mode=0o700)
+        sharing = ["-o", f"ControlPath={self.directory}/control/%C", "-o", f"ControlPersist={PERSIST_S}"]
         self.options = [
             *(["-F", config] if config else []),
-            *(sharing if share else ["-o", "ControlMaster=no", "-o", "ControlPath=none"]),
+            *(sharing if share else ["-o", "ControlPath=none"]),
             *("-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"),
         ]
-        self.share = share
+        command = shlex.join([ssh, *self.options])
         wrapper = self.directory / "bin" / "ssh"
-        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join([ssh, *self.options])} "$@"\n')
+        script = WRAPPER.format(ssh=command, locks=shlex.quote(str(self.directory / "locks")))
+        wrapper.write_text(script if share else f'#!/bin/sh\nexec {command} "$@"\n')
         wrapper.chmod(0o700)
         self._ssh = ssh
-        self._opening: dict[str, threading.Lock] = {}
-        self._opened: set[str] = set()
-        self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _shut, self.directory, ssh)
 
     @property
     def client_call(self) -> list[str]:
         """How python-on-whales starts the Docker CLI: with the wrapper first on its PATH."""
         return ["env", f"PATH={self.directory / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "docker"]
-
-    def open(self, endpoint: str) -> None:
-        """Start the host's master connection, once (threads asking together wait for the first).
-
-        Best effort: a host that cannot be reached is left to the Docker call, whose error names the
-        cause.  A master that ended later (idle past ControlPersist) is started again by the wrapper."""
-        if not self.share:
-            return
-        with self._lock:
-            lock = self._opening.setdefault(endpoint, threading.Lock())
-        with lock:
-            if endpoint in self._opened:
-                return
-            self._opened.add(endpoint)
-            command = [self._ssh, *self.options, "-o", "ControlMaster=yes", "-f", "-N", *SshTarget.parse(endpoint).args()]
-            try:
-                subprocess.run(command, capture_output=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL)
-            except subprocess.TimeoutExpired:
-                pass
 
     def ask(self, endpoint: str, command: str) -> str:
         """Run a command on the host over its shared connection; what it printed on stderr (for diagnosis)."""
@@ -156,8 +145,8 @@ ASK_DOCKER = "docker version --format '{{.Server.Version}}'"
 def diagnose(endpoint: str, stderr: str, mux: SshMux | None = None) -> SshError | None:
     """The Docker CLI's stderr for an ``ssh://`` endpoint, read as one of the usual SSH failures (or None).
 
-    The CLI reports a failed ``ssh ... docker system dial-stdio`` with that command line and what
-    ssh, or the remote shell and docker, printed.  When SSH worked but the remote docker could not
+    The CLI reports a failed ``ssh ... docker system dial-stdio`` with that command line (or its
+    placeholder URL, http://docker.example.com) and what ssh, or the remote shell and docker, printed.  When SSH worked but the remote docker could not
     reach its daemon, the CLI says only that it cannot connect: then the server's own docker is
     asked, through ``mux``, and what it says is read instead."""
     if not is_ssh(endpoint):
@@ -165,7 +154,7 @@ def diagnose(endpoint: str, stderr: str, mux: SshMux | None = None) -> SshError 
     text = stderr.lower()
     if NO_DAEMON_SEEN in text and mux is not None:
         return _classify(SshTarget.parse(endpoint), endpoint, mux.ask(endpoint, ASK_DOCKER).lower())
-    if "dial-stdio" not in text:
+    if "dial-stdio" not in text and "docker.example.com" not in text:
         return None  # not the SSH leg: e.g. a registry that refuses connections is the engine's error
     return _classify(SshTarget.parse(endpoint), endpoint, text)
 
