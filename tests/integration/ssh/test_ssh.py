@@ -264,3 +264,15 @@ def test_ssh_failure_names_host_and_fix_and_changes_nothing(
     assert message in result.stdout and fix in result.stdout, result.stdout + result.stderr
     assert snapshot(ss) == before
     assert left_behind(tmpdir_of_command) == []
+
+
+def test_a_stopped_docker_is_named_with_its_fix(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+    """The Docker CLI only says it cannot connect: the server's own docker is asked why (last: it restarts an engine)."""
+    sandbox.stop_engine(NAME, "ss2")
+    try:
+        result = swarmkit(tmpdir_of_command, "preflight", "-i", ss.inventory_path, "--json")
+    finally:
+        sandbox.start_engine(NAME, "ss2")
+    assert result.returncode != 0
+    assert "Docker does not run on ss2" in result.stdout and "start Docker on ss2" in result.stdout, result.stdout
+    assert left_behind(tmpdir_of_command) == []
