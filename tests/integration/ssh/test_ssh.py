@@ -160,6 +160,16 @@ def test_the_installed_wheel_drives_the_hosts_over_ssh(
     assert left_behind(tmpdir_of_command) == []
 
 
+def test_image_push_over_ssh_loads_the_image_on_every_host(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+    """The image streams from this machine's engine (built here if need be, as `up` does) over each host's one connection."""
+    before = connections(ss)
+    result = swarmkit(tmpdir_of_command, "image", "push", "-i", ss.inventory_path, "--image", "swarmkit/probe:1", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]
+    assert all(dockerapi.has_image(h.docker, "swarmkit/probe:1") for h in ss.hosts)
+    assert left_behind(tmpdir_of_command) == []
+
+
 # --- the usual failures: each names the host and the fix, and nothing changes -------------------
 
 
