@@ -22,6 +22,12 @@ CLI = (
 
 CASES = {
     "unknown host key": (255, "Host key verification failed.", "SSH host key of kafka2.example.net is not known", "ssh-keyscan"),
+    "host key changed": (
+        255,
+        "@@@@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n... Host key verification failed.",
+        "SSH host key of kafka2.example.net has CHANGED",
+        "ssh-keygen -R kafka2.example.net",
+    ),
     "key refused": (
         255,
         "ops@kafka2.example.net: Permission denied (publickey).",
