@@ -36,11 +36,14 @@ def sandbox_up(
         help="How many of the hosts are swarm managers (1-20; the rest are workers; at most all of them).",
         callback=HOST_COUNT,
     ),
+    endpoint: str = typer.Option(
+        "unix", "--endpoint", help="How the inventory reaches the engines: unix (their sockets) or ssh (sshd on every host)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
     with reporting(f"building sandbox '{name}' with {nodes} hosts ({engine} image)") as report:
-        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report)
+        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report, endpoint=endpoint)
     _show_sandbox(sandbox.status(name), as_json)
 
 

@@ -22,6 +22,7 @@ else:
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
+from swarmkit.hosts.ssh import SshMux, diagnose, is_ssh
 
 JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
 
@@ -32,12 +33,16 @@ class Engine:
 
     endpoint: str
     client: whales.DockerClient = field(repr=False, compare=False)
+    mux: SshMux | None = field(default=None, repr=False, compare=False)  # an ssh:// engine's shared connection
 
     @classmethod
-    def connect(cls, endpoint: str, tls: TlsFiles | None = None) -> Engine:
-        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
+    def connect(cls, endpoint: str, tls: TlsFiles | None = None, mux: SshMux | None = None) -> Engine:
+        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine; an
+        ssh:// endpoint given ``mux`` shares that mux's one connection to its host."""
         if tls is None:
-            return cls(endpoint, whales.DockerClient(host=endpoint))
+            shared = mux if is_ssh(endpoint) else None
+            call = shared.client_call if shared is not None else ["docker"]
+            return cls(endpoint, whales.DockerClient(host=endpoint, client_call=call), shared)
         docker = whales.DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
         return cls(endpoint, docker)
 
@@ -47,13 +52,17 @@ class DockerHosts:
     """The engines of one inventory, built once and passed to whatever talks to Docker.
 
     Each host's client holds its own endpoint and TLS files, so what a call uses never depends on
-    what ran before."""
+    what ran before.  ssh:// hosts share one SSH connection each (``mux``), made by the first call
+    to that host and ended by ``close`` (or a ``with`` block, or when the DockerHosts is dropped)."""
 
     engines: Mapping[str, Engine]  # by inventory host name
+    mux: SshMux | None = None
 
     @classmethod
-    def from_inventory(cls, inventory: Inventory) -> DockerHosts:
-        return cls({host.name: Engine.connect(host.endpoint, host.tls) for host in inventory.hosts})
+    def from_inventory(cls, inventory: Inventory, share_ssh: bool = True) -> DockerHosts:
+        """``share_ssh=False``: a new SSH connection for every call (only to measure what sharing saves)."""
+        mux = SshMux(inventory.ssh_config, share_ssh) if any(is_ssh(h.endpoint) for h in inventory.hosts) else None
+        return cls({host.name: Engine.connect(host.endpoint, host.tls, mux) for host in inventory.hosts}, mux)
 
     def __getitem__(self, host: Host) -> Engine:
         """The engine of an inventory host; one from another inventory is a clear error."""
@@ -65,6 +74,17 @@ class DockerHosts:
             )
         return engine
 
+    def close(self) -> None:
+        """End the shared SSH connections (nothing to do without ssh:// hosts)."""
+        if self.mux is not None:
+            self.mux.close()
+
+    def __enter__(self) -> DockerHosts:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
     """The caller's DockerHosts, else the inventory's own: a library caller gets each host's TLS as the CLI does."""
@@ -74,6 +94,12 @@ def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
 def _short(error: whales_errors.DockerException) -> str:
     text = (error.stderr or error.stdout or str(error)).strip()
     return text.splitlines()[-1] if text else str(error)
+
+
+def _failure(engine: Engine, message: str, error: whales_errors.DockerException, hint: str = "") -> EngineError:
+    """The error of a failed docker call: an ssh:// endpoint's own failure (host key, key, Docker
+    access, docker missing, port closed) as that, with its fix; otherwise ``message`` and ``hint``."""
+    return diagnose(engine.endpoint, error.stderr or str(error), engine.mux) or EngineError(message, hint=hint)
 
 
 @dataclass(frozen=True)
@@ -107,7 +133,7 @@ def _failed(engine: Engine, what: str, error: whales_errors.DockerException) -> 
         hint = _unanswered_hint(engine, detail)
     else:
         hint = f"the error is the engine's own message; the same command by hand (docker -H {engine.endpoint}) shows more"
-    return EngineError(f"{what} on {engine.endpoint} failed: {detail}", hint=hint)
+    return _failure(engine, f"{what} on {engine.endpoint} failed: {detail}", error, hint)
 
 
 def engine_info(engine: Engine) -> EngineInfo:
@@ -118,9 +144,8 @@ def engine_info(engine: Engine) -> EngineInfo:
             whales_utils.run([*engine.client.docker_cmd, "version", "--format", "{{.Server.Version}}"])
     except whales_errors.DockerException as error:
         detail = _short(error)
-        raise EngineError(
-            f"the Docker engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
-        ) from error
+        message = f"the Docker engine at {engine.endpoint} does not answer: {detail}"
+        raise _failure(engine, message, error, _unanswered_hint(engine, detail)) from error
     if not info.server_version:
         raise EngineError(
             f"the Docker engine at {engine.endpoint} does not answer: no server version", hint=_unanswered_hint(engine, "")
@@ -162,8 +187,10 @@ def push_image(engine: Engine, tag: str) -> None:
     try:
         engine.client.image.push(tag, quiet=True)
     except whales_errors.DockerException as error:
-        raise EngineError(
+        raise _failure(
+            engine,
             f"pushing {tag} from {engine.endpoint} failed: {_short(error)}",
+            error,
             hint="is the registry running and is it listed as --insecure-registry for that engine?",
         ) from error
 
@@ -173,9 +200,8 @@ def has_image(engine: Engine, tag: str) -> bool:
         return engine.client.image.exists(tag)
     except whales_errors.DockerException as error:
         detail = _short(error)
-        raise EngineError(
-            f"the engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
-        ) from error
+        message = f"the engine at {engine.endpoint} does not answer: {detail}"
+        raise _failure(engine, message, error, _unanswered_hint(engine, detail)) from error
 
 
 def save_image(engine: Engine, tag: str, archive: Path) -> None:
@@ -265,7 +291,7 @@ def swarm_join(engine: Engine, manager_address: str, token: str, advertise_addre
         detail = _short(error).replace(token, "<token>")
         if JOIN_IN_BACKGROUND in (error.stderr or "") + detail:
             return True
-        raise EngineError(f"joining the swarm from {engine.endpoint} failed: {detail}") from None
+        raise _failure(engine, f"joining the swarm from {engine.endpoint} failed: {detail}", error) from None
     return False
 
 
@@ -314,8 +340,10 @@ def ensure_image(engine: Engine, image: str) -> None:
         if not engine.client.image.exists(image):
             engine.client.image.pull(image, quiet=True)
     except whales_errors.DockerException as error:
-        raise EngineError(
+        raise _failure(
+            engine,
             f"the image {image} cannot be pulled on {engine.endpoint}: {_short(error)}",
+            error,
             hint=f"push it to a registry that host can reach, or load it there: swarmkit image push -i INV --image {image}",
         ) from error
 
