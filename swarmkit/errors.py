@@ -37,6 +37,10 @@ class EngineError(SwarmkitError):
     """A Docker engine did not answer or refused a request."""
 
 
+class SshError(EngineError):
+    """An engine reached over SSH could not be used: host key, key, Docker access, docker missing, port closed."""
+
+
 class BrokerError(SwarmkitError):
     """A Kafka broker did not answer or refused a request (raised by the Kafka adapter, whatever the command)."""
 

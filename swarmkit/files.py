@@ -89,3 +89,24 @@ def check_output_dir(path: Path) -> Path:
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise FileProblem(f"cannot be written: {existing} is not a writable directory")
     return resolved
+
+
+def write_all(directory: Path, texts: dict[str, str]) -> None:
+    """Every file (name -> text) in ``directory``, or none: each is written beside its place first and moved
+    in only once all were written, after every place was found free for a file; so a failure (a name taken by
+    a directory, a full disk) leaves the directory as it was, never half-written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    taken = [name for name in texts if (directory / name).is_dir()]
+    if taken:
+        raise FileProblem(f"{directory / taken[0]} is a directory: nothing was written")
+    written: list[Path] = []
+    try:
+        for name, text in texts.items():
+            written.append(directory / f".{name}.swarmkit-new")
+            written[-1].write_text(text, encoding="utf-8")
+    except OSError as error:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise FileProblem(f"{error.filename or directory}: {error.strerror or error}: nothing was written") from None
+    for name, path in zip(texts, written):
+        os.replace(path, directory / name)

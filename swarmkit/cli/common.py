@@ -145,7 +145,8 @@ def this_machine() -> str:
 
 
 def load_hosts(path: str) -> tuple[Inventory, DockerHosts]:
-    """The inventory and its Docker engines, each client with that host's own TLS settings."""
+    """The inventory and its Docker engines, each client with that host's own TLS settings; their shared
+    SSH connections (ssh:// hosts) end when the command drops them, at the latest when swarmkit exits."""
     inventory = load_inventory(path)
     return inventory, DockerHosts.from_inventory(inventory)
 

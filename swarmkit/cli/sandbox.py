@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import typer
-from rich.text import Text
 
+from swarmkit import numbers
 from swarmkit.cli import tables
-from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, err, expected_failures, out, print_json
-from swarmkit.errors import SwarmkitError
+from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, checked, err, expected_failures, out, print_json, reporting
+from swarmkit.errors import SpecError
 from swarmkit.sandbox import hosts as sandbox
 
+HOST_COUNT = checked(lambda value: numbers.count(value, 1, sandbox.MAX_NODES))
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
 
 
@@ -23,20 +24,26 @@ def _show_sandbox(status: sandbox.SandboxStatus, as_json: bool) -> None:
 @sandbox_app.command("up")
 @expected_failures
 def sandbox_up(
-    nodes: int = typer.Option(3, "--nodes", "-n", help="Number of hosts."),
+    nodes: int = typer.Option(3, "--nodes", "-n", help="Number of hosts (1-20).", callback=HOST_COUNT),
     inventory: str = typer.Option("swarmkit-sandbox.yaml", "--inventory", "-i", help="Where to write the inventory."),
     name: str = SANDBOX_NAME,
     prefix: str = typer.Option("node", "--prefix", help="Host names are PREFIX1..PREFIXN."),
     subnet: str = typer.Option("10.231.0.0/24", "--subnet", help="Private subnet of the sandbox bridge."),
     engine: str = typer.Option("apache", "--engine", help="Broker engine the inventory names: apache or tansu."),
     managers: int = typer.Option(
-        sandbox.DEFAULT_MANAGERS, "--managers", help="How many of the hosts are swarm managers (the rest are workers)."
+        sandbox.DEFAULT_MANAGERS,
+        "--managers",
+        help="How many of the hosts are swarm managers (1-20; the rest are workers; at most all of them).",
+        callback=HOST_COUNT,
+    ),
+    endpoint: str = typer.Option(
+        "unix", "--endpoint", help="How the inventory reaches the engines: unix (their sockets) or ssh (sshd on every host)."
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
-    with err.status(Text(f"building sandbox '{name}' with {nodes} hosts ({engine} image)...")):
-        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers)
+    with reporting(f"building sandbox '{name}' with {nodes} hosts ({engine} image)") as report:
+        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report, endpoint=endpoint)
     _show_sandbox(sandbox.status(name), as_json)
 
 
@@ -79,7 +86,7 @@ def sandbox_firewall(
 ) -> None:
     """Simulate a host firewall dropping PORT/PROTO inbound on HOST."""
     if action not in ("block", "unblock"):
-        raise SwarmkitError(f"unknown firewall action '{action}'", hint="use block or unblock")
+        raise SpecError(f"unknown firewall action '{action}'", hint="use block or unblock")
     state = sandbox.firewall(name, host, port, block=action == "block")
     out.print(f"{action}ed {port} on {host}; blocks now: {', '.join(map(str, state.firewall)) or 'none'}")
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -145,10 +146,11 @@ def _finish_deploy(result: deploy.DeployResult, as_json: bool, extra: dict | Non
         exit_with(result.error())  # the JSON above already says ok: false
 
 
-def checked_output_dir(output: str) -> Path:
-    """``render -o DIR`` checked before anything is read or written."""
+@contextlib.contextmanager
+def output_dir_problems(output: str) -> Iterator[None]:
+    """``render -o DIR``: a problem with the directory is a one-line error naming it."""
     try:
-        return files.check_output_dir(Path(output))
+        yield
     except files.FileProblem as problem:
         raise SpecError(f"-o {output}: {problem}", hint="give a new or existing directory you can write to") from None
 
@@ -164,13 +166,15 @@ def render(
     options: deploy.DeployOptions,
 ) -> None:
     """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
-    directory = checked_output_dir(output) if output is not None else None
+    with output_dir_problems(output or ""):  # checked before anything is read or written
+        directory = files.check_output_dir(Path(output)) if output is not None else None
     hosts, docker = load_hosts(inventory)
     stack = deploy.render_for(hosts, options, docker=docker)
     if directory is None:
         typer.echo(stack.text, nl=False)
         return
-    path = stack.write(directory)
+    with output_dir_problems(output or ""):
+        path = stack.write(directory)
     beside = ", ".join(config.filename for config in stack.files)
     out.print(f"wrote {path}" + (f" and beside it {beside}" if beside else ""), highlight=False, soft_wrap=True)
     out.print(f"deploy by hand: docker stack deploy -c {path} {options.stack_name}", highlight=False, soft_wrap=True)

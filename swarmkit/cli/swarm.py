@@ -20,7 +20,7 @@ from swarmkit.cli.common import (
     print_json,
 )
 from swarmkit.cluster import images
-from swarmkit.errors import PreflightError, SwarmkitError
+from swarmkit.errors import PreflightError, SpecError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.network import preflight
@@ -115,6 +115,6 @@ def join(
 ) -> None:
     """Print the exact command to run on a server swarmkit cannot reach (token hidden unless asked)."""
     if role not in ("worker", "manager"):
-        raise SwarmkitError(f"unknown role '{role}'", hint="use worker or manager")
+        raise SpecError(f"unknown role '{role}'", hint="use worker or manager")
     hosts, docker = load_hosts(inventory)
     out.print(swarm.join_command(hosts, role, show_token, docker=docker), highlight=False, soft_wrap=True)

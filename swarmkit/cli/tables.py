@@ -371,6 +371,8 @@ def print_roll(report: RollReport, console: Console) -> None:
 def print_down(report: DownReport, console: Console) -> None:
     removed = ", ".join(report.removed_services) or "nothing was deployed"
     console.print(f"removed: {removed}", highlight=False)
+    if report.leftovers:
+        console.print(f"removed what an interrupted down left: {', '.join(report.leftovers)}", highlight=False)
     if report.removed_services:
         console.print(
             f"brokers stopped in {report.brokers_gone_s:.1f} s; every container of the stack gone after {report.total_s:.1f} s"

@@ -191,6 +191,25 @@ def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode]
     return dockerapi.swarm_nodes(docker[first])
 
 
+def _kept_cluster_id(inventory: Inventory, options: DeployOptions, docker: DockerHosts | None) -> str:
+    """What ``render`` prints without ``--cluster-id``: the id the swarm keeps for the stack (read-only)."""
+    given = "pass --cluster-id (22 characters of base64url)"
+    try:
+        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker))
+    except EngineError as error:
+        raise EngineError(
+            f"the cluster id kept in the swarm cannot be read: {error.message}",
+            hint=f"{given} to render without asking any engine, or start that engine",
+        ) from None
+    kept = identity.kept_cluster_id(nodes or (), options.stack_name)
+    if not kept:
+        raise SpecError(
+            f"CLUSTER_ID: the swarm keeps no cluster id for stack '{options.stack_name}' yet",
+            hint=f"{given}, or deploy once: swarmkit generates one and keeps it",
+        )
+    return kept
+
+
 def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHosts | None = None) -> RenderedStack:
     """The stack ``deploy`` would deploy: its YAML text and the files its configs name.
 
@@ -198,15 +217,7 @@ def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHo
     (read-only), so the printed stack is the deployed one."""
     options = options.resolved(inventory)
     engine = validate(inventory, options)
-    cluster_id = options.cluster_id
-    if engine.KRAFT and not cluster_id:
-        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker))
-        cluster_id = identity.kept_cluster_id(nodes or (), options.stack_name)
-        if not cluster_id:
-            raise SpecError(
-                f"CLUSTER_ID: the swarm keeps no cluster id for stack '{options.stack_name}' yet",
-                hint="pass --cluster-id (22 characters of base64url), or deploy once: swarmkit generates one and keeps it",
-            )
+    cluster_id = options.cluster_id or (_kept_cluster_id(inventory, options, docker) if engine.KRAFT else None)
     request = _request(inventory, options, cluster_id)
     if options.listeners.secure:
         nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker)) or []

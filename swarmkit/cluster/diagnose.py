@@ -15,7 +15,7 @@ import ipaddress
 import re
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
@@ -359,12 +359,16 @@ def judge_cluster(
     metadata: kafka.ClusterMetadata | None,
     probes: Mapping[int, Probe],
     bootstrap_probe: Probe | None = None,
+    unanswered: Sequence[Probe] = (),
 ) -> DiagnoseReport:
-    """The whole verdict: one check per advertised broker, or why the bootstrap itself gave nothing."""
+    """The whole verdict: one check per advertised broker, or why the bootstrap itself gave nothing (with
+    ``unanswered``, the other bootstrap addresses that accepted no connection either, named in its detail)."""
     host, port = split_bootstrap(bootstrap)[0]
     client_local = classify_host(host) == "loopback"
     if metadata is None:
         check = judge_bootstrap(bootstrap_probe or Probe(host, port))
+        others = [judge_bootstrap(probe).detail for probe in unanswered]
+        check = replace(check, detail="; ".join([check.detail, *others])) if others else check
         return DiagnoseReport(bootstrap, False, (), bootstrap_check=check)
     checks = [judge_broker(b.node_id, probes[b.node_id], client_local, metadata.cluster_id) for b in metadata.brokers]
     owners: dict[str, tuple[int, ...]] = {}
@@ -460,7 +464,7 @@ def diagnose(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientS
     reached = fan_out(lambda address: _reach(*address, timeout), split_bootstrap(bootstrap))
     connected = [probe for probe in reached if probe.connect == "ok"]
     if not connected:
-        return judge_cluster(bootstrap, None, {}, reached[0])
+        return judge_cluster(bootstrap, None, {}, reached[0], reached[1:])
     try:
         metadata = kafka.broker_metadata(",".join(endpoint(p.host, p.port) for p in connected), timeout, security)
     except BrokerError as refused:

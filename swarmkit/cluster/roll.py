@@ -37,7 +37,7 @@ from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
 from swarmkit.hosts.inventory import Host, Inventory
-from swarmkit.stack.compose import kafka_env, swarm_escape
+from swarmkit.stack.compose import BROKER_UPDATE_DELAY_S, kafka_env, swarm_escape
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import BROKER_DEFAULTS
 from swarmkit.stack.security import ClientSecurity
@@ -255,7 +255,8 @@ def _pull(docker: DockerHosts, targets: Sequence[_Target], image: str) -> None:
 
 
 def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout: float) -> _Target | None:
-    """The broker swarm's updater replaces after a spec change (None: the spec did not change)."""
+    """The broker swarm's updater replaces after a spec change (None: the spec did not change, or an interrupted
+    roll left brokers on the present spec: the held updater replaces no other, the roll restarts them in turn)."""
     deadline, pause = time.monotonic() + timeout, waits.Pause()
     while True:
         state = dockerapi.service_state(manager, service)
@@ -265,7 +266,7 @@ def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout:
         taken = [target for target in targets if target.container_id not in old]
         if taken:
             return taken[0]
-        if all(task.current for task in old.values()):
+        if any(task.current for task in old.values()):
             return None
         if time.monotonic() > deadline:
             raise OperationError(
@@ -304,7 +305,9 @@ def _plan_change(manager: Engine, service: str, options: RollOptions, state: Ser
         raise OperationError(f"service {service} disappeared", hint="was the stack removed meanwhile?")
     rolled = {key for key in spec.labels.get(ROLLED_LABEL, "").split(",") if key}
     env = settings_env(options.settings, state.env, rolled)
-    return _SpecChange(env, {ROLLED_LABEL: ",".join(sorted(rolled | set(env)))}, spec.update_delay_ns)
+    # a roll interrupted (or stopped) half-way left the delay held: the next one gives back the stack's own
+    restore = spec.update_delay_ns if spec.update_delay_ns != HOLD_DELAY_NS else BROKER_UPDATE_DELAY_S * 10**9
+    return _SpecChange(env, {ROLLED_LABEL: ",".join(sorted(rolled | set(env)))}, restore)
 
 
 def _replicated_brokers(manager: Engine, stack: str) -> ServiceState:

@@ -11,6 +11,8 @@ hands its leaderships over and ends in seconds, instead of waiting out its stop 
 a controller that is already gone (and recovering its logs at the next start). Then the rest of
 the stack (controllers, configs, the overlay network) goes with ``docker stack rm``, and ``down``
 waits until no container of the stack is left on any node, so an ``up`` right after starts clean.
+An interrupted ``down`` may leave the stack's network, configs or secrets without its services: the
+next ``down`` removes them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class DownReport:
     volumes: dict[str, list[str]] = field(default_factory=dict)  # host -> volumes removed (purge)
     labels: dict[str, list[str]] = field(default_factory=dict)  # swarm node -> labels removed (purge)
     shared_with: tuple[str, ...] = ()  # other stacks keeping broker ids: the swarm-wide id labels stayed
+    leftovers: tuple[str, ...] = ()  # networks, configs, secrets an interrupted `down` left, removed now
     brokers_gone_s: float = 0.0
     total_s: float = 0.0
 
@@ -184,12 +187,20 @@ def down(
     _reachable(inventory, docker)
     manager = docker[inventory.first_manager]
     services = dockerapi.stack_services(manager, stack)
-    if not services and not purge:
+    leftovers = () if services else tuple(dockerapi.stack_leftovers(manager, stack))
+    if not services and not leftovers and not purge:
         raise OperationError(
             f"stack '{stack}' is not deployed: nothing to remove",
             hint=f"its data, if any, is kept; `swarmkit down --purge-data --yes` deletes it (check --stack, now '{stack}')",
         )
-    brokers_gone = _remove_stack(inventory, docker, manager, stack, services, progress) if services else 0.0
+    removing = services or leftovers
+    brokers_gone = _remove_stack(inventory, docker, manager, stack, services, progress) if removing else 0.0
     # not deployed: nothing was removed above, and _purge refuses a stack that keeps nothing here either
     report = _purge(inventory, docker, manager, stack, bool(services)) if purge else DownReport(stack, (), False)
-    return replace(report, removed_services=tuple(services), brokers_gone_s=brokers_gone, total_s=time.monotonic() - started)
+    return replace(
+        report,
+        removed_services=tuple(services),
+        leftovers=leftovers,
+        brokers_gone_s=brokers_gone,
+        total_s=time.monotonic() - started,
+    )

@@ -22,6 +22,7 @@ else:
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
+from swarmkit.hosts.ssh import SshMux, diagnose, is_ssh
 
 JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
 
@@ -32,12 +33,16 @@ class Engine:
 
     endpoint: str
     client: whales.DockerClient = field(repr=False, compare=False)
+    mux: SshMux | None = field(default=None, repr=False, compare=False)  # an ssh:// engine's shared connection
 
     @classmethod
-    def connect(cls, endpoint: str, tls: TlsFiles | None = None) -> Engine:
-        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine."""
+    def connect(cls, endpoint: str, tls: TlsFiles | None = None, mux: SshMux | None = None) -> Engine:
+        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine; an
+        ssh:// endpoint given ``mux`` shares that mux's one connection to its host."""
         if tls is None:
-            return cls(endpoint, whales.DockerClient(host=endpoint))
+            shared = mux if is_ssh(endpoint) else None
+            call = shared.client_call if shared is not None else ["docker"]
+            return cls(endpoint, whales.DockerClient(host=endpoint, client_call=call), shared)
         docker = whales.DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
         return cls(endpoint, docker)
 
@@ -47,13 +52,17 @@ class DockerHosts:
     """The engines of one inventory, built once and passed to whatever talks to Docker.
 
     Each host's client holds its own endpoint and TLS files, so what a call uses never depends on
-    what ran before."""
+    what ran before.  ssh:// hosts share one SSH connection each (``mux``), made by the first call
+    to that host and ended by ``close`` (or a ``with`` block, or when the DockerHosts is dropped)."""
 
     engines: Mapping[str, Engine]  # by inventory host name
+    mux: SshMux | None = None
 
     @classmethod
-    def from_inventory(cls, inventory: Inventory) -> DockerHosts:
-        return cls({host.name: Engine.connect(host.endpoint, host.tls) for host in inventory.hosts})
+    def from_inventory(cls, inventory: Inventory, share_ssh: bool = True) -> DockerHosts:
+        """``share_ssh=False``: a new SSH connection for every call (only to measure what sharing saves)."""
+        mux = SshMux(inventory.ssh_config, share_ssh) if any(is_ssh(h.endpoint) for h in inventory.hosts) else None
+        return cls({host.name: Engine.connect(host.endpoint, host.tls, mux) for host in inventory.hosts}, mux)
 
     def __getitem__(self, host: Host) -> Engine:
         """The engine of an inventory host; one from another inventory is a clear error."""
@@ -65,6 +74,17 @@ class DockerHosts:
             )
         return engine
 
+    def close(self) -> None:
+        """End the shared SSH connections (nothing to do without ssh:// hosts)."""
+        if self.mux is not None:
+            self.mux.close()
+
+    def __enter__(self) -> DockerHosts:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
     """The caller's DockerHosts, else the inventory's own: a library caller gets each host's TLS as the CLI does."""
@@ -74,6 +94,12 @@ def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
 def _short(error: whales_errors.DockerException) -> str:
     text = (error.stderr or error.stdout or str(error)).strip()
     return text.splitlines()[-1] if text else str(error)
+
+
+def _failure(engine: Engine, message: str, error: whales_errors.DockerException, hint: str = "") -> EngineError:
+    """The error of a failed docker call: an ssh:// endpoint's own failure (host key, key, Docker
+    access, docker missing, port closed) as that, with its fix; otherwise ``message`` and ``hint``."""
+    return diagnose(engine.endpoint, error.stderr or str(error), engine.mux) or EngineError(message, hint=hint)
 
 
 @dataclass(frozen=True)
@@ -97,6 +123,19 @@ def _unanswered_hint(engine: Engine, detail: str) -> str:
     return "check that dockerd runs there and that this machine may reach it"
 
 
+UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls")
+
+
+def _failed(engine: Engine, what: str, error: whales_errors.DockerException) -> EngineError:
+    """A request an engine failed: its own last line, and a hint (how to reach it, when it did not answer)."""
+    detail = _short(error)
+    if any(word in detail.lower() for word in UNANSWERED):
+        hint = _unanswered_hint(engine, detail)
+    else:
+        hint = f"the error is the engine's own message; the same command by hand (docker -H {engine.endpoint}) shows more"
+    return _failure(engine, f"{what} on {engine.endpoint} failed: {detail}", error, hint)
+
+
 def engine_info(engine: Engine) -> EngineInfo:
     try:
         info = engine.client.system.info()
@@ -105,9 +144,8 @@ def engine_info(engine: Engine) -> EngineInfo:
             whales_utils.run([*engine.client.docker_cmd, "version", "--format", "{{.Server.Version}}"])
     except whales_errors.DockerException as error:
         detail = _short(error)
-        raise EngineError(
-            f"the Docker engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
-        ) from error
+        message = f"the Docker engine at {engine.endpoint} does not answer: {detail}"
+        raise _failure(engine, message, error, _unanswered_hint(engine, detail)) from error
     if not info.server_version:
         raise EngineError(
             f"the Docker engine at {engine.endpoint} does not answer: no server version", hint=_unanswered_hint(engine, "")
@@ -142,15 +180,17 @@ def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
     try:
         engine.client.legacy_build(context_dir, tags=tag, pull=False)
     except whales_errors.DockerException as error:
-        raise EngineError(f"building {tag} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, f"building {tag}", error) from error
 
 
 def push_image(engine: Engine, tag: str) -> None:
     try:
         engine.client.image.push(tag, quiet=True)
     except whales_errors.DockerException as error:
-        raise EngineError(
+        raise _failure(
+            engine,
             f"pushing {tag} from {engine.endpoint} failed: {_short(error)}",
+            error,
             hint="is the registry running and is it listed as --insecure-registry for that engine?",
         ) from error
 
@@ -160,9 +200,8 @@ def has_image(engine: Engine, tag: str) -> bool:
         return engine.client.image.exists(tag)
     except whales_errors.DockerException as error:
         detail = _short(error)
-        raise EngineError(
-            f"the engine at {engine.endpoint} does not answer: {detail}", hint=_unanswered_hint(engine, detail)
-        ) from error
+        message = f"the engine at {engine.endpoint} does not answer: {detail}"
+        raise _failure(engine, message, error, _unanswered_hint(engine, detail)) from error
 
 
 def save_image(engine: Engine, tag: str, archive: Path) -> None:
@@ -195,7 +234,7 @@ def run_detached(
             labels=labels or {},
         )
     except whales_errors.DockerException as error:
-        raise EngineError(f"starting {image} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, f"starting {image}", error) from error
     return container.id
 
 
@@ -229,7 +268,7 @@ def _call(engine: Engine, what: str, action):
     try:
         return action(engine.client)
     except whales_errors.DockerException as error:
-        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, what, error) from error
 
 
 def swarm_init(engine: Engine, advertise_address: str) -> None:
@@ -252,7 +291,7 @@ def swarm_join(engine: Engine, manager_address: str, token: str, advertise_addre
         detail = _short(error).replace(token, "<token>")
         if JOIN_IN_BACKGROUND in (error.stderr or "") + detail:
             return True
-        raise EngineError(f"joining the swarm from {engine.endpoint} failed: {detail}") from None
+        raise _failure(engine, f"joining the swarm from {engine.endpoint} failed: {detail}", error) from None
     return False
 
 
@@ -301,8 +340,10 @@ def ensure_image(engine: Engine, image: str) -> None:
         if not engine.client.image.exists(image):
             engine.client.image.pull(image, quiet=True)
     except whales_errors.DockerException as error:
-        raise EngineError(
+        raise _failure(
+            engine,
             f"the image {image} cannot be pulled on {engine.endpoint}: {_short(error)}",
+            error,
             hint=f"push it to a registry that host can reach, or load it there: swarmkit image push -i INV --image {image}",
         ) from error
 
@@ -371,7 +412,7 @@ def _raw(engine: Engine, what: str, *args: str) -> str:
     try:
         return cast(str, whales_utils.run([*engine.client.docker_cmd, *args]))  # stdout only
     except whales_errors.DockerException as error:
-        raise EngineError(f"{what} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, what, error) from error
 
 
 LIST_READ_ATTEMPTS = 5
@@ -470,6 +511,21 @@ def stack_services(engine: Engine, stack: str) -> list[str]:
     return sorted(service.spec.name for service in found)
 
 
+def stack_leftovers(engine: Engine, stack: str) -> list[str]:
+    """What `docker stack rm` removes besides services (its networks, configs and secrets): still there after the
+    services are gone when a `down` was interrupted half-way."""
+    label = f"com.docker.stack.namespace={stack}"
+
+    def listed(client: whales.DockerClient) -> list[str]:
+        return [
+            *(f"network {network.name}" for network in client.network.list(filters=[("label", label)])),
+            *(f"config {config.spec.name}" for config in client.config.list(filters={"label": label})),
+            *(f"secret {secret.spec.name}" for secret in client.secret.list(filters=[("label", label)])),
+        ]
+
+    return sorted(_call(engine, f"listing what is left of stack {stack}", listed))
+
+
 @dataclass(frozen=True)
 class TaskState:
     """One task of a service, as ``docker service ps --no-trunc`` shows it."""
@@ -523,7 +579,7 @@ def _service_document(engine: Engine, service: str) -> dict | None:
     except whales_errors.NoSuchService:
         return None
     except whales_errors.DockerException as error:
-        raise EngineError(f"inspecting service {service} on {engine.endpoint} failed: {_short(error)}") from error
+        raise _failed(engine, f"inspecting service {service}", error) from error
     return cast(dict, spec)
 
 

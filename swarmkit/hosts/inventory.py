@@ -20,7 +20,7 @@ ROLES = ("manager", "worker")
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
-TOP_FIELDS = ("stack", "hosts", "allow_even_managers")
+TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config")
 STACK_FIELDS = ("engine", "image", "probe_image", "security")
 TLS_FIELDS = ("ca", "cert", "key")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
@@ -68,6 +68,7 @@ class Inventory:
     path: str = ""
     stack: StackDefaults = field(default_factory=StackDefaults)
     allow_even_managers: bool = False
+    ssh_config: str = ""  # an ssh_config file for the ssh:// hosts (ssh -F), resolved; "" = ssh's own defaults
 
     @property
     def managers(self) -> tuple[Host, ...]:
@@ -92,6 +93,7 @@ FIELD_HINTS = {
     "insecure": "insecure: true or false",
     "labels": "labels: a mapping of names to string values, e.g. {zone: a}",
     "tls": "tls: {ca: PATH, cert: PATH, key: PATH}, paths relative to the inventory file",
+    "ssh_config": "ssh_config: PATH of an ssh_config file for the ssh:// hosts, relative to the inventory file",
     "stack": "stack: {engine: apache|tansu, image: IMAGE, probe_image: IMAGE, security: sasl_ssl|ssl|plaintext}",
 }
 
@@ -121,7 +123,7 @@ def load_inventory(path: str | Path) -> Inventory:
     shown = str(path)
     where = _Where(shown)
     if not shown:
-        raise where.error("no inventory named", hint="pass -i PATH, e.g. the file `swarmkit sandbox up` writes")
+        raise InventoryError("-i '': no inventory named", hint="pass -i PATH, e.g. the file `swarmkit sandbox up` writes")
     try:
         document = files.load_yaml(files.read_text(Path(path)))
     except FileNotFoundError:
@@ -146,7 +148,13 @@ def parse_inventory(document: object, path: str = "inventory", base_dir: Path | 
     hosts = tuple(_parse_host(raw, index, where, base_dir or Path.cwd()) for index, raw in enumerate(raw_hosts, 1))
     _check_unique(hosts, where)
     _check_managers(hosts, allow_even, where)
-    return Inventory(hosts=hosts, path=path, stack=_parse_stack(document.get("stack", {}), where), allow_even_managers=allow_even)
+    return Inventory(
+        hosts=hosts,
+        path=path,
+        stack=_parse_stack(document.get("stack", {}), where),
+        allow_even_managers=allow_even,
+        ssh_config=_parse_ssh_config(document.get("ssh_config"), where.at("ssh_config"), base_dir or Path.cwd()),
+    )
 
 
 def _reject_unknown(mapping: dict, known: tuple[str, ...], where: _Where, prefix: str = "") -> None:
@@ -236,11 +244,16 @@ def _is_loopback(host: str) -> bool:
 def _check_endpoint(endpoint: str, insecure: bool, tls: TlsFiles | None, where: _Where) -> None:
     """Only the forms the Docker CLI accepts, and no plain-text TCP across a network by accident."""
     wrong = where.error(f"'{endpoint}' is not one of {ENDPOINT_FORMS}")
+    bad_port = where.error(
+        f"'{endpoint}': its port is not a number from 1 to 65535", hint="e.g. tcp://HOST:2376, ssh://USER@HOST:22"
+    )
     try:
         parts = urlsplit(endpoint)
         port = parts.port
-    except ValueError:
-        raise wrong from None
+    except ValueError as error:
+        raise (bad_port if str(error).startswith("Port") else wrong) from None
+    if port == 0:
+        raise bad_port
     if parts.scheme == "unix":
         if parts.netloc or not parts.path.startswith("/") or len(parts.path) < 2:
             raise wrong
@@ -264,19 +277,22 @@ def _parse_tls(raw: object, where: _Where, base_dir: Path) -> TlsFiles:
     if not isinstance(raw, dict):
         raise where.error("must be a mapping with ca, cert and key")
     _reject_unknown(raw, TLS_FIELDS, where, prefix="tls.")
-    files = {}
-    for key in TLS_FIELDS:
-        value = raw.get(key)
-        if not isinstance(value, str) or not value:
-            raise where.at(f"tls.{key}").error("is missing" if value in (None, "") else f"{value!r} is not a path")
-        resolved = base_dir / Path(value).expanduser()
-        if not resolved.is_file():
-            what = (
-                "a directory, not a file" if resolved.is_dir() else "not a regular file" if resolved.exists() else "no such file"
-            )
-            raise where.at(f"tls.{key}").error(f"{what}: {resolved}")
-        files[key] = str(resolved)
-    return TlsFiles(**files)
+    return TlsFiles(**{key: _existing_file(raw.get(key), where.at(f"tls.{key}"), base_dir) for key in TLS_FIELDS})
+
+
+def _existing_file(value: object, where: _Where, base_dir: Path) -> str:
+    """A path from the inventory, resolved against the inventory's directory; the file must exist."""
+    if not isinstance(value, str) or not value:
+        raise where.error("is missing" if value in (None, "") else f"{value!r} is not a path")
+    resolved = base_dir / Path(value).expanduser()
+    if not resolved.is_file():
+        what = "a directory, not a file" if resolved.is_dir() else "not a regular file" if resolved.exists() else "no such file"
+        raise where.error(f"{what}: {resolved}")
+    return str(resolved)
+
+
+def _parse_ssh_config(raw: object, where: _Where, base_dir: Path) -> str:
+    return "" if raw is None else _existing_file(raw, where, base_dir)
 
 
 def _parse_labels(raw: object, where: _Where) -> dict[str, str]:

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from swarmkit import waits
 from swarmkit.assets import STACKS_DIR
-from swarmkit.errors import PreflightError, SwarmkitError
+from swarmkit.errors import PreflightError, SpecError, SshError, SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo
@@ -82,6 +82,7 @@ class EngineStatus:
     memory_bytes: int = 0
     error: str = ""
     swarm_node_id: str = ""
+    hint: str = ""  # the fix the error named (e.g. an SSH failure's)
 
     @property
     def in_swarm(self) -> bool:
@@ -113,6 +114,7 @@ class Check:
     port: int | None = None
     protocol: str = ""
     detail: str = ""
+    fix: str = ""  # when the failure named its own fix
 
     def to_dict(self) -> dict:
         return {
@@ -186,9 +188,9 @@ class PreflightReport:
 
 def cluster_ports(client_port: int = 9094, internal_port: int = 9092) -> tuple[PortSpec, ...]:
     if client_port == internal_port or (client_port, "tcp") in SWARM_PORTS or (internal_port, "tcp") in SWARM_PORTS:
-        raise PreflightError(
+        raise SpecError(
             f"ports {internal_port} (internal) and {client_port} (client) must differ from each other and from 2377/7946",
-            hint="pick another --client-port",
+            hint="pick another --external-port (client) or --internal-port",
         )
     return (
         PortSpec(2377, "tcp", "swarm management", managers_only=True),
@@ -309,7 +311,7 @@ def engine_checks(engines: Sequence[EngineStatus], memory_per_broker: int) -> li
     checks = []
     for engine in engines:
         if not engine.answered:
-            checks.append(Check("engine", "failed", engine.host, CLIENT, detail=engine.error))
+            checks.append(Check("engine", "failed", engine.host, CLIENT, detail=engine.error, fix=engine.hint))
             continue
         swarm = (
             f", {engine.swarm_state} in swarm {engine.swarm_cluster_id or '(id known to managers)'}" if engine.in_swarm else ""
@@ -350,6 +352,8 @@ def _joined(names: Sequence[str]) -> str:
 
 def fix_for(check: Check, failed_checks: Sequence[Check], ports: Sequence[PortSpec], hosts: dict[str, Host]) -> str:
     """What the user should do, naming every source that failed the same way, so one fix covers the group."""
+    if check.fix:
+        return check.fix
     key = f"{check.port}/{check.protocol}"
     purpose = next((p.purpose for p in ports if p.key == key), "")
     if check.check == "reachable":
@@ -391,6 +395,11 @@ def build_report(
 
 def _message(error: Exception) -> str:
     return error.message if isinstance(error, SwarmkitError) else str(error) or type(error).__name__
+
+
+def _hint(error: Exception) -> str:
+    """The fix an SSH failure names (host key, key, Docker access...): better than the generic one."""
+    return error.hint if isinstance(error, SshError) else ""
 
 
 def _engine_status(host: Host, docker: Engine) -> EngineStatus:
@@ -562,7 +571,7 @@ def run_preflight(
     deadline = started + timeout
     outcomes = settle_by([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)  # type: ignore[misc]  # mypy cannot type lambdas with defaults
     engines = [
-        o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o))
+        o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o), hint=_hint(o))
         for h, o in zip(inventory.hosts, outcomes)
     ]
     checks = engine_checks(engines, memory_per_broker)

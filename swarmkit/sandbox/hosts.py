@@ -15,18 +15,24 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
-from swarmkit import names, waits
-from swarmkit.errors import SandboxError, SwarmkitError
+from swarmkit import names
+from swarmkit.errors import SandboxError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
 from swarmkit.images import image
+from swarmkit.sandbox import sshd
+from swarmkit.sandbox.system import in_netns as _in_netns
+from swarmkit.sandbox.system import run as _run
+from swarmkit.sandbox.system import spawn_in_host
+from swarmkit.sandbox.system import wait_for as _wait_for
 from swarmkit.stack.engines import ENGINES
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
@@ -37,7 +43,15 @@ ENGINE_START_TIMEOUT = 60.0
 REQUIRED_COMMANDS = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-registry", "ldd")
 KERNEL_MODULES = ("bridge", "vxlan")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
+MAX_NODES = 20
+ENDPOINTS = ("unix", "ssh")
 DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
+
+Report = Callable[[str], None]  # one progress line
+
+
+def _quiet(message: str) -> None:
+    """No progress lines (a caller that shows none)."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +63,11 @@ class SandboxHost:
     veth: str
     directory: str
     pid: int = 0
+    sshd_pid: int = 0  # a sandbox reached over SSH (sshd.py)
 
     @property
     def endpoint(self) -> str:
+        """The host's own socket: what the sandbox itself uses, whatever the inventory says."""
         return f"unix://{self.directory}/docker.sock"
 
     @property
@@ -82,10 +98,14 @@ class Sandbox:
     firewall: tuple[FirewallRule, ...] = ()
     engine: str = "apache"
     managers: int = 1
+    endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
 
     @property
     def directory(self) -> Path:
         return STATE_ROOT / self.name
+
+    def inventory_endpoint(self, host: SandboxHost) -> str:
+        return f"ssh://{sshd.user_name(self.name)}@{host.name}" if self.endpoint == "ssh" else host.endpoint
 
     @property
     def bridge(self) -> str:
@@ -104,7 +124,7 @@ class Sandbox:
             if candidate.name == name:
                 return candidate
         known = ", ".join(h.name for h in self.hosts)
-        raise SandboxError(f"sandbox '{self.name}' has no host '{name}'", hint=f"hosts are: {known}")
+        raise SpecError(f"sandbox '{self.name}' has no host '{name}'", hint=f"hosts are: {known}")
 
 
 @dataclass(frozen=True)
@@ -157,17 +177,6 @@ def _hosts_block_markers(name: str) -> tuple[str, str]:
 # --- small system helpers -------------------------------------------------------------------
 
 
-def _run(*command: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise SandboxError(f"'{' '.join(command)}' failed: {result.stderr.strip()}")
-    return result
-
-
-def _in_netns(netns: str, *command: str, check: bool = True) -> subprocess.CompletedProcess:
-    return _run("nsenter", f"--net=/var/run/netns/{netns}", *command, check=check)
-
-
 def _save(sandbox: Sandbox) -> None:
     sandbox.directory.mkdir(parents=True, exist_ok=True)
     data = asdict(sandbox)
@@ -190,6 +199,7 @@ def load(name: str) -> Sandbox:
         firewall=tuple(FirewallRule(**r) for r in data["firewall"]),
         engine=data.get("engine", "tansu"),
         managers=data.get("managers", 1),
+        endpoint=data.get("endpoint", "unix"),
     )
 
 
@@ -218,19 +228,23 @@ def check_prerequisites() -> None:
         raise SandboxError("the kernel has no overlay filesystem (needed by dockerd)", hint="modprobe overlay")
 
 
-def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str) -> None:
+def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str, endpoint: str = "unix") -> None:
     if engine not in ENGINES:
-        raise SandboxError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
+        raise SpecError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
+    if endpoint not in ENDPOINTS:
+        raise SpecError(f"unknown endpoint kind '{endpoint}'", hint=f"use one of {', '.join(ENDPOINTS)}")
     names.sandbox_name(name)
     names.sandbox_prefix(prefix)
-    if not 1 <= nodes <= 20:
-        raise SandboxError(f"--nodes {nodes} is out of range", hint="a sandbox has 1 to 20 hosts")
+    if not 1 <= nodes <= MAX_NODES:
+        raise SpecError(f"--nodes {nodes} is out of range", hint=f"a sandbox has 1 to {MAX_NODES} hosts")
+    if endpoint == "ssh":
+        _check_ssh_prerequisites(name)
     try:
         network = ipaddress.ip_network(subnet)
     except ValueError as error:
-        raise SandboxError(f"subnet '{subnet}' is invalid: {error}", hint="e.g. 10.231.0.0/24") from error
+        raise SpecError(f"subnet '{subnet}' is invalid: {error}", hint="e.g. 10.231.0.0/24") from error
     if network.prefixlen > 26 or not network.is_private:
-        raise SandboxError(f"subnet {subnet} must be a private network of /26 or larger", hint="e.g. 10.231.0.0/24")
+        raise SpecError(f"subnet {subnet} must be a private network of /26 or larger", hint="e.g. 10.231.0.0/24")
     if _state_file(name).exists() or (STATE_ROOT / name).exists():
         raise SandboxError(
             f"sandbox '{name}' already exists (or a failed one left state behind)",
@@ -252,6 +266,13 @@ def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: 
             f"host names {', '.join(clashes)} are already in {HOSTS_FILE}",
             hint="another sandbox uses them: pick another --prefix, or take that sandbox down",
         )
+
+
+def _check_ssh_prerequisites(name: str) -> None:
+    missing = [c for c in sshd.COMMANDS if shutil.which(c) is None]
+    if missing:
+        raise SandboxError(f"--endpoint ssh needs {', '.join(missing)}", hint="run scripts/setup.sh (openssh-server)")
+    sshd.check_new(name)
 
 
 def _names_in_hosts_file() -> set[str]:
@@ -302,14 +323,6 @@ def _registry_answers(registry: str) -> bool:
         return False
 
 
-def _wait_for(condition, timeout: float, what: str) -> None:
-    deadline, pause = time.monotonic() + timeout, waits.Pause()
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SandboxError(f"{what} did not come up within {timeout:.0f} s")
-        pause.sleep()
-
-
 def _new_host(sandbox: Sandbox, index: int) -> SandboxHost:
     network = ipaddress.ip_network(sandbox.subnet)
     name = f"{sandbox.prefix}{index}"
@@ -336,50 +349,38 @@ def _create_host_network(sandbox: Sandbox, host: SandboxHost) -> None:
 def _start_engine(sandbox: Sandbox, host: SandboxHost, tls: TlsFiles | None = None) -> int:
     """dockerd in the host's network namespace with its own hostname and a private /run.
 
-    nsenter + unshare rather than `ip netns exec`: the latter remounts /sys and dockerd then
-    loses the cgroup mounts. The private /run hides this machine's containerd socket. With
-    ``tls`` (the engine's CA for clients, its certificate and key) it also listens on
+    With ``tls`` (the engine's CA for clients, its certificate and key) it also listens on
     tcp://ADDRESS:2376 and accepts only clients with a certificate from that CA, as a real server.
+    A sandbox reached over SSH gives the socket to the host's own docker group (see sshd.py).
     """
     directory = Path(host.directory)
     directory.mkdir(parents=True, exist_ok=True)
     script = (
-        f"hostname {host.name} && mount -t tmpfs tmpfs /run && exec dockerd"
-        f" --data-root {directory}/data --exec-root {directory}/exec"
+        f"exec dockerd --data-root {directory}/data --exec-root {directory}/exec"
         f" -H unix://{directory}/docker.sock --pidfile {directory}/docker.pid"
         f" --insecure-registry {sandbox.registry}"
     )
     if tls is not None:
         script += f" -H tcp://{host.address}:{TLS_PORT} --tlsverify --tlscacert {tls.ca} --tlscert {tls.cert} --tlskey {tls.key}"
-    with open(directory / "dockerd.log", "ab") as log:
-        process = subprocess.Popen(
-            [
-                "nsenter",
-                f"--net=/var/run/netns/{host.netns}",
-                "unshare",
-                "--uts",
-                "--mount",
-                "--propagation",
-                "private",
-                "sh",
-                "-c",
-                script,
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return process.pid
+    if sandbox.endpoint == "ssh":
+        script += f" --group {sshd.group_name(sandbox.name, host.name)}"
+    return spawn_in_host(host.netns, host.name, script, directory / "dockerd.log")
 
 
-def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost]) -> list[SandboxHost]:
+def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost], report: Report = _quiet) -> list[SandboxHost]:
     """Networks one by one (cheap), engines in parallel (the slow part)."""
     started = []
     for host in hosts:
         _create_host_network(sandbox, host)
+        report(f"{host.name}: engine starting")
+        if sandbox.endpoint == "ssh":
+            sshd.add_host_group(sandbox.name, host.name)
         started.append(replace(host, pid=_start_engine(sandbox, host)))
         _save(replace(sandbox, hosts=sandbox.hosts + tuple(started)))
     fan_out(_wait_engine, started)
+    report(f"engines ready on {', '.join(h.name for h in started)}")
+    if sandbox.endpoint == "ssh":
+        started = fan_out(lambda h: replace(h, sshd_pid=sshd.start_server(sandbox.name, h)), started)
     return started
 
 
@@ -414,7 +415,9 @@ def _without_block(text: str, begin: str, end: str) -> str:
 
 
 def inventory_document(sandbox: Sandbox) -> dict:
+    ssh = {"ssh_config": str(sshd.client_config(sandbox.directory))} if sandbox.endpoint == "ssh" else {}
     return {
+        **ssh,
         "stack": {
             "engine": sandbox.engine,
             "image": sandbox.images.get(sandbox.engine, ""),
@@ -423,7 +426,7 @@ def inventory_document(sandbox: Sandbox) -> dict:
         "hosts": [
             {
                 "name": h.name,
-                "endpoint": h.endpoint,
+                "endpoint": sandbox.inventory_endpoint(h),
                 "address": h.address,
                 "role": "manager" if h.index <= sandbox.managers else "worker",
             }
@@ -433,6 +436,8 @@ def inventory_document(sandbox: Sandbox) -> dict:
 
 
 def _write_inventory(sandbox: Sandbox) -> None:
+    if sandbox.endpoint == "ssh":
+        sshd.write_client_files(sandbox.name, sandbox.directory, sandbox.hosts)
     header = (
         f"# Inventory of swarmkit sandbox '{sandbox.name}' ({len(sandbox.hosts)} hosts on bridge "
         f"{sandbox.bridge}, {sandbox.subnet}).\n# Written by `swarmkit sandbox`; the same format describes real servers.\n"
@@ -464,10 +469,15 @@ def up(
     inventory_path: str,
     engine: str = "apache",
     managers: int = DEFAULT_MANAGERS,
+    report: Report = _quiet,
+    endpoint: str = "unix",
 ) -> Sandbox:
-    """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each)."""
+    """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each).
+
+    ``endpoint="ssh"``: the inventory reaches the hosts over SSH, as a user of each host's docker group (sshd.py).
+    Interrupted or failed half-way, it removes what it created (as `down` does): the next `up` starts clean."""
     check_prerequisites()
-    _check_new_sandbox(name, nodes, prefix, subnet, engine)
+    _check_new_sandbox(name, nodes, prefix, subnet, engine, endpoint)
     sandbox = Sandbox(
         name=name,
         subnet=subnet,
@@ -475,16 +485,21 @@ def up(
         inventory_path=str(Path(inventory_path).resolve()),
         engine=engine,
         managers=max(1, min(managers, nodes)),
+        endpoint=endpoint,
     )
     _save(sandbox)
     try:
+        report(f"bridge {sandbox.bridge} and registry {sandbox.registry}")
+        if endpoint == "ssh":
+            sshd.create_user(name, sandbox.directory)
         _create_bridge(sandbox)
         sandbox = replace(sandbox, registry_pid=_start_registry(sandbox))
         _save(sandbox)
-        hosts = _bring_up_hosts(sandbox, [_new_host(sandbox, i) for i in range(1, nodes + 1)])
+        hosts = _bring_up_hosts(sandbox, [_new_host(sandbox, i) for i in range(1, nodes + 1)], report)
         sandbox = replace(sandbox, hosts=tuple(hosts))
         _save(sandbox)
         _write_hosts_entries(sandbox)
+        report(f"building and publishing the {engine} and probe images")
         return publish_images(sandbox)
     except BaseException:
         down(name)
@@ -511,7 +526,7 @@ def add_node(name: str) -> SandboxHost:
 def _parse_port(text: str) -> tuple[int, str]:
     match = PORT_PATTERN.match(text.lower())
     if not match or not 1 <= int(match.group(1)) <= 65535:
-        raise SandboxError(f"'{text}' is not PORT/PROTO", hint="e.g. 9094/tcp or 4789/udp")
+        raise SpecError(f"'{text}' is not PORT/PROTO", hint="e.g. 9094/tcp or 4789/udp")
     return int(match.group(1)), match.group(2)
 
 
@@ -543,7 +558,7 @@ def stop_engine(name: str, host_name: str) -> None:
     """Kill one host's dockerd (and its containers) as a crashed server would lose them."""
     sandbox = load(name)
     host = sandbox.host(host_name)
-    _kill(_processes_under(host.directory))
+    _kill(_engine_processes(host))
     _remove_stale_vxlan_links(host)
 
 
@@ -551,7 +566,7 @@ def start_engine(name: str, host_name: str, tls: TlsFiles | None = None) -> Sand
     """Start a stopped host's dockerd again; ``tls`` adds the TLS-verified tcp listener of a real server."""
     sandbox = load(name)
     host = sandbox.host(host_name)
-    if _processes_under(host.directory):
+    if _engine_processes(host):
         raise SandboxError(f"the engine of {host.name} is already running", hint="stop it first")
     # A killed engine leaves pid files behind; a restarted dockerd would wait on the dead pids.
     for pid_file in ("docker.pid", "exec/containerd/containerd.pid"):
@@ -593,17 +608,28 @@ def _processes_under(directory: str | Path) -> set[int]:
     """Processes this sandbox started (their command line names its directory) and their children.
 
     dockerd, its containerd, the shims and the registry all carry the directory in their
-    arguments; container processes are children of the shims.
+    arguments; container processes are children of the shims.  The directory is matched with its trailing
+    slash: sandbox 'ir' (or host ir1) must not claim the processes of sandbox 'irx' (or host ir10).
     """
-    marker = str(directory)
+    marker = f"{str(directory).rstrip('/')}/"
     table = _all_processes()
-    ours = {pid for pid, (_, cmdline) in table.items() if marker in cmdline and pid != os.getpid()}
+    return _with_descendants(table, {pid for pid, (_, cmdline) in table.items() if marker in cmdline and pid != os.getpid()})
+
+
+def _with_descendants(table: dict[int, tuple[int, str]], roots: set[int]) -> set[int]:
+    found = set(roots)
     grew = True
     while grew:
-        children = {pid for pid, (parent, _) in table.items() if parent in ours} - ours
-        ours |= children
+        children = {pid for pid, (parent, _) in table.items() if parent in found} - found
+        found |= children
         grew = bool(children)
-    return ours
+    return found
+
+
+def _engine_processes(host: SandboxHost) -> set[int]:
+    """The host's dockerd, containerd, shims and containers: not its sshd (a server's Docker can stop alone)."""
+    sshd_tree = _with_descendants(_all_processes(), {host.sshd_pid}) if host.sshd_pid else set()
+    return _processes_under(host.directory) - sshd_tree
 
 
 def _kill(pids: set[int]) -> None:
@@ -663,6 +689,7 @@ def down(name: str) -> list[str]:
         removed.append(f"bridge {bridge}")
     while _run("iptables", "-D", "FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT", check=False).returncode == 0:
         removed.append("iptables FORWARD rule")
+    removed += sshd.remove_accounts(name)
     begin, end = _hosts_block_markers(name)
     text = HOSTS_FILE.read_text()
     if begin in text:
@@ -686,7 +713,8 @@ def status(name: str) -> SandboxStatus:
             version, swarm = info.version, info.swarm_state
         except SwarmkitError:
             version, swarm = "", "unreachable"
-        return HostStatus(host.name, host.address, host.endpoint, host.pid, host.pid in running, version, swarm)
+        endpoint = sandbox.inventory_endpoint(host)
+        return HostStatus(host.name, host.address, endpoint, host.pid, host.pid in running, version, swarm)
 
     hosts = tuple(fan_out(host_status, sandbox.hosts))
     return SandboxStatus(

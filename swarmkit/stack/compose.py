@@ -34,6 +34,7 @@ NODE_HOSTNAME = "{{.Node.Hostname}}"  # swarm template: the node the task runs o
 TASK_NAME = "{{.Task.Name}}"  # swarm template: the task's container name, resolvable on the overlay
 LEGAL_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CONTAINER_LIB = "/usr/local/lib/swarmkit"  # where stack scripts are mounted in containers
+BROKER_UPDATE_DELAY_S = 10  # swarm's own rolling update of the brokers: one every 10 s
 SCRIPT_MODE = 0o555
 KAFKA_UID = "1000"  # appuser in apache/kafka and swarmkit/kafka
 STACK_FILE = "stack.yml"
@@ -219,7 +220,12 @@ def broker_deploy(request: StackRequest) -> dict[str, Any]:
         "mode": "global",
         "endpoint_mode": "dnsrr",
         "labels": labels,  # service labels: changing them restarts no task
-        "update_config": {"parallelism": 1, "delay": "10s", "order": "stop-first", "failure_action": "pause"},
+        "update_config": {
+            "parallelism": 1,
+            "delay": f"{BROKER_UPDATE_DELAY_S}s",
+            "order": "stop-first",
+            "failure_action": "pause",
+        },
         "restart_policy": {"condition": "any", "delay": "5s"},
     }
 

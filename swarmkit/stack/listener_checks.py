@@ -14,6 +14,9 @@ NON_ROUTABLE = ("0.0.0.0", "::", "[::]")
 LEGAL_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
+SWARM_TCP_PORTS = (2377, 7946)  # every swarm node's: a listener there would clash with the swarm itself
+
+
 def validate_plan(plan: ListenerPlan, kraft: bool = True) -> ListenerPlan:
     """Raise ``SpecError`` for what Kafka would refuse at start-up; returns the plan."""
     if plan.security not in SECURITY_MODES:
@@ -51,10 +54,15 @@ def _check_listener(item: Listener, names: dict[str, Listener], ports: dict[int,
         raise SpecError(
             f"listeners: port {item.port!r} of {item.name} is not in 1..65535", hint="choose a TCP port from 1 to 65535"
         )
+    if item.port in SWARM_TCP_PORTS:
+        raise SpecError(
+            f"listeners: port {item.port} of {item.name} is Docker Swarm's own (2377 management, 7946 gossip)",
+            hint="choose another port (--external-port for clients, --internal-port between brokers)",
+        )
     if item.port in ports:
         raise SpecError(
             f"listeners: port {item.port} is used by both {ports[item.port].name} and {item.name}",
-            hint="give each listener its own port",
+            hint="give each listener its own port (--external-port for clients, --internal-port between brokers)",
         )
     if item.protocol not in PROTOCOLS:
         raise SpecError(

@@ -23,6 +23,7 @@ import yaml
 
 from swarmkit import names
 from swarmkit.errors import SpecError
+from swarmkit.files import write_all
 from swarmkit.stack.compose import (
     ADVERTISE_MODES,
     COMPOSE_VERSION,
@@ -52,16 +53,12 @@ class RenderedStack:
         """``DIRECTORY/stack.yml`` with the files beside it, deployable with ``docker stack deploy -c``.
 
         Secrets only on request (``deploy``'s private directory), readable by this user alone."""
-        directory.mkdir(parents=True, exist_ok=True)
-        for config in self.files:
-            (directory / config.filename).write_text(config.content, encoding="utf-8")
+        write_all(directory, {**{config.filename: config.content for config in self.files}, STACK_FILE: self.text})
         for secret in self.secrets if with_secrets else ():
             path = directory / secret.filename
             path.parent.mkdir(mode=0o700, exist_ok=True)
             write_private(path, secret.content)
-        path = directory / STACK_FILE
-        path.write_text(self.text, encoding="utf-8")
-        return path
+        return directory / STACK_FILE
 
 
 # --- the request as a whole ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ the value of the previous spec's last setting.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,6 +32,21 @@ WHOLE_NUMBER_SETTINGS = frozenset(
         "max.message.bytes", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms",
         "flush.messages", "flush.ms", "file.delete.delay.ms", "index.interval.bytes", "local.retention.ms",
         "local.retention.bytes", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
+    }
+)  # fmt: skip
+# Every topic-level setting of Kafka 4.x (a key outside these is refused before anything is deployed: the broker
+# would refuse it only at topic creation, after the cluster is up); message.downconversion.enable is 3.x's
+TOPIC_SETTINGS = frozenset(
+    {
+        "cleanup.policy", "compression.type", "compression.gzip.level", "compression.lz4.level",
+        "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms",
+        "follower.replication.throttled.replicas", "index.interval.bytes", "leader.replication.throttled.replicas",
+        "local.retention.bytes", "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
+        "message.downconversion.enable", "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
+        "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", MIN_ISR, "preallocate",
+        "remote.copy.lag.bytes", "remote.copy.lag.ms", "remote.log.copy.disable", "remote.log.delete.on.disable",
+        "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes", "segment.index.bytes",
+        "segment.jitter.ms", "segment.ms", "unclean.leader.election.enable",
     }
 )  # fmt: skip
 CHOICE_SETTINGS = {
@@ -133,6 +149,12 @@ def _check_min_isr(spec: TopicSpec, label: str) -> None:
 def _check_setting_types(spec: TopicSpec, label: str) -> None:
     """A wrong type would pass every check here and fail only at creation, after the cluster is up."""
     for key, value in spec.configs:
+        if key not in TOPIC_SETTINGS:
+            near = difflib.get_close_matches(key, TOPIC_SETTINGS, n=1)
+            raise SpecError(
+                f"{label}: '{key}' is not a topic setting Kafka knows",
+                hint=f"did you mean {near[0]}?" if near else "see Kafka's topic-level configs, e.g. retention.ms, cleanup.policy",
+            )
         if key in WHOLE_NUMBER_SETTINGS and not numbers.WHOLE.fullmatch(value):
             raise SpecError(
                 f"{label}: {key}={value} is not a whole number",

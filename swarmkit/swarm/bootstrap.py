@@ -176,8 +176,14 @@ def swarm_down(inventory: Inventory, *, docker: DockerHosts | None = None) -> li
 
 
 def join_command(inventory: Inventory, role: str, show_token: bool, *, docker: DockerHosts | None = None) -> str:
-    """The exact command for a server swarmkit cannot reach; the token stays hidden unless asked."""
+    """The exact command for a server swarmkit cannot reach; the token stays hidden unless asked.  The first
+    manager must answer and be in a swarm (its token is read either way): else there is nothing to join."""
     docker = dockerapi.hosts_of(inventory, docker)
     first = inventory.first_manager
-    token = dockerapi.join_token(docker[first], role) if show_token else "<token: swarmkit join --show-token>"
-    return f"docker swarm join --token {token} {first.address}:2377"
+    if dockerapi.engine_info(docker[first]).swarm_state != "active":
+        raise SwarmError(
+            f"{first.name}, the first manager, is in no swarm: there is nothing to join yet",
+            hint="form the swarm first: swarmkit swarm up -i INV (or swarmkit up)",
+        )
+    token = dockerapi.join_token(docker[first], role)
+    return f"docker swarm join --token {token if show_token else '<token: swarmkit join --show-token>'} {first.address}:2377"

@@ -11,15 +11,24 @@ import pytest
 from python_on_whales.exceptions import DockerException
 
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import sshd
 
 
 @contextlib.contextmanager
 def fresh_sandbox(
-    name: str, nodes: int, subnet: str, prefix: str, directory: Path, engine: str = "tansu", managers: int = 1
+    name: str,
+    nodes: int,
+    subnet: str,
+    prefix: str,
+    directory: Path,
+    engine: str = "tansu",
+    managers: int = 1,
+    endpoint: str = "unix",
 ) -> Iterator[sandbox.Sandbox]:
     sandbox.down(name)
     try:
-        yield sandbox.up(nodes, name, prefix, subnet, str(directory / f"{name}-inventory.yaml"), engine, managers)
+        inventory = str(directory / f"{name}-inventory.yaml")
+        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint)
     finally:
         sandbox.down(name)
 
@@ -27,7 +36,7 @@ def fresh_sandbox(
 MODULE_SANDBOX = pytest.StashKey[sandbox.Sandbox]()
 
 
-def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1):
+def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1, endpoint: str = "unix"):
     """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module.
 
     tansu with one manager unless a module needs replication (apache, three managers).  The module's
@@ -36,7 +45,7 @@ def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", ma
     @pytest.fixture(scope="module")
     def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[sandbox.Sandbox]:
         directory = tmp_path_factory.mktemp(name)
-        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers) as created:
+        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers, endpoint) as created:
             request.node.stash[MODULE_SANDBOX] = created
             yield created
 
@@ -48,19 +57,21 @@ def leftovers(name: str) -> list[str]:
     found = []
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found += [line.split()[0] for line in namespaces.splitlines() if line.startswith(f"swk-{name}-")]
+    bridge = sandbox.bridge_name(name)  # matched whole: sandbox 'ir' must not see sandbox 'irx' as its own
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [
-        line.split(":")[1].strip() for line in links.splitlines() if sandbox.bridge_name(name) in line or f"skv-{name}-" in line
-    ]
+    names = [line.split(":")[1].strip().split("@")[0] for line in links.splitlines()]
+    found += [link for link in names if link == bridge or link.startswith(f"skv-{name}-")]
     rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True).stdout
-    found += [rule for rule in rules.splitlines() if sandbox.bridge_name(name) in rule]
+    found += [rule for rule in rules.splitlines() if bridge in rule.split()]
     directory = sandbox.STATE_ROOT / name
     if directory.exists():
         found.append(str(directory))
     processes = sandbox._processes_under(directory)
     found += [f"pid {pid}" for pid in processes]
-    if f"swarmkit sandbox {name}" in Path("/etc/hosts").read_text():
+    if f"# BEGIN swarmkit sandbox {name}" in Path("/etc/hosts").read_text().splitlines():
         found.append("/etc/hosts entries")
+    accounts = Path("/etc/passwd").read_text().splitlines() + Path("/etc/group").read_text().splitlines()
+    found += [line for line in accounts if line.startswith((f"{sshd.user_name(name)}:", f"skd-{name}-"))]
     return found
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -83,3 +86,31 @@ def test_an_attempt_is_made_even_when_the_caller_runs_after_its_deadline(monkeyp
     calls = itertools.count()
     monkeypatch.setattr(time, "monotonic", lambda: real() + (0 if next(calls) == 0 else 100))
     assert first_answer(lambda seconds: "answer", timeout=2.0, every=2.0) == "answer"
+
+
+INTERRUPTED_FAN_OUT = """
+import time
+from swarmkit.fanout import fan_out
+print("started", flush=True)
+try:
+    fan_out(time.sleep, [30, 30])
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_an_interrupt_ends_the_program_without_waiting_for_running_calls() -> None:
+    """Ctrl-C while calls run: the caller gets KeyboardInterrupt at once and the program exits without
+    joining the calls' threads (a probe may take its whole timeout)."""
+    program = subprocess.Popen([sys.executable, "-c", INTERRUPTED_FAN_OUT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert program.stdout is not None and program.stdout.readline() == "started\n"
+        time.sleep(0.5)
+        signalled = time.monotonic()
+        program.send_signal(signal.SIGINT)
+        assert program.stdout.read() == "interrupted\n"
+        assert program.wait(timeout=60) == 0
+        assert time.monotonic() - signalled < 10
+    finally:
+        program.kill()
+        program.wait()

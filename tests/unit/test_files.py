@@ -9,6 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from swarmkit import files
 from swarmkit.cli.app import app
 from swarmkit.errors import InventoryError
 from swarmkit.hosts.inventory import load_inventory
@@ -69,3 +70,26 @@ def test_render_output_onto_a_file_is_refused_and_leaves_it_alone(tmp_path: Path
     result = runner.invoke(app, ["render", "-i", str(inventory), "--cluster-id", "AAAAAAAAAAAAAAAAAAAAAw", "-o", str(taken)])
     assert result.exit_code == 2 and "not a directory" in result.output, result.output
     assert taken.read_text() == "mine"
+
+
+def test_write_all_writes_every_file_or_leaves_the_directory_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.sh").write_text("old")
+    files.write_all(tmp_path, {"a.sh": "new a", "stack.yml": "new stack"})
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {"a.sh": "new a", "stack.yml": "new stack"}
+    (tmp_path / "stack.yml").unlink()
+    (tmp_path / "stack.yml").mkdir()
+    with pytest.raises(files.FileProblem, match="stack.yml is a directory: nothing was written"):
+        files.write_all(tmp_path, {"a.sh": "newer", "stack.yml": "newer"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sh", "stack.yml"] and (tmp_path / "a.sh").read_text() == "new a"
+    (tmp_path / "stack.yml").rmdir()
+    real_write = Path.write_text
+
+    def disk_full(path: Path, text: str, encoding: str | None = None) -> int:
+        if path.name.startswith(".stack.yml"):
+            raise OSError(28, "No space left on device", str(path))
+        return real_write(path, text, encoding=encoding)
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    with pytest.raises(files.FileProblem, match="No space left on device: nothing was written"):
+        files.write_all(tmp_path, {"a.sh": "newest", "stack.yml": "newest"})
+    assert [p.name for p in tmp_path.iterdir()] == ["a.sh"] and (tmp_path / "a.sh").read_text() == "new a"

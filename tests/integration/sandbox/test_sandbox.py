@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from swarmkit.cluster import kafka
-from swarmkit.errors import BrokerError, SandboxError
+from swarmkit.errors import BrokerError, SandboxError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import fresh_sandbox, in_host, leftovers, module_sandbox
@@ -98,9 +98,9 @@ def test_add_node_gives_a_fourth_working_host(sbx: sandbox.Sandbox) -> None:
 def test_bad_input_changes_nothing(sbx: sandbox.Sandbox) -> None:
     with pytest.raises(SandboxError, match="already exists"):
         sandbox.up(3, NAME, "sbx", "10.241.0.0/24", "/dev/null")
-    with pytest.raises(SandboxError, match="PORT/PROTO"):
+    with pytest.raises(SpecError, match="PORT/PROTO"):
         sandbox.firewall(NAME, "sbx1", "9094", block=True)
-    with pytest.raises(SandboxError, match="no host 'nope'"):
+    with pytest.raises(SpecError, match="no host 'nope'"):
         sandbox.firewall(NAME, "nope", "9094/tcp", block=True)
     assert sandbox.status(NAME).firewall == ()
 

@@ -97,7 +97,7 @@ def test_an_unreachable_engine_is_a_clear_failure(tmp_path: Path) -> None:
 
 def test_unknown_firewall_action_is_rejected() -> None:
     result = runner.invoke(app, ["sandbox", "firewall", "open", "node1", "9094/tcp"])
-    assert result.exit_code == 1 and "use block or unblock" in result.output
+    assert result.exit_code == 2 and "use block or unblock" in result.output
 
 
 def test_replication_factor_is_checked_against_the_brokers(tmp_path: Path) -> None:

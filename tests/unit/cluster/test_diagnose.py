@@ -172,6 +172,13 @@ def test_no_metadata_explains_the_bootstrap() -> None:
     assert report.to_dict()["bootstrap_check"]["node_id"] == -1
 
 
+def test_every_bootstrap_address_that_gave_nothing_is_named() -> None:
+    refused = Probe("127.0.0.1", 9, addresses=("127.0.0.1",), connect="refused")
+    report = judge_cluster("127.0.0.1:9,b:2", None, {}, refused, [Probe("b", 2, resolve_error="no such name")])
+    assert report.bootstrap_check is not None
+    assert report.bootstrap_check.detail == "127.0.0.1:9 refuses connections; b:2 does not resolve from here: no such name"
+
+
 def test_bootstrap_verdicts() -> None:
     refused = judge_bootstrap(Probe("b1", 9094, addresses=("10.0.0.5",), connect="refused"))
     assert "nothing listens" in refused.cause

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from swarmkit.cluster import roll
 from swarmkit.cluster.kafka import PartitionState
 from swarmkit.cluster.roll import RollOptions, check_image, not_ready, parse_settings, settings_env, validate
 from swarmkit.errors import SpecError
+from swarmkit.hosts import dockerapi
 from swarmkit.hosts.inventory import Host, Inventory
 
 SERVICE_ENV = {"KAFKA_LISTENERS": "INTERNAL://:9092", "KAFKA_MIN_INSYNC_REPLICAS": "2", "KAFKA_LOG_RETENTION_HOURS": "200"}
@@ -72,3 +74,39 @@ def test_the_next_broker_waits_for_registration_and_every_replica_in_sync() -> N
 def test_the_brokers_tunable_defaults_can_be_rolled() -> None:
     env = {**SERVICE_ENV, "KAFKA_NUM_NETWORK_THREADS": "2"}
     assert settings_env([("num.network.threads", "3")], env, set()) == {"KAFKA_NUM_NETWORK_THREADS": "3"}
+
+
+@pytest.mark.parametrize(("found_ns", "restored_ns"), [(10**9 * 10, 10**9 * 10), (5, 5), (roll.HOLD_DELAY_NS, 10**9 * 10)])
+def test_a_roll_after_an_interrupted_one_gives_back_the_stacks_own_update_delay(
+    monkeypatch: pytest.MonkeyPatch, found_ns: int, restored_ns: int
+) -> None:
+    """An interrupted roll left swarm's updater held (a day): the next roll must not keep that as the delay."""
+    spec = dockerapi.ServiceSpec("apache/kafka:4.4.0", found_ns, {})
+    monkeypatch.setattr(dockerapi, "service_spec", lambda engine, service: spec)
+    state = dockerapi.ServiceState("kafka_broker", "", "", SERVICE_ENV, ())
+    options = RollOptions(settings=(("num.io.threads", "4"),))
+    change = roll._plan_change(None, "kafka_broker", options, state)  # type: ignore[arg-type]
+    assert change.restore_delay_ns == restored_ns
+
+
+def task(container: str, current: bool) -> dockerapi.TaskState:
+    return dockerapi.TaskState(container, "", "n", "running", "running", "", "", container, "", current)
+
+
+@pytest.mark.parametrize(
+    ("tasks", "first"),
+    [
+        ((task("c2", False), task("new", True)), "c1"),  # swarm's updater replaced c1: it goes first
+        ((task("c1", True), task("c2", True)), None),  # the spec did not change
+        ((task("c1", True), task("c2", False)), None),  # an interrupted roll left c1 on the new spec: no wait
+    ],
+)
+def test_the_first_broker_is_the_one_swarm_replaced_and_none_after_an_interrupted_roll(
+    monkeypatch: pytest.MonkeyPatch, tasks: tuple[dockerapi.TaskState, ...], first: str | None
+) -> None:
+    state = dockerapi.ServiceState("kafka_broker", "paused", "", {}, tasks)
+    monkeypatch.setattr(dockerapi, "service_state", lambda engine, service: state)
+    hosts = inventory().hosts
+    targets = [roll._Target(host, "n", i, f"c{i}", "") for i, host in enumerate(hosts, 1)]
+    taken = roll._first_taken(None, "kafka_broker", targets, timeout=0.5)  # type: ignore[arg-type]
+    assert (taken.container_id if taken else None) == first

@@ -8,7 +8,7 @@ import pytest
 
 from swarmkit.cluster import teardown
 from swarmkit.cluster.teardown import check_purge, labels_to_purge
-from swarmkit.errors import SpecError
+from swarmkit.errors import OperationError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
@@ -57,6 +57,7 @@ class FakeSwarm:
         ]
         self.volumes = {"kafka": ["kafka_data", "kafka_identity"], "old": ["old_data", "old_identity"], "web": ["web_db"]}
         self.services = {"kafka": ["kafka_broker", "kafka_controller"], "kafka-spark": ["kafka-spark_master"]}
+        self.leftovers = {"half": ["config half_broker-conf", "network half_internal"]}  # an interrupted down's
         self.removed_labels: dict[str, list[str]] = {}
         self.removed_volumes: list[str] = []
 
@@ -64,6 +65,7 @@ class FakeSwarm:
         monkeypatch.setattr(teardown, "engine_states", lambda inventory, docker: {"k1": None})
         monkeypatch.setattr(dockerapi, "swarm_nodes", lambda engine: self.nodes)
         monkeypatch.setattr(dockerapi, "stack_services", lambda engine, stack: self.services.get(stack, []))
+        monkeypatch.setattr(dockerapi, "stack_leftovers", lambda engine, stack: self.leftovers.get(stack, []))
         by_kind = {"volume": self.volumes, "service": self.services}
         monkeypatch.setattr(dockerapi, "names_by_label", lambda engine, kind, label: by_kind[kind])
         monkeypatch.setattr(dockerapi, "remove_labelled_volumes", self.remove_volumes)
@@ -110,3 +112,22 @@ def test_down_refuses_a_stack_name_that_is_no_name_before_contacting_anything(sw
     with pytest.raises(SpecError, match="stack name"):
         teardown.down(inventory, stack, purge=True, yes=True, docker=docker)
     assert fake.removed_labels == {} and fake.removed_volumes == []
+
+
+def test_down_removes_what_an_interrupted_down_left_and_then_has_nothing_to_remove(swarm, monkeypatch) -> None:
+    """Interrupted after its services went, `down` left the stack's network and configs: the next one removes
+    them (and waits for the stack's containers), the one after says there is nothing to remove."""
+    fake, inventory, docker = swarm
+    removed: list[str] = []
+
+    def remove_stack(engine: Engine, name: str) -> None:
+        removed.append(name)
+        fake.leftovers.pop(name)
+
+    monkeypatch.setattr(dockerapi, "remove_stack", remove_stack)
+    monkeypatch.setattr(dockerapi, "labelled_containers", lambda engine, label: 0)
+    report = teardown.down(inventory, "half", docker=docker)
+    assert removed == ["half"]
+    assert report.removed_services == () and report.leftovers == ("config half_broker-conf", "network half_internal")
+    with pytest.raises(OperationError, match="stack 'half' is not deployed: nothing to remove"):
+        teardown.down(inventory, "half", docker=docker)

@@ -226,7 +226,6 @@ def test_override_must_be_boolean(tmp_path):
         "ssh://10.0.0.12",
         "ssh://ops:secret@10.0.0.12",
         "tcp://10.0.0.12",
-        "tcp://10.0.0.12:notaport",
         "tcp://10.0.0.12:2376/path",
         "unix://relative.sock",
         "unix:///",
@@ -235,6 +234,15 @@ def test_override_must_be_boolean(tmp_path):
 def test_bad_endpoint_forms(tmp_path, endpoint):
     error = load_error(tmp_path, with_host(1, endpoint=endpoint))
     assert f"host 'node2': field 'endpoint': '{endpoint}' is not one of ssh://user@host[:port]" in error.message
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    ["tcp://10.0.0.12:0", "ssh://ops@10.0.0.12:0", "tcp://10.0.0.12:70000", "tcp://10.0.0.12:notaport", "tcp://h:٢٣٧٦"],
+)
+def test_an_endpoint_port_outside_1_to_65535_is_named(tmp_path, endpoint):
+    error = load_error(tmp_path, with_host(1, endpoint=endpoint, insecure=True))
+    assert f"field 'endpoint': '{endpoint}': its port is not a number from 1 to 65535" in error.message
 
 
 def test_plain_tcp_to_another_machine_needs_insecure(tmp_path):

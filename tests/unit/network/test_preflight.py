@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from swarmkit.cli.tables import print_preflight
-from swarmkit.errors import PreflightError
+from swarmkit.errors import PreflightError, SpecError
 from swarmkit.hosts.inventory import Host
 from swarmkit.network.preflight import (
     CLIENT,
@@ -65,8 +65,9 @@ def test_cluster_ports_are_the_issue_list():
 
 @pytest.mark.parametrize("client_port, internal_port", [(9092, 9092), (2377, 9092), (9094, 7946)])
 def test_cluster_ports_must_not_collide(client_port, internal_port):
-    with pytest.raises(PreflightError):
+    with pytest.raises(SpecError) as refused:
         cluster_ports(client_port, internal_port)
+    assert refused.value.exit_code == 2 and "--external-port" in refused.value.hint and "--internal-port" in refused.value.hint
 
 
 def test_management_port_only_on_managers():

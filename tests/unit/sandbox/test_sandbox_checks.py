@@ -30,8 +30,9 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_bad_options_are_refused(name: str, prefix: str, nodes: int, subnet: str, engine: str, message: str) -> None:
-    with pytest.raises((SandboxError, SpecError), match=message):
+    with pytest.raises(SpecError, match=message) as refused:  # bad input: exit 2, as in every command
         sandbox._check_new_sandbox(name, nodes, prefix, subnet, engine)
+    assert refused.value.exit_code == 2
 
 
 @pytest.mark.parametrize("name", ["", "..", "../..", "sk/../x", "a" * 7, "SK", "sk\n", " sk"])
@@ -54,3 +55,18 @@ def test_a_sandbox_name_that_is_no_name_is_refused_before_anything_runs_or_is_re
             action(name)
         assert raised.value.exit_code == 2
     assert (root / "sk" / "sandbox.json").read_text() == "{}"
+
+
+def test_a_sandbox_claims_only_its_own_processes_not_those_of_a_sandbox_whose_name_it_begins(monkeypatch) -> None:
+    """`sandbox down --name ir` once killed sandbox irx's engines: its directory matched as a bare prefix."""
+    root = "/var/tmp/swarmkit/sandbox"
+    table = {
+        10: (1, f"dockerd --data-root {root}/ir/ir1/data"),
+        11: (10, "containerd-shim"),
+        20: (1, f"dockerd --data-root {root}/irx/irx1/data"),
+        21: (20, "containerd-shim"),
+        30: (1, f"dockerd --data-root {root}/ir/ir10/data"),
+    }
+    monkeypatch.setattr(sandbox, "_all_processes", lambda: table)
+    assert sandbox._processes_under(f"{root}/ir") == {10, 11, 30}
+    assert sandbox._processes_under(f"{root}/ir/ir1") == {10, 11}

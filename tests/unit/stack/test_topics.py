@@ -155,7 +155,8 @@ def test_an_impossible_min_insync_replicas_is_refused(setting: str) -> None:
         ("t:1:1:retention.ms=1d", False),
         ("t:1:1:max.message.bytes=1.5", False),
         ("t:1:1:unclean.leader.election.enable=yes", False),
-        ("t:1:1:some.future.setting=anything", True),  # unknown settings are the broker's to judge
+        ("t:1:1:bogus.key=1", False),  # a key Kafka has no topic setting for: refused before any deploy
+        ("t:1:1:remote.storage.enable=true:min.cleanable.dirty.ratio=0.5", True),  # known, checked by the broker
     ],
 )
 def test_setting_values_of_a_known_type_are_checked(spec: str, ok: bool) -> None:
@@ -165,3 +166,9 @@ def test_setting_values_of_a_known_type_are_checked(spec: str, ok: bool) -> None
     else:
         with pytest.raises(SpecError):
             validate_topic_specs(specs, 1)
+
+
+def test_an_unknown_setting_key_is_refused_with_the_nearest_known_one() -> None:
+    with pytest.raises(SpecError, match="'retention.msx' is not a topic setting Kafka knows") as raised:
+        validate_topic_specs(parse_topic_specs("t:1:1:retention.msx=5"), 1)
+    assert raised.value.hint == "did you mean retention.ms?"

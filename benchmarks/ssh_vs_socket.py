@@ -1,0 +1,151 @@
+"""`up` and `verify` over SSH against the same over unix sockets, and SSH connections per command.
+
+Run as root: .venv/bin/python benchmarks/ssh_vs_socket.py [--rounds N] [--json]
+
+Builds its own sandbox 'ss' (hosts ss1..ss3, 10.249.0.0/24, tansu brokers, reached over SSH) and
+derives a second inventory naming the same engines by their unix sockets.  A first `up` forms the
+swarm (not timed).  Then each round, for each way in (alternating which goes first): `down`
+(not timed), `up` (preflight, swarm, deploy, a topic) and `verify`, each a command of its own: its
+own DockerHosts, so over SSH the handshakes are paid in every command, as from the CLI.  The SSH
+connections every command opened are counted on the hosts' sshd logs; one more round over SSH
+without connection sharing shows what sharing saves.  The sandbox is always removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from swarmkit.cluster import deploy, teardown, verify
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import sshd
+
+NAME = "ss"
+SUBNET = "10.249.0.0/24"
+TOPICS = "bench:3:1"
+WAYS = ("ssh", "socket")
+
+
+@dataclass
+class Sample:
+    way: str  # ssh | socket | ssh-unshared
+    command: str  # up | verify
+    seconds: float
+    connections: list[int]  # opened per host during the command (ssh only)
+
+
+def socket_inventory(built: sandbox.Sandbox, directory: Path) -> str:
+    """The sandbox's inventory with every host named by its own unix socket (no SSH)."""
+    document = yaml.safe_load(Path(built.inventory_path).read_text())
+    document.pop("ssh_config")
+    for entry, host in zip(document["hosts"], built.hosts):
+        entry["endpoint"] = host.endpoint
+    path = directory / "socket.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return str(path)
+
+
+def command(name: str, inventory: Inventory) -> Callable[[DockerHosts], bool]:
+    """What `swarmkit NAME -i INVENTORY` does; True when it succeeded."""
+    if name == "up":
+        return lambda docker: deploy.up(inventory, deploy.DeployOptions(topics=TOPICS), docker=docker).ok
+    if name == "verify":
+        return lambda docker: verify.verify(inventory, verify.VerifyOptions(), docker=docker).ok
+    return lambda docker: teardown.down(inventory, docker=docker) is not None
+
+
+def run(built: sandbox.Sandbox, way: str, inventory: Inventory, name: str) -> Sample:
+    """One command with DockerHosts of its own (closed at its end), timed; its SSH connections counted."""
+    before = [sshd.connections(h) for h in built.hosts]
+    started = time.perf_counter()
+    with DockerHosts.from_inventory(inventory, share_ssh=way != "ssh-unshared") as docker:
+        ok = command(name, inventory)(docker)
+    seconds = time.perf_counter() - started
+    if not ok:
+        raise SystemExit(f"{name} over {way} failed on a healthy sandbox")
+    opened = [sshd.connections(h) - b for h, b in zip(built.hosts, before)]
+    return Sample(way, name, seconds, opened)
+
+
+def measure(rounds: int, directory: Path, console: Console) -> list[Sample]:
+    sandbox.down(NAME)  # leftovers of a crashed run
+    try:
+        built = sandbox.up(3, NAME, NAME, SUBNET, str(directory / "ssh.yaml"), engine="tansu", managers=1, endpoint="ssh")
+        inventories = {"ssh": load_inventory(built.inventory_path), "socket": load_inventory(socket_inventory(built, directory))}
+        inventories["ssh-unshared"] = inventories["ssh"]
+        console.print("forming the swarm (not timed)...")
+        run(built, "socket", inventories["socket"], "up")
+        samples = []
+        plan = [WAYS if r % 2 == 0 else WAYS[::-1] for r in range(rounds)] + [("ssh-unshared",)]
+        for number, ways in enumerate(plan, 1):
+            for way in ways:
+                console.print(f"round {number}/{len(plan)}: {way}")
+                run(built, way, inventories[way], "down")
+                samples += [run(built, way, inventories[way], name) for name in ("up", "verify")]
+        return samples
+    finally:
+        sandbox.down(NAME)
+
+
+def summary(samples: list[Sample]) -> dict:
+    medians = {
+        (way, name): statistics.median(s.seconds for s in samples if (s.way, s.command) == (way, name))
+        for way in ("ssh", "socket", "ssh-unshared")
+        for name in ("up", "verify")
+    }
+    connections = {
+        f"{way}_{name}": max(max(s.connections) for s in samples if (s.way, s.command) == (way, name))
+        for way in ("ssh", "ssh-unshared")
+        for name in ("up", "verify")
+    }
+    return {
+        "rounds": sum(1 for s in samples if (s.way, s.command) == ("ssh", "up")),
+        "median_s": {f"{way}_{name}": round(value, 3) for (way, name), value in medians.items()},
+        "ratio_ssh_vs_socket": {name: round(medians["ssh", name] / medians["socket", name], 2) for name in ("up", "verify")},
+        "max_connections_per_host": connections,
+        "samples": [vars(s) for s in samples],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of up + verify each way (medians are shown)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = parser.parse_args()
+    console = Console(stderr=args.json)
+    with tempfile.TemporaryDirectory(prefix="swarmkit-ssh-bench-") as scratch:
+        result = summary(measure(args.rounds, Path(scratch), console))
+    if args.json:
+        print(json.dumps(result))
+        return
+    table = Table(title=f"3 hosts, tansu: seconds, median of {result['rounds']} rounds (without sharing: 1 round)")
+    for column in ("command", "socket", "ssh", "ssh/socket", "ssh conns", "no sharing", "conns"):
+        table.add_column(column, justify="right")
+    medians, connections = result["median_s"], result["max_connections_per_host"]
+    for name in ("up", "verify"):
+        table.add_row(
+            name,
+            f"{medians[f'socket_{name}']:.2f}",
+            f"{medians[f'ssh_{name}']:.2f}",
+            f"{result['ratio_ssh_vs_socket'][name]:.2f}x",
+            str(connections[f"ssh_{name}"]),
+            f"{medians[f'ssh-unshared_{name}']:.2f}",
+            str(connections[f"ssh-unshared_{name}"]),
+        )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
