@@ -469,6 +469,7 @@ def up(
     inventory_path: str,
     engine: str = "apache",
     managers: int = DEFAULT_MANAGERS,
+    *,
     report: Report = _quiet,
     endpoint: str = "unix",
 ) -> Sandbox:

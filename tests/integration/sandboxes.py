@@ -28,7 +28,7 @@ def fresh_sandbox(
     sandbox.down(name)
     try:
         inventory = str(directory / f"{name}-inventory.yaml")
-        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint)
+        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint=endpoint)
     finally:
         sandbox.down(name)
 
