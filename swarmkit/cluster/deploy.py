@@ -48,7 +48,7 @@ CAP_PER_NODE = 60.0
 CRASH_LOOP = 3  # a node whose broker failed to start this often during one wait fails it at once
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
-SECURE_PROBE_TIMEOUT = 10.0  # a TLS handshake and a SCRAM login on a loaded machine
+SECURE_PROBE_TIMEOUT = 20.0  # a TLS handshake and a SCRAM login on a starting broker of a loaded machine (9 s seen)
 TOPIC_TIMEOUT = 10.0
 # Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
 # can run before anything is contacted; never rendered into a stack that is deployed.

@@ -175,7 +175,7 @@ def _partition_problems(partitions: Sequence[PartitionState]) -> list[str]:
     return problems
 
 
-def _quorum_problems(quorum: Quorum) -> list[str]:
+def quorum_problems(quorum: Quorum) -> list[str]:
     if quorum.error:
         return [f"controller quorum: {quorum.error}"]
     problems = [] if quorum.leader >= 0 else ["controller quorum has no leader"]
@@ -202,7 +202,7 @@ def judge(
 ) -> ClusterHealth:
     """Pure: the verdict on a cluster. ``expected`` maps each inventory node with a broker id to that id."""
     shares = _shares(expected, registered, partitions)
-    problems = _quorum_problems(quorum)
+    problems = quorum_problems(quorum)
     for share in shares:
         if not share.registered:
             problems.append(

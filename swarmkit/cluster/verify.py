@@ -42,6 +42,7 @@ SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 ENGINE_BOUND = 10.0  # one Docker engine's answer
 SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
 BROKER_BOUND = 30.0  # every broker checked from here, the controller quorum read beside them
+PROBES_PER_BROKER = 4  # a broker's check waits at most this many probe timeouts (bootstrap, advertised, certificate)
 Say = Callable[[str], None]
 
 
@@ -54,7 +55,7 @@ class VerifyOptions:
     stack_name: str = "kafka"
     external_port: int = 9094
     timeout: float = 5.0  # one probe
-    budget: float = 60.0  # every check together (the Spark job has its own bound)
+    budget: float = 180.0  # every check together (the CLI's --timeout, default 60; the Spark job has its own bound)
     spark: bool = False
     spark_records: int | None = None
     spark_master: str | None = None
@@ -432,7 +433,7 @@ def _brokers_and_quorum(
     """Each broker judged from here while a controller describes the quorum (shared clusters), all bounded."""
     mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
     shared = engine_for(service.labels.get("swarmkit.engine", "apache")).SHARED_CLUSTER
-    seconds = budget.left(BROKER_BOUND)
+    seconds = budget.left(max(BROKER_BOUND, PROBES_PER_BROKER * options.timeout))
 
     def judge(host: Host) -> BrokerVerdict:
         node = node_for(host, nodes, engines[host.name])
@@ -487,10 +488,13 @@ def _cluster(
     quorum: health.Quorum,
     options: VerifyOptions,
 ) -> tuple[ClusterHealth | None, str]:
-    """The cluster-wide view, asked of the first broker that passed its own checks."""
+    """The cluster-wide view, asked of the first broker that passed its own checks; without one, the error
+    still says what the controllers' side showed (a paused controller, no leader)."""
     healthy = [b.advertised for b in brokers if b.ok]
     if not healthy:
-        return None, "no broker passed its checks, so the cluster's state cannot be read"
+        return None, "; ".join(
+            ["no broker passed its checks, so the cluster's state cannot be read", *health.quorum_problems(quorum)]
+        )
     names = {h.name for h in inventory.hosts}
     expected = {}
     for node in nodes:
@@ -500,7 +504,7 @@ def _cluster(
     try:
         return health.cluster_health_from(quorum, healthy[0], expected, options.timeout, options.security), ""
     except BrokerError as error:
-        return None, error.message
+        return None, "; ".join([error.message, *health.quorum_problems(quorum)])
 
 
 def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:
