@@ -49,7 +49,7 @@ CRASH_LOOP = 3  # a node whose broker failed to start this often during one wait
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
 PROBE_TIMEOUT = 2.0
 SECURE_PROBE_TIMEOUT = 20.0  # a TLS handshake and a SCRAM login on a starting broker of a loaded machine (9 s seen)
-TOPIC_TIMEOUT = 10.0
+TOPIC_TIMEOUT = 30.0  # creating topics right after a start: a SCRAM login to a busy broker timed out at 10 s
 # Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
 # can run before anything is contacted; never rendered into a stack that is deployed.
 VALIDATION_CLUSTER_ID = "AAAAAAAAAAAAAAAAAAAAAA"

@@ -81,9 +81,16 @@ def parse_quorum_replication(text: str, now_ms: int) -> Quorum:
     return Quorum(leader, voters, observers)
 
 
-def _controller_containers(inventory: Inventory, docker: DockerHosts, stack_name: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(host name, container id) of each controller whose container runs, and a line naming each one that does not
-    (paused, stopped, missing, its engine silent); one cheap Docker call per manager, at once."""
+@dataclass(frozen=True)
+class Controllers:
+    """Each controller's container as its manager's engine reports it (a cheap look, before the quorum tool)."""
+
+    running: tuple[tuple[str, str], ...]  # (manager host name, container id)
+    unavailable: tuple[str, ...]  # a line naming each controller that is paused, stopped, missing or unreachable
+
+
+def controller_containers(inventory: Inventory, docker: DockerHosts, stack_name: str) -> Controllers:
+    """One cheap Docker call per manager, at once."""
     controllers = controllers_of(inventory)
     states = fan_out_settled(
         lambda c: dockerapi.service_container(docker[inventory.host(c[2])], f"{stack_name}_{c[0]}"), controllers, SwarmkitError
@@ -98,13 +105,13 @@ def _controller_containers(inventory: Inventory, docker: DockerHosts, stack_name
         else:
             why = f"its container is {state[1]}" if state else "no container runs"
         unavailable.append(f"controller {node_id} ({service} on {host_name}): {why}")
-    return running, unavailable
+    return Controllers(tuple(running), tuple(unavailable))
 
 
 def read_quorum(
     inventory: Inventory,
     docker: DockerHosts,
-    stack_name: str,
+    controllers: Controllers,
     controller_port: int,
     command_config: str | None = None,
     seconds: float = QUORUM_TIMEOUT,
@@ -114,18 +121,20 @@ def read_quorum(
     command = ["timeout", "-s", "KILL", str(max(1, int(seconds))), QUORUM_TOOL]
     command += ["--bootstrap-controller", f"localhost:{controller_port}", "describe", "--replication"]
     command[5:5] = ["--command-config", command_config] if command_config else []
-    running, unavailable = _controller_containers(inventory, docker, stack_name)
     errors = []
-    for host_name, container in running:
+    for host_name, container in controllers.running:
         try:
             output = dockerapi.exec_in_container(docker[inventory.host(host_name)], container, command)
         except SwarmkitError as error:
             errors.append(f"on {host_name}: {error.message}")
             continue
-        return replace(parse_quorum_replication(output, int(time.time() * 1000)), unavailable=tuple(unavailable))
-    return Quorum(
-        -1, error="no controller described the quorum: " + "; ".join(unavailable + errors), unavailable=tuple(unavailable)
-    )
+        return replace(parse_quorum_replication(output, int(time.time() * 1000)), unavailable=controllers.unavailable)
+    return unread_quorum(controllers, "no controller described the quorum: " + "; ".join(errors or ["none runs"]))
+
+
+def unread_quorum(controllers: Controllers, why: str) -> Quorum:
+    """A quorum that could not be described, with what the containers showed."""
+    return Quorum(-1, error="; ".join([why, *controllers.unavailable]), unavailable=controllers.unavailable)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 ENGINE_BOUND = 10.0  # one Docker engine's answer
 SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
 BROKER_BOUND = 30.0  # every broker checked from here, the controller quorum read beside them
+QUORUM_MARGIN = 3.0  # the quorum tool is killed this long before its step's deadline, so its answer is read
 PROBES_PER_BROKER = 4  # a broker's check waits at most this many probe timeouts (bootstrap, advertised, certificate)
 Say = Callable[[str], None]
 
@@ -441,15 +442,17 @@ def _brokers_and_quorum(
         return _judge_node(host, engines[host.name], node, tasks, mode, options)
 
     calls: list[Callable[[], object]] = [functools.partial(judge, host) for host in inventory.hosts]
-    if shared:
-        calls.append(lambda: quorum_of(inventory, docker, service, options, seconds))
+    if shared:  # the containers first (cheap), so a quorum tool that does not answer in time still leaves them named
+        controllers = health.controller_containers(inventory, docker, options.stack_name)
+        tool_seconds = max(1.0, seconds - QUORUM_MARGIN)
+        calls.append(lambda: quorum_of(inventory, docker, service, options, controllers, tool_seconds))
     answers = settle_by(calls, time.monotonic() + seconds)
     brokers = [_verdict_of(host, answer, seconds) for host, answer in zip(inventory.hosts, answers)]
     if not shared:
         return brokers, None
     quorum = answers[-1]
     if isinstance(quorum, TimeoutError):
-        return brokers, health.Quorum(-1, error=f"the quorum read in a controller did not answer within {seconds:.0f}s")
+        return brokers, health.unread_quorum(controllers, f"the quorum read in a controller did not answer within {seconds:.0f}s")
     if isinstance(quorum, Exception):
         raise quorum
     return brokers, cast(health.Quorum, quorum)
@@ -470,6 +473,7 @@ def quorum_of(
     docker: DockerHosts,
     service: ServiceState,
     options: VerifyOptions,
+    controllers: health.Controllers | None = None,
     seconds: float = health.QUORUM_TIMEOUT,
 ) -> health.Quorum:
     """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
@@ -478,7 +482,8 @@ def quorum_of(
     if not port.isdigit():
         return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
     command_config = internal_client_config().target if options.security else None
-    return health.read_quorum(inventory, docker, options.stack_name, int(port), command_config, seconds)
+    controllers = controllers or health.controller_containers(inventory, docker, options.stack_name)
+    return health.read_quorum(inventory, docker, controllers, int(port), command_config, seconds)
 
 
 def _cluster(

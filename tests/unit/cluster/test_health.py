@@ -94,7 +94,8 @@ def test_a_paused_controller_is_named_and_a_running_one_describes_the_quorum(mon
     monkeypatch.setattr(
         health.dockerapi, "exec_in_container", lambda engine, c, command: asked.append([c, *command]) or TWO_VOTERS
     )
-    quorum = health.read_quorum(MANAGERS, DockerHosts.from_inventory(MANAGERS), "kafka", 9093, seconds=12)
+    docker = DockerHosts.from_inventory(MANAGERS)
+    quorum = health.read_quorum(MANAGERS, docker, health.controller_containers(MANAGERS, docker, "kafka"), 9093, seconds=12)
     assert quorum.leader == 9002
     assert quorum.unavailable == (
         "controller 9001 (controller-1 on m1): its container is paused",
@@ -116,3 +117,10 @@ def test_a_paused_controller_is_named_and_a_running_one_describes_the_quorum(mon
     ]
     problems = judge({}, [], [], quorum).problems
     assert "controller 9001 (controller-1 on m1): its container is paused; the quorum runs without it" in problems
+
+
+def test_a_quorum_read_that_times_out_still_names_the_controllers_that_do_not_run() -> None:
+    controllers = health.Controllers((("m2", "c2"),), ("controller 9001 (controller-1 on m1): its container is paused",))
+    quorum = health.unread_quorum(controllers, "the quorum read in a controller did not answer within 17s")
+    (problem,) = judge({}, [], [], quorum).problems
+    assert "did not answer within 17s" in problem and "controller 9001 (controller-1 on m1): its container is paused" in problem
