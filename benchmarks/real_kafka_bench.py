@@ -25,10 +25,10 @@ import image_bench  # beside this script: the image build rows
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.cluster.deploy import DeployOptions, up
-from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.ops.deploy import DeployOptions, up
 from swarmkit.sandbox import hosts as sandbox
 
 NAME = "kb"

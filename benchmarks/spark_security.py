@@ -21,9 +21,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.cluster.deploy import DeployOptions, up
-from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.ops.deploy import DeployOptions, up
 from swarmkit.sandbox import hosts as sandbox
 
 NAME = "sx"

@@ -38,10 +38,10 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit.assets import SPARK_DIR
-from swarmkit.cluster.deploy import DeployOptions, up
-from swarmkit.cluster.spark import ClassArchive, DriverJava, SparkJobError, SparkReport, run_verify_job
 from swarmkit.hosts.inventory import load_inventory
+from swarmkit.ops.deploy import DeployOptions, up
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.traffic.spark import ClassArchive, DriverJava, SparkJobError, SparkReport, run_verify_job
 
 sys.path.insert(0, str(SPARK_DIR))
 import verify_job as job  # noqa: E402  (the job file is a script, not a package module)

@@ -26,9 +26,10 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.cluster import deploy, teardown, verify
+from swarmkit.checks import verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.ops import deploy, teardown
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 

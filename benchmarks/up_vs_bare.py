@@ -27,11 +27,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.cluster import kafka
-from swarmkit.cluster.deploy import DeployOptions, render_for, up
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Host, Inventory, load_inventory
+from swarmkit.kafka import admin
+from swarmkit.ops.deploy import DeployOptions, render_for, up
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.engines.apache import generate_cluster_id
 from swarmkit.stack.topics import parse_topic_specs
@@ -78,7 +78,7 @@ def bare_identities(inventory: Inventory, docker: DockerHosts, image: str) -> No
 
 def answers_as_itself(host: Host) -> bool:
     try:
-        metadata = kafka.broker_metadata(f"{host.address}:9094", 1.0)
+        metadata = admin.broker_metadata(f"{host.address}:9094", 1.0)
     except BrokerError:
         return False
     return any(broker.host == host.name for broker in metadata.brokers)
@@ -95,7 +95,7 @@ def bare_wait_and_topics(inventory: Inventory, engine: str) -> None:
             time.sleep(POLL)
     specs = parse_topic_specs(TOPICS[engine])
     bootstraps = [f"{h.address}:9094" for h in inventory.hosts]
-    results = kafka.ensure_topics(bootstraps[0], specs) if engine == "apache" else kafka.ensure_topics_on_each(bootstraps, specs)
+    results = admin.ensure_topics(bootstraps[0], specs) if engine == "apache" else admin.ensure_topics_on_each(bootstraps, specs)
     if not all(result.ok for result in results):
         raise SystemExit(f"bare: topics not created: {results}")
 

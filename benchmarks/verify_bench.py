@@ -18,9 +18,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.cluster import deploy, verify
+from swarmkit.checks import verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import load_inventory
+from swarmkit.ops import deploy
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.swarm import bootstrap as swarm
 

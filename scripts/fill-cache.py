@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sys
 
-from swarmkit.cluster import spark as sparkjob
 from swarmkit.errors import SwarmkitError
 from swarmkit.images import image
+from swarmkit.traffic import spark as sparkjob
 
 
 def main() -> int:

@@ -8,12 +8,19 @@ waits far too long for one that is stuck; polling fast takes the CPU from the ve
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 FIRST_PAUSE = 0.5  # seconds between two looks right after something changed
 LONGEST_PAUSE = 3.0
 PAUSE_GROWTH = 1.5
 STALL_TIMEOUT = 180.0  # nothing changed for this long: the wait fails
+
+Progress = Callable[[int, int, str], None]  # (steps done, steps in all, what happens now)
+
+
+def no_progress(done: int, total: int, message: str) -> None:
+    """The default progress callback: say nothing."""
 
 
 @dataclass(frozen=True)

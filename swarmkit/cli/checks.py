@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from swarmkit import numbers
+from swarmkit.checks import diagnose, verify
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -22,9 +23,9 @@ from swarmkit.cli.common import (
     reporting,
     timeout_option,
 )
-from swarmkit.cluster import diagnose, spark_streaming, verify
 from swarmkit.errors import SpecError
-from swarmkit.stack.security import read_client_config
+from swarmkit.security.settings import read_client_config
+from swarmkit.traffic import spark_streaming
 
 listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no_args_is_help=True)
 

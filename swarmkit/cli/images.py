@@ -16,8 +16,8 @@ from swarmkit.cli.common import (
     print_json,
     this_machine,
 )
-from swarmkit.cluster import images
 from swarmkit.hosts.dockerapi import Engine
+from swarmkit.images import shipping
 from swarmkit.stack.engines import engine_for
 
 image_app = typer.Typer(help="Images on the servers, without a registry.", no_args_is_help=True)
@@ -38,7 +38,7 @@ def push_command(
     hosts, docker = load_hosts(inventory)
     tag = image or hosts.stack.image or engine_for(engine or hosts.stack.engine).DEFAULT_IMAGE
     with err.status(Text(f"shipping {tag} to the servers that lack it...")):
-        result = images.push_image(hosts, docker, Engine.connect(source), tag)
+        result = shipping.push_image(hosts, docker, Engine.connect(source), tag)
     if as_json:
         print_json(result.to_dict())
     else:

@@ -21,7 +21,7 @@ from swarmkit.cli.common import (
     print_json,
     timeout_option,
 )
-from swarmkit.cluster import rebalance, retire
+from swarmkit.ops import rebalance, retire
 
 
 @expected_failures

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from swarmkit.checks import status
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -19,7 +20,7 @@ from swarmkit.cli.common import (
     timeout_option,
 )
 from swarmkit.cli.stack import with_progress
-from swarmkit.cluster import roll, status, teardown
+from swarmkit.ops import roll, teardown
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")

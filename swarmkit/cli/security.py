@@ -7,9 +7,10 @@ from pathlib import Path
 import typer
 
 from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, STACK_OPTION, expected_failures, out
-from swarmkit.cluster import pki, users
 from swarmkit.hosts.inventory import load_inventory
-from swarmkit.stack.security import ADMIN_USER, write_private
+from swarmkit.ops import users
+from swarmkit.security import pki
+from swarmkit.security.settings import ADMIN_USER, write_private
 
 users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
 

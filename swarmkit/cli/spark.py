@@ -17,7 +17,7 @@ from swarmkit.cli.common import (
     print_json,
     timeout_option,
 )
-from swarmkit.cluster import spark_cluster
+from swarmkit.traffic import spark_cluster
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from swarmkit import files
+from swarmkit import files, waits
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -33,10 +33,10 @@ from swarmkit.cli.common import (
     timeout_option,
 )
 from swarmkit.cli.swarm import gate_preflight
-from swarmkit.cluster import deploy
 from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.ops import deploy
 from swarmkit.stack.listeners import ListenerPlan
 
 ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
@@ -105,7 +105,7 @@ def stack_options(command: Callable) -> Callable:
     return wrapper
 
 
-def with_progress(action: Callable[[deploy.Progress], Any]) -> Any:
+def with_progress(action: Callable[[waits.Progress], Any]) -> Any:
     """Run a deploy-like action with a progress bar on a terminal and a line per change on stderr."""
     with Progress(
         SpinnerColumn(),

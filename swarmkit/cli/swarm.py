@@ -19,10 +19,10 @@ from swarmkit.cli.common import (
     out,
     print_json,
 )
-from swarmkit.cluster import images
 from swarmkit.errors import PreflightError, SpecError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.images import shipping
 from swarmkit.network import preflight
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm import bootstrap as swarm
@@ -31,7 +31,7 @@ from swarmkit.swarm import bootstrap as swarm
 def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:
     with err.status("probing engines and ports between every pair of hosts..."):
         return preflight.run_preflight(
-            images.with_probe_image(hosts, docker),
+            shipping.with_probe_image(hosts, docker),
             docker=docker,
             memory_per_broker=int(memory_gib * preflight.GIB),
             client_port=plan.external_listener.port,

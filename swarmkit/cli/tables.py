@@ -8,19 +8,19 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from swarmkit.cluster.deploy import DeployResult
-from swarmkit.cluster.diagnose import DiagnoseReport
-from swarmkit.cluster.health import ClusterHealth
-from swarmkit.cluster.images import PushResult
-from swarmkit.cluster.rebalance import RebalanceResult
-from swarmkit.cluster.roll import RollReport
-from swarmkit.cluster.spark import SparkReport
-from swarmkit.cluster.status import ClusterStatus
-from swarmkit.cluster.teardown import DownReport
-from swarmkit.cluster.verify import VerifyReport
+from swarmkit.checks.diagnose import DiagnoseReport
+from swarmkit.checks.health import ClusterHealth
+from swarmkit.checks.status import ClusterStatus
+from swarmkit.checks.verify import VerifyReport
+from swarmkit.images.shipping import PushResult
 from swarmkit.network.preflight import GIB, Check, Failure, PortSpec, PreflightReport
+from swarmkit.ops.deploy import DeployResult
+from swarmkit.ops.rebalance import RebalanceResult
+from swarmkit.ops.roll import RollReport
+from swarmkit.ops.teardown import DownReport
 from swarmkit.sandbox.hosts import SandboxStatus
 from swarmkit.swarm.bootstrap import MEMBER, SwarmResult
+from swarmkit.traffic.spark import SparkReport
 
 
 def _table(title: str, columns: tuple[str, ...], **column_options: Any) -> Table:

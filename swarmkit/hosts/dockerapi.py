@@ -551,6 +551,16 @@ class ServiceState:
     tasks: tuple[TaskState, ...]
     labels: dict[str, str] = field(default_factory=dict)
 
+    def tasks_on(self, node_id: str) -> list[TaskState]:
+        """The node's tasks, newest first."""
+        return sorted((t for t in self.tasks if t.node_id == node_id), key=lambda t: t.created_at, reverse=True)
+
+    def running_on(self, node_id: str) -> TaskState | None:
+        for task in self.tasks_on(node_id):
+            if task.current and task.desired_state == "running" and task.state == "running":
+                return task
+        return None
+
 
 def _named_files(entries: list[dict] | None, name_key: str) -> tuple:
     """Configs or secrets as (name, target file) pairs: a renewed certificate is a new secret name."""

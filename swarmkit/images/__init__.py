@@ -1,1 +1,1 @@
-"""Offline image recipes (probe, tansu, kafka) and the shared Maven cache they and Spark draw on."""
+"""Offline image recipes (probe, tansu, kafka), the shared Maven cache they and Spark draw on, and shipping images to hosts."""

@@ -20,15 +20,14 @@ from typing import Any
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.security.settings import SecretFile, SecurityMaterial
+from swarmkit.stack.deployed import ENGINE_LABEL, IDENTITY_DIR, IDENTITY_FILE, SECURITY_LABEL, TOPICS_LABEL
 from swarmkit.stack.listeners import Listener, ListenerPlan
-from swarmkit.stack.security import SECURITY_LABEL, SecretFile, SecurityMaterial
 from swarmkit.stack.topics import TopicSpec, format_topic_specs
 
 COMPOSE_VERSION = "3.8"
 BROKER_SERVICE = "broker"
 IDENTITY_VOLUME = "identity"  # the stack deploys it as <stack_name>_identity
-IDENTITY_DIR = "/swarmkit/identity"
-IDENTITY_FILE = f"{IDENTITY_DIR}/node.env"
 ADVERTISE_MODES = ("hostname", "inventory-address", "command")
 NODE_HOSTNAME = "{{.Node.Hostname}}"  # swarm template: the node the task runs on
 TASK_NAME = "{{.Task.Name}}"  # swarm template: the task's container name, resolvable on the overlay
@@ -211,9 +210,9 @@ def host_port(listener: Listener) -> dict[str, Any]:
 
 def broker_deploy(request: StackRequest) -> dict[str, Any]:
     """``deploy:`` of the broker service: one task per node, DNS round-robin, one node at a time."""
-    labels = {"swarmkit.engine": request.engine}
+    labels = {ENGINE_LABEL: request.engine}
     if request.topics:
-        labels["swarmkit.topics"] = format_topic_specs(request.topics)  # documentation only
+        labels[TOPICS_LABEL] = format_topic_specs(request.topics)  # documentation only
     if request.listeners.secure:
         labels[SECURITY_LABEL] = request.listeners.security
     return {

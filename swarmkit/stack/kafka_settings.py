@@ -5,8 +5,8 @@ Hosts default to the placeholders the entrypoint fills in per node; tests and ch
 
 from __future__ import annotations
 
+from swarmkit.security.settings import CA_TARGET, INTERNAL_TARGET, MECHANISM, SCRAM_LOGIN, secret_path
 from swarmkit.stack.listeners import ADVERTISED_HOST, INTERNAL_HOST, ListenerPlan
-from swarmkit.stack.security import CA_TARGET, INTERNAL_TARGET, MECHANISM, SCRAM_LOGIN, secret_path
 
 
 def listeners_setting(plan: ListenerPlan, role: str = "broker") -> str:

@@ -24,6 +24,7 @@ import yaml
 from swarmkit import names
 from swarmkit.errors import SpecError
 from swarmkit.files import write_all
+from swarmkit.security.settings import SecretFile, write_private
 from swarmkit.stack.compose import (
     ADVERTISE_MODES,
     COMPOSE_VERSION,
@@ -37,7 +38,6 @@ from swarmkit.stack.compose import (
 )
 from swarmkit.stack.engines import BrokerEngine, engine_for
 from swarmkit.stack.listener_checks import validate_plan
-from swarmkit.stack.security import SecretFile, write_private
 from swarmkit.stack.topics import format_topic_specs, validate_topic_specs
 
 

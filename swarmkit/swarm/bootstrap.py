@@ -15,6 +15,7 @@ from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.stack.deployed import HOST_LABEL
 from swarmkit.waits import Pause
 
 INIT = "init"
@@ -149,7 +150,7 @@ def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]
     by_id = {node.id: node for node in dockerapi.swarm_nodes(manager)}
     updates = []
     for host in inventory.hosts:
-        wanted = {**host.labels, "swarmkit.host": host.name}
+        wanted = {**host.labels, HOST_LABEL: host.name}
         node = by_id[ids[host.name]]
         missing = {k: v for k, v in wanted.items() if node.labels.get(k) != v}
         if missing:

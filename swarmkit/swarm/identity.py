@@ -26,14 +26,17 @@ from swarmkit.errors import DeployError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
-from swarmkit.stack.compose import IDENTITY_DIR, IDENTITY_FILE
-from swarmkit.stack.engines.apache import MAX_BROKER_ID
+from swarmkit.stack.deployed import (
+    CLUSTER_ID_LABEL,
+    ID_LABEL,
+    IDENTITY_DIR,
+    IDENTITY_FILE,
+    MAX_BROKER_ID,
+    NEXT_LABEL,
+    STACK_LABEL,
+    identity_job,
+)
 
-ID_LABEL = "swarmkit.broker-id"
-NEXT_LABEL = "swarmkit.broker-id.next"
-CLUSTER_ID_LABEL = "swarmkit.cluster-id"
-STACK_LABEL = "com.docker.stack.namespace"  # what docker stack deploy puts on its own volumes
-MAX_ID = MAX_BROKER_ID
 LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL NODE` on a manager, then deploy again"
 UNCHANGED = "unchanged"  # what stacks/write-identity.sh prints
 WRITTEN = "written"
@@ -69,7 +72,7 @@ def ids_from_labels(nodes: Iterable[SwarmNode]) -> tuple[dict[str, int], list[in
     owners: dict[int, SwarmNode] = {}
     for node in nodes:
         if ID_LABEL in node.labels:
-            broker_id = _parse_id(node, ID_LABEL, node.labels[ID_LABEL], MAX_ID)
+            broker_id = _parse_id(node, ID_LABEL, node.labels[ID_LABEL], MAX_BROKER_ID)
             if broker_id in owners:
                 raise DeployError(
                     f"nodes {owners[broker_id].hostname} and {node.hostname} both have {ID_LABEL}={broker_id}",
@@ -78,7 +81,7 @@ def ids_from_labels(nodes: Iterable[SwarmNode]) -> tuple[dict[str, int], list[in
             owners[broker_id] = node
             ids[node.id] = broker_id
         if node.role == "manager" and NEXT_LABEL in node.labels:
-            marks.append(_parse_id(node, NEXT_LABEL, node.labels[NEXT_LABEL], MAX_ID + 1))  # 9001: all used
+            marks.append(_parse_id(node, NEXT_LABEL, node.labels[NEXT_LABEL], MAX_BROKER_ID + 1))  # 9001: all used
     return ids, marks
 
 
@@ -95,10 +98,10 @@ def allocate_broker_ids(existing: Mapping[str, int], wanted: Sequence[str], mark
         if node_id in existing:
             ids[node_id] = existing[node_id]
             continue
-        if next_id > MAX_ID:
+        if next_id > MAX_BROKER_ID:
             raise DeployError(
-                f"no broker id left for node {node_id}: ids 1..{MAX_ID} have all been handed out",
-                hint=f"ids are never reused; ids above {MAX_ID} belong to KRaft controllers",
+                f"no broker id left for node {node_id}: ids 1..{MAX_BROKER_ID} have all been handed out",
+                hint=f"ids are never reused; ids above {MAX_BROKER_ID} belong to KRaft controllers",
             )
         ids[node_id] = next_id
         new.append(node_id)
@@ -164,7 +167,7 @@ def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, v
     """``write_identity`` on a node swarmkit reaches only through the swarm (one joined by hand with
     ``swarmkit join``): a one-off job pinned to that node mounts the volume, labelled for the stack."""
     mount = f"type=volume,source={volume},target={IDENTITY_DIR},volume-label={STACK_LABEL}={stack}"
-    job = f"{stack}_identity-{node.id[:12]}"
+    job = identity_job(stack, node.id)
     output = dockerapi.run_job_on_node(manager, job, node.id, image, mount, _writer(), _writer_env(content))
     return _outcome(output, f"volume {volume} on node {node.hostname}", image)
 

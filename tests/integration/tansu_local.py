@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from swarmkit.assets import tansu_binary
-from swarmkit.cluster import kafka
 from swarmkit.errors import BrokerError
+from swarmkit.kafka import admin
 
 START_TIMEOUT = 20.0
 
@@ -41,7 +41,7 @@ def wait_until_answers(bootstrap: str, timeout: float = START_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            kafka.broker_metadata(bootstrap, timeout=1.0)
+            admin.broker_metadata(bootstrap, timeout=1.0)
             return
         except BrokerError:
             if time.monotonic() > deadline:

@@ -1,7 +1,8 @@
 """Imports inside swarmkit flow one way: a package imports only packages on a lower layer (or itself).
 
-Layers, highest first: cli → cluster → {swarm, sandbox} → {stack, network, images} → hosts →
-the root modules (errors, assets, the version).  Packages on the same layer do not import each other.
+Layers, highest first: cli → ops (what changes a cluster) → checks (what reads it) → traffic (the Spark
+runners) → {kafka, swarm, sandbox} → {stack, network, images} → security → hosts → the root modules
+(errors, waits, fanout, names, assets…).  Packages on the same layer do not import each other.
 """
 
 from __future__ import annotations
@@ -12,7 +13,17 @@ from pathlib import Path
 import swarmkit
 
 PACKAGE_DIR = Path(swarmkit.__file__).parent
-LAYERS = (("cli",), ("cluster",), ("swarm", "sandbox"), ("stack", "network", "images"), ("hosts",), ("",))
+LAYERS = (
+    ("cli",),
+    ("ops",),
+    ("checks",),
+    ("traffic",),
+    ("kafka", "swarm", "sandbox"),
+    ("stack", "network", "images"),
+    ("security",),
+    ("hosts",),
+    ("",),
+)
 RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
 
 
@@ -60,6 +71,6 @@ def test_imports_flow_down_the_layers() -> None:
 def test_an_upward_import_is_caught(tmp_path, monkeypatch) -> None:
     fake = tmp_path / "swarmkit"
     (fake / "hosts").mkdir(parents=True)
-    (fake / "hosts" / "bad.py").write_text("from swarmkit.cluster import deploy\n")
+    (fake / "hosts" / "bad.py").write_text("from swarmkit.ops import deploy\n")
     monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
-    assert _violations() == ["swarmkit/hosts/bad.py:1: hosts imports swarmkit.cluster"]
+    assert _violations() == ["swarmkit/hosts/bad.py:1: hosts imports swarmkit.ops"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.security.settings import BROKER_TARGET, SCRAM_TARGET, SecretFile, secret_path
 from swarmkit.stack.compose import (
     BROKER_SERVICE,
     TASK_NAME,
@@ -34,9 +35,9 @@ from swarmkit.stack.compose import (
     volume,
     with_extra_env,
 )
+from swarmkit.stack.deployed import MAX_BROKER_ID
 from swarmkit.stack.kafka_settings import broker_keystore_setting, broker_settings, controller_settings, security_settings
 from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.stack.security import BROKER_TARGET, SCRAM_TARGET, SecretFile, secret_path
 
 NAME = "apache"
 KAFKA_VERSION = "4.4.0"
@@ -44,7 +45,6 @@ DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 KRAFT = True
 NEEDS_IDENTITY = True  # the broker id comes from the identity volume
 SHARED_CLUSTER = True
-MAX_BROKER_ID = 9000  # broker ids are 1..9000; controller i has id 9000 + i
 DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a new volume inherits that
 DATA_VOLUME = "data"
 CONTROLLER_DATA_VOLUME = "controller-data"
@@ -76,7 +76,7 @@ REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
 # What a broker is given unless told otherwise (extra_env at deploy, `roll --set` later).
 BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS)}
 # What a broker prints as it starts (its entrypoint, the image's start script, Kafka), and the phase
-# each line begins: deploy and roll report these while they wait (swarmkit.cluster.startup).
+# each line begins: deploy and roll report these while they wait (swarmkit.ops.startup).
 START_MARKERS: tuple[tuple[str, str], ...] = (
     ("swarmkit: waiting for the controller quorum:", "waiting for the controller quorum"),
     ("swarmkit: controller quorum listening", "controller quorum up"),

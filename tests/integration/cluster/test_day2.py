@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from swarmkit.cluster.deploy import DeployOptions, up
-from swarmkit.cluster.kafka import broker_metadata, ensure_topics
-from swarmkit.cluster.status import status
+from swarmkit.checks.status import status
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.kafka.admin import broker_metadata, ensure_topics
+from swarmkit.ops.deploy import DeployOptions, up
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.topics import TopicSpec
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything

@@ -16,12 +16,12 @@ from dataclasses import replace
 
 import pytest
 
-from swarmkit.cluster.deploy import DeployOptions, DeployResult, deploy, up
-from swarmkit.cluster.kafka import broker_metadata
 from swarmkit.errors import DeployError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.kafka.admin import broker_metadata
+from swarmkit.ops.deploy import DeployOptions, DeployResult, deploy, up
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.cluster.kafka import broker_metadata
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.kafka.admin import broker_metadata
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.swarm.bootstrap import swarm_up
 from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL

@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from swarmkit.cluster import kafka
-from swarmkit.cluster.diagnose import diagnose
-from swarmkit.cluster.spark import SparkJobError, run_verify_job
+from swarmkit.checks.diagnose import diagnose
 from swarmkit.errors import BrokerError
+from swarmkit.kafka import admin
 from swarmkit.stack.topics import TopicSpec
+from swarmkit.traffic.spark import SparkJobError, run_verify_job
 from tests.integration.tansu_local import LocalBroker
 
 pytestmark = pytest.mark.integration
@@ -35,9 +35,9 @@ def refused_address() -> str:
 
 def test_metadata_is_the_brokers_own_view(local_brokers: list[LocalBroker]) -> None:
     broker = local_brokers[0]
-    metadata = kafka.broker_metadata(broker.listen, timeout=5)
+    metadata = admin.broker_metadata(broker.listen, timeout=5)
     host, port = broker.advertised.rsplit(":", 1)
-    assert metadata.brokers == (kafka.BrokerInfo(111, host, int(port)),)
+    assert metadata.brokers == (admin.BrokerInfo(111, host, int(port)),)
     assert metadata.cluster_id == "tansu_cluster" and metadata.controller_id == 111
     assert metadata.broker_at(broker.advertised) is not None
     assert metadata.to_dict()["brokers"][0]["port"] == int(port)
@@ -48,7 +48,7 @@ def test_metadata_from_a_dead_address_fails_in_bounded_time(kind: str, refused_a
     address = refused_address if kind == "refused" else f"{EC2_INTERNAL}:9094"
     started = time.monotonic()
     with pytest.raises(BrokerError) as caught:
-        kafka.broker_metadata(address, timeout=2)
+        admin.broker_metadata(address, timeout=2)
     assert time.monotonic() - started < 10  # bounded by the timeout, not hanging on retries
     assert address in caught.value.message
     assert ("refused" if kind == "refused" else "resolve") in caught.value.message
@@ -58,33 +58,33 @@ def test_metadata_from_a_dead_address_fails_in_bounded_time(kind: str, refused_a
 def test_ensure_topics_is_idempotent_and_reports_mismatches(local_brokers: list[LocalBroker]) -> None:
     bootstrap = local_brokers[0].listen
     specs = [TopicSpec(unique("orders"), 3, 1), TopicSpec(unique("logs"), 2, 1, (("cleanup.policy", "compact"),))]
-    first = kafka.ensure_topics(bootstrap, specs, timeout=5)
+    first = admin.ensure_topics(bootstrap, specs, timeout=5)
     assert [r.status for r in first] == ["created", "created"]
-    again = kafka.ensure_topics(bootstrap, specs, timeout=5)
+    again = admin.ensure_topics(bootstrap, specs, timeout=5)
     assert [r.status for r in again] == ["exists", "exists"] and all(r.ok for r in again)
     changed = TopicSpec(specs[0].name, 6, 1)
-    [mismatch] = kafka.ensure_topics(bootstrap, [changed], timeout=5)
+    [mismatch] = admin.ensure_topics(bootstrap, [changed], timeout=5)
     assert mismatch.status == "mismatch" and not mismatch.ok
     assert (mismatch.partitions, mismatch.replicas) == (3, 1)
     assert "3 partitions" in mismatch.detail and "6" in mismatch.detail
-    topic = kafka.broker_metadata(bootstrap, timeout=5).topic(specs[0].name)
+    topic = admin.broker_metadata(bootstrap, timeout=5).topic(specs[0].name)
     assert topic is not None and topic.partition_count == 3  # never altered
 
 
 def test_ensure_topics_on_each_broker(local_brokers: list[LocalBroker], refused_address: str) -> None:
     bootstraps = [b.listen for b in local_brokers]
     spec = TopicSpec(unique("each"), 2, 1)
-    results = kafka.ensure_topics_on_each(bootstraps, [spec], timeout=5)
+    results = admin.ensure_topics_on_each(bootstraps, [spec], timeout=5)
     assert sorted(r.bootstrap for r in results) == sorted(bootstraps)
     assert {r.status for r in results} == {"created"}
     for bootstrap in bootstraps:
-        topic = kafka.broker_metadata(bootstrap, timeout=5).topic(spec.name)
+        topic = admin.broker_metadata(bootstrap, timeout=5).topic(spec.name)
         assert topic is not None and topic.partition_count == 2
     other = TopicSpec(unique("each"), 1, 1)
     with pytest.raises(BrokerError) as caught:
-        kafka.ensure_topics_on_each([*bootstraps, refused_address], [other], timeout=2)
+        admin.ensure_topics_on_each([*bootstraps, refused_address], [other], timeout=2)
     assert refused_address in caught.value.message
-    assert all(kafka.broker_metadata(b, timeout=5).topic(other.name) for b in bootstraps)
+    assert all(admin.broker_metadata(b, timeout=5).topic(other.name) for b in bootstraps)
 
 
 def test_diagnose_a_good_broker(local_brokers: list[LocalBroker]) -> None:

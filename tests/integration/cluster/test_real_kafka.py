@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from swarmkit.cluster import diagnose
-from swarmkit.cluster.deploy import DeployOptions, deploy, up
-from swarmkit.cluster.diagnose import BrokerCheck
-from swarmkit.cluster.kafka import ClusterMetadata, broker_metadata, ensure_topics, partition_states
-from swarmkit.cluster.retire import retire
-from swarmkit.cluster.verify import BrokerVerdict, VerifyOptions, VerifyReport, verify
+from swarmkit.checks import diagnose
+from swarmkit.checks.diagnose import BrokerCheck
+from swarmkit.checks.verify import BrokerVerdict, VerifyOptions, VerifyReport, verify
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.kafka.admin import ClusterMetadata, broker_metadata, ensure_topics, partition_states
+from swarmkit.ops.deploy import DeployOptions, deploy, up
+from swarmkit.ops.retire import retire
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import TopicSpec

@@ -18,18 +18,19 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from swarmkit.cluster import deploy as deploy_module
-from swarmkit.cluster import diagnose, pki, teardown, users
-from swarmkit.cluster.deploy import DeployOptions, UpResult, render_for, up
-from swarmkit.cluster.kafka import broker_metadata
-from swarmkit.cluster.rebalance import RebalanceOptions, rebalance
-from swarmkit.cluster.roll import RollOptions, roll
-from swarmkit.cluster.status import status
-from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.checks import diagnose
+from swarmkit.checks.status import status
+from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.inventory import Inventory, load_inventory
-from swarmkit.stack import certs
-from swarmkit.stack.security import ADMIN_USER, ClientSecurity
+from swarmkit.kafka.admin import broker_metadata
+from swarmkit.ops import deploy as deploy_module
+from swarmkit.ops import teardown, users
+from swarmkit.ops.deploy import DeployOptions, UpResult, render_for, up
+from swarmkit.ops.rebalance import RebalanceOptions, rebalance
+from swarmkit.ops.roll import RollOptions, roll
+from swarmkit.security import certs, pki
+from swarmkit.security.settings import ADMIN_USER, ClientSecurity
 from tests.integration.sandboxes import fresh_sandbox
 
 pytestmark = pytest.mark.integration

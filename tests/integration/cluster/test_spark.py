@@ -16,18 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.cluster import spark as sparkjob
-from swarmkit.cluster import spark_cluster
-from swarmkit.cluster.deploy import DeployOptions, up
-from swarmkit.cluster.kafka import partition_states
-from swarmkit.cluster.spark import run_verify_job
-from swarmkit.cluster.spark_streaming import StreamOptions, run_streaming_job
-from swarmkit.cluster.verify import VerifyOptions, verify
+from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.kafka.admin import partition_states
+from swarmkit.ops.deploy import DeployOptions, up
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.traffic import spark as sparkjob
+from swarmkit.traffic import spark_cluster
+from swarmkit.traffic.spark import run_verify_job
+from swarmkit.traffic.spark_streaming import StreamOptions, run_streaming_job
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration

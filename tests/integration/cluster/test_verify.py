@@ -6,9 +6,10 @@ import time
 
 import pytest
 
-from swarmkit.cluster import deploy, diagnose, verify
+from swarmkit.checks import diagnose, verify
 from swarmkit.errors import DeployError
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.ops import deploy
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm import bootstrap as swarm

@@ -10,14 +10,15 @@ from dataclasses import replace
 
 import pytest
 
-from swarmkit.cluster import deploy, images
 from swarmkit.errors import PreflightError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Host, Inventory, load_inventory
+from swarmkit.images import shipping
 from swarmkit.images.image import PROBE_TAG
 from swarmkit.network import preflight
 from swarmkit.network.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
+from swarmkit.ops import deploy
 from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import module_sandbox
 
@@ -72,7 +73,7 @@ def test_without_a_probe_image_swarmkit_builds_its_own_on_every_host(inventory, 
     bare = replace(inventory, stack=replace(inventory.stack, probe_image=""))
     with pytest.raises(PreflightError, match="probe_image"):
         run_preflight(bare, docker=docker)
-    provided = images.with_probe_image(bare, docker)
+    provided = shipping.with_probe_image(bare, docker)
     assert provided.stack.probe_image == PROBE_TAG
     assert all(dockerapi.has_image(docker[h], PROBE_TAG) for h in inventory.hosts)
     report = run_preflight(provided, docker=docker)
@@ -84,10 +85,10 @@ def test_image_push_loads_an_image_on_every_host_that_lacks_it(inventory, docker
         if dockerapi.has_image(docker[host], PROBE_TAG):
             docker[host].client.image.remove(PROBE_TAG, force=True)
     local = Engine.connect("unix:///var/run/docker.sock")  # this machine's engine, which scripts/setup.sh starts
-    first = images.push_image(inventory, docker, local, PROBE_TAG)
+    first = shipping.push_image(inventory, docker, local, PROBE_TAG)
     assert [(d.host, d.action) for d in first.deliveries][1:] == [("pf2", "loaded"), ("pf3", "loaded")]
     assert all(dockerapi.has_image(docker[h], PROBE_TAG) for h in inventory.hosts)
-    again = images.push_image(inventory, docker, local, PROBE_TAG)
+    again = shipping.push_image(inventory, docker, local, PROBE_TAG)
     assert {d.action for d in again.deliveries} == {"present"} and not again.built_here
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swarmkit.cluster import kafka
 from swarmkit.errors import BrokerError, SandboxError, SpecError
 from swarmkit.hosts import dockerapi
+from swarmkit.kafka import admin
 from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import fresh_sandbox, in_host, leftovers, module_sandbox
 
@@ -20,8 +20,8 @@ NAME = "sbx"
 BROKER = "sbx-broker"
 METADATA_SCRIPT = """
 import sys
-from swarmkit.cluster import kafka
-brokers = kafka.broker_metadata(sys.argv[1], timeout=float(sys.argv[2])).brokers
+from swarmkit.kafka import admin
+brokers = admin.broker_metadata(sys.argv[1], timeout=float(sys.argv[2])).brokers
 print(",".join(f"{b.host}:{b.port}" for b in brokers))
 """
 
@@ -61,7 +61,7 @@ def test_broker_image_runs_on_every_host_and_advertises_its_name(sbx: sandbox.Sa
     for host in sbx.hosts:
         start_broker(host, sbx.images["tansu"])
     for host in sbx.hosts:
-        brokers = kafka.broker_metadata(f"{host.address}:9094", timeout=10).brokers
+        brokers = admin.broker_metadata(f"{host.address}:9094", timeout=10).brokers
         assert [(b.host, b.port) for b in brokers] == [(host.name, 9094)]
 
 
@@ -77,7 +77,7 @@ def test_firewall_block_and_unblock(sbx: sandbox.Sandbox) -> None:
     sandbox.firewall(NAME, "sbx2", "9094/tcp", block=True)
     try:
         with pytest.raises(BrokerError):
-            kafka.broker_metadata(f"{node2.address}:9094", timeout=3)
+            admin.broker_metadata(f"{node2.address}:9094", timeout=3)
         assert metadata_from(node1, f"{node2.address}:9094", timeout=3).startswith("failed")
         assert sandbox.status(NAME).firewall == ("sbx2 9094/tcp",)
     finally:

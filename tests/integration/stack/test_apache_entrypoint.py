@@ -15,11 +15,11 @@ from typing import TypeVar
 import pytest
 
 from swarmkit.assets import STACKS_DIR
-from swarmkit.cluster.deploy import DeployOptions, DeployResult, deploy
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, TaskState
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.images import image
+from swarmkit.ops.deploy import DeployOptions, DeployResult, deploy
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.compose import kafka_env
 from swarmkit.stack.kafka_settings import broker_settings

@@ -28,6 +28,6 @@ def test_the_cli_imports_no_heavy_library_and_stays_within_its_cpu_budget() -> N
 
 
 def test_a_heavy_library_is_imported_when_first_used() -> None:
-    code = "import sys; from swarmkit.stack import certs; certs.new_ca('t'); print('cryptography' in sys.modules)"
+    code = "import sys; from swarmkit.security import certs; certs.new_ca('t'); print('cryptography' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"

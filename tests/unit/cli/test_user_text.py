@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from swarmkit.cli import common, tables
 from swarmkit.cli.app import app
-from swarmkit.cluster.teardown import DownReport
 from swarmkit.errors import SwarmkitError
+from swarmkit.ops.teardown import DownReport
 from swarmkit.sandbox.hosts import HostStatus, SandboxStatus
 
 runner = CliRunner()

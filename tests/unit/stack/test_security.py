@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swarmkit.cluster import pki, reassign
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Host, Inventory
-from swarmkit.stack import certs
+from swarmkit.ops import reassign
+from swarmkit.security import certs, pki
+from swarmkit.security.settings import ClientSecurity, read_client_config
 from swarmkit.stack.compose import StackRequest, kafka_env
 from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.stack.kafka_settings import security_settings
 from swarmkit.stack.listener_checks import validate_plan
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import check_request, render
-from swarmkit.stack.security import ClientSecurity, read_client_config
 
 CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"
 INVENTORY = Inventory(tuple(Host(f"node{i}", f"unix:///tmp/{i}.sock", f"10.0.0.{i}", "manager") for i in (1, 2, 3)))

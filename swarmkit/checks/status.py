@@ -1,0 +1,206 @@
+"""`swarmkit status`: what a deployed cluster looks like right now, read without changing anything.
+
+One pass gathers the swarm's nodes (role, availability, address), each node's broker task (since
+when it runs, which image, whether it runs the service's present spec), what the brokers advertise
+and whether they are registered (Kafka metadata), the KRaft quorum (the controllers' own tool, as
+``verify`` reads it) and, per topic, how many partitions are under-replicated or offline. The
+quorum is read while the brokers are asked, so the command costs about one quorum description.
+Assembling the report from what was read is pure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from swarmkit.checks.health import Quorum
+from swarmkit.checks.verify import VerifyOptions, quorum_of
+from swarmkit.errors import BrokerError, OperationError
+from swarmkit.fanout import in_background
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.kafka import admin
+from swarmkit.kafka.admin import ClusterMetadata, PartitionState
+from swarmkit.security import pki
+from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack.deployed import ID_LABEL, DeployedStack, broker_id_of, broker_service
+from swarmkit.stack.engines.apache import controllers_of
+from swarmkit.swarm.view import active_manager, engine_states, node_for
+
+READ_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    host: str  # the inventory name ("" for a swarm node the inventory does not list)
+    hostname: str
+    role: str
+    state: str  # the swarm's view (ready, down), or "not in the swarm", or "engine not answering"
+    availability: str
+    address: str
+    broker_id: int | None
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    broker_id: int | None
+    node: str
+    advertised: str  # what the broker gives clients ("" when it is not in the metadata)
+    registered: bool
+    task: str  # the state of the node's broker task (none when there is none)
+    since: str  # when that task was created (UTC, seconds)
+    image: str
+    current: bool  # runs the service's present spec (False in the middle of a rolling update)
+    container_id: str
+
+
+@dataclass(frozen=True)
+class TopicStatus:
+    topic: str
+    partitions: int
+    replication_factor: int
+    under_replicated: int
+    offline: int
+    under_min_isr: int
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    stack: str
+    engine: str
+    image: str
+    nodes: tuple[NodeStatus, ...]
+    brokers: tuple[BrokerStatus, ...]
+    quorum: Quorum | None  # None for engines without controllers
+    controllers: tuple[tuple[int, str], ...]  # (controller id, manager it is pinned to)
+    topics: tuple[TopicStatus, ...]
+    kafka_error: str
+    read_s: float
+
+    @property
+    def ok(self) -> bool:
+        """Everything could be read (the cluster's own health is what the tables show, not this)."""
+        return not self.kafka_error and not (self.quorum and self.quorum.error)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ok": self.ok, "read_s": round(self.read_s, 2)}
+
+
+# --- pure ----------------------------------------------------------------------------------------
+
+
+def topic_rows(partitions: Sequence[PartitionState]) -> tuple[TopicStatus, ...]:
+    """One row per topic, internal topics included (their replicas move in a roll too)."""
+    by_topic: dict[str, list[PartitionState]] = {}
+    for state in partitions:
+        by_topic.setdefault(state.topic, []).append(state)
+    return tuple(
+        TopicStatus(
+            topic=name,
+            partitions=len(states),
+            replication_factor=max(len(p.replicas) for p in states),
+            under_replicated=sum(p.under_replicated for p in states),
+            offline=sum(p.offline for p in states),
+            under_min_isr=sum(p.under_min_isr for p in states),
+        )
+        for name, states in sorted(by_topic.items())
+    )
+
+
+def _broker_id(node: SwarmNode | None) -> int | None:
+    return broker_id_of(node) if node else None
+
+
+def _newest_task(tasks: Sequence[TaskState]) -> TaskState | None:
+    """The task that counts on a node: the newest one the swarm still wants running."""
+    wanted = [t for t in tasks if t.desired_state == "running"] or list(tasks)
+    return max(wanted, key=lambda t: t.created_at, default=None)
+
+
+def broker_row(node: SwarmNode, name: str, service: ServiceState, image: str, metadata: ClusterMetadata | None) -> BrokerStatus:
+    """The broker of one swarm node, from its tasks and the cluster's metadata."""
+    task = _newest_task([t for t in service.tasks if t.node_id == node.id])
+    broker_id = _broker_id(node)
+    listed = metadata.broker(broker_id) if metadata and broker_id is not None else None
+    return BrokerStatus(
+        broker_id=broker_id,
+        node=name,
+        advertised=listed.endpoint if listed else "",
+        registered=listed is not None,
+        task=task.state if task else "none",
+        since=task.created_at[:19].replace("T", " ") if task else "",
+        image=image if task and task.current else ("(previous spec)" if task else ""),
+        current=bool(task and task.current),
+        container_id=task.container_id[:12] if task else "",
+    )
+
+
+def node_row(host: str, node: SwarmNode | None, engine: EngineInfo | Exception | None) -> NodeStatus:
+    if node is None:
+        state = "engine not answering" if isinstance(engine, Exception) else "not in the swarm"
+        return NodeStatus(host, "", "", state, "", "", None)
+    return NodeStatus(host, node.hostname, node.role, node.state, node.availability, node.address, _broker_id(node))
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def _kafka_view(bootstrap: str, security: ClientSecurity | None) -> tuple[ClusterMetadata | None, list[PartitionState], str]:
+    try:
+        metadata = admin.broker_metadata(bootstrap, READ_TIMEOUT, security)
+        return metadata, admin.partition_states(bootstrap, READ_TIMEOUT, security)[1], ""
+    except BrokerError as error:
+        return None, [], error.message
+
+
+def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) -> tuple[ServiceState, str]:
+    service_name = broker_service(stack)
+    service = dockerapi.service_state(manager, service_name)
+    spec = dockerapi.service_spec(manager, service_name)
+    if service is None or spec is None:
+        raise OperationError(
+            f"stack '{stack}' is not deployed (no service {service_name})", hint="deploy it with: swarmkit up -i INVENTORY"
+        )
+    return service, spec.image
+
+
+def status(
+    inventory: Inventory, stack: str = "kafka", external_port: int = 9094, *, docker: DockerHosts | None = None
+) -> ClusterStatus:
+    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed."""
+    started = time.monotonic()
+    docker = dockerapi.hosts_of(inventory, docker)
+    engines = engine_states(inventory, docker)
+    manager = docker[active_manager(inventory, engines)]
+    nodes = dockerapi.swarm_nodes(manager)
+    service, image = _broker_service(docker, manager, stack)
+    deployed = DeployedStack(stack, service)
+    engine = deployed.engine
+    bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
+    security = pki.admin_by_address(inventory, stack, deployed.security)
+    options = VerifyOptions(stack_name=stack, security=security)
+    with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
+        metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
+    by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
+    listed = {node.id for node in by_host.values() if node}
+    strangers = [node for node in nodes if node.id not in listed]
+    rows = [node_row(name, node, engines[name]) for name, node in by_host.items()] + [node_row("", n, None) for n in strangers]
+    members = [(name, node) for name, node in by_host.items() if node] + [(n.hostname, n) for n in strangers]
+    return ClusterStatus(
+        stack=stack,
+        engine=engine,
+        image=image,
+        nodes=tuple(rows),
+        brokers=tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service)),
+        quorum=quorum.result() if engine == "apache" else None,
+        controllers=tuple((node_id, host) for _, node_id, host in controllers_of(inventory)) if engine == "apache" else (),
+        topics=topic_rows(partitions),
+        kafka_error=kafka_error,
+        read_s=time.monotonic() - started,
+    )
+
+
+def _has_broker(node: SwarmNode, service: ServiceState) -> bool:
+    return ID_LABEL in node.labels or any(t.node_id == node.id for t in service.tasks)

@@ -1,0 +1,511 @@
+"""Verify a deployed cluster from the client's side: every node, every broker, every topic.
+
+Each broker is judged the way a client meets it: ask the node's published port for metadata,
+check that it advertises the address swarmkit expects for that node, then resolve and dial that
+advertised address from here. The last passing result is kept beside the inventory so that a
+later run can say what changed (a node added or lost, a broker that moved).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import cast
+
+from swarmkit import waits
+from swarmkit.checks import diagnose, health
+from swarmkit.checks.diagnose import BrokerCheck
+from swarmkit.checks.health import ClusterHealth
+from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
+from swarmkit.fanout import fan_out, settle_by
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.kafka import admin
+from swarmkit.security import certs, pki
+from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack.compose import expected_advertised_host
+from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
+from swarmkit.stack.engines import engine_for
+from swarmkit.stack.engines.apache import internal_client_config
+from swarmkit.stack.topics import TopicSpec
+from swarmkit.swarm.view import ENGINE_BOUND, active_manager, engine_states, node_for
+from swarmkit.traffic import spark as sparkjob
+from swarmkit.traffic import spark_streaming
+
+SPARK_TOPIC = "swarmkit-verify"
+SPARK_PARTITIONS_PER_BROKER = 2  # Kafka places leaders round-robin: every broker leads some
+SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
+
+
+SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
+BROKER_BOUND = 30.0  # every broker checked from here, the controller quorum read beside them
+QUORUM_MARGIN = 3.0  # the quorum tool is killed this long before its step's deadline, so its answer is read
+PROBES_PER_BROKER = 4  # a broker's check waits at most this many probe timeouts (bootstrap, advertised, certificate)
+Say = Callable[[str], None]
+
+
+def _silent(message: str) -> None:
+    """The default progress callback: say nothing."""
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    stack_name: str = "kafka"
+    external_port: int = 9094
+    timeout: float = 5.0  # one probe
+    budget: float = 180.0  # every check together (the CLI's --timeout, default 60; the Spark job has its own bound)
+    spark: bool = False
+    spark_records: int | None = None
+    spark_master: str | None = None
+    spark_report: str | None = None
+    security: ClientSecurity | None = None  # None: as the deployed stack says (its label), from the kept store
+    spark_stream: spark_streaming.StreamOptions | None = None  # the job's streaming mode instead of its batch
+
+
+@dataclass(frozen=True, kw_only=True)
+class BrokerVerdict(BrokerCheck):
+    """A broker check seen from its node: what swarmkit expected it to advertise, and its task's state."""
+
+    node: str
+    expected: str
+    task: str
+
+    @classmethod
+    def of(cls, host: Host, expected: str, task: str, check: BrokerCheck) -> BrokerVerdict:
+        return cls(**{f.name: getattr(check, f.name) for f in fields(BrokerCheck)}, node=host.name, expected=expected, task=task)
+
+
+@dataclass(frozen=True)
+class TopicVerdict:
+    broker: str
+    topic: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    brokers: tuple[BrokerVerdict, ...]
+    topics: tuple[TopicVerdict, ...]
+    changes: tuple[str, ...]
+    spark: sparkjob.SparkReport | None = None
+    spark_error: str = ""
+    spark_stream: spark_streaming.StreamReport | None = None
+    cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
+    cluster_error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (
+            all(b.ok for b in self.brokers)
+            and all(t.ok for t in self.topics)
+            and not self.spark_error
+            and not self.cluster_error
+            and (self.cluster is None or self.cluster.ok)
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "brokers": [b.to_dict() for b in self.brokers],
+            "cluster": self.cluster.to_dict() if self.cluster else None,
+            "cluster_error": self.cluster_error or None,
+            "topics": [asdict(t) for t in self.topics],
+            "spark": self.spark.to_dict() if self.spark else None,
+            "spark_error": self.spark_error or None,
+            "spark_stream": self.spark_stream.to_dict() if self.spark_stream else None,
+            "changes": list(self.changes),
+        }
+
+
+# --- gathering ------------------------------------------------------------------------------
+
+
+def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
+    """(state of the node's current broker task, a problem description or '').
+
+    Between two attempts of a crash-looping task the old one is shut down and the next one waits
+    out the restart delay, so the newest task that is not being removed is the one that counts.
+    """
+    if not tasks:
+        return "none", "no broker task is scheduled on this node"
+    newest = sorted(tasks, key=lambda t: t.created_at, reverse=True)
+    current = next((t for t in newest if t.desired_state not in ("shutdown", "remove")), newest[0])
+    failures = [t for t in tasks if t.state in ("failed", "rejected")]
+    last_error = next((t.error or t.message for t in newest if t.state in ("failed", "rejected")), "")
+    if current.state == "running":
+        if len(failures) >= 2:
+            return current.state, f"running, but failed {len(failures)} times before (last error: {last_error})"
+        return current.state, ""
+    attempts = f" after {len(failures)} failed attempts" if failures else ""
+    detail = current.error or last_error or current.message
+    return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
+
+
+FIX_BY_MODE = {
+    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
+    "inventory-address": "check the inventory address of this host: clients must reach it",
+    "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
+    "cloud metadata service), or redeploy with --advertise inventory-address",
+}
+
+
+def _own_entry(answered: tuple[tuple[int, str], ...], node: SwarmNode) -> tuple[int, str] | None:
+    """The metadata entry of this node's broker: by its id where swarmkit gave one, else the only one."""
+    broker_id = broker_id_of(node)
+    if broker_id is not None and len(answered) > 1:
+        return next((entry for entry in answered if entry[0] == broker_id), None)
+    return answered[0] if answered else (0, "")
+
+
+def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode | None) -> SwarmNode | BrokerCheck:
+    """The host's swarm node when it can run a broker, else why not (engine down, not in the swarm)."""
+    if isinstance(engine, SwarmkitError):
+        detail = f"the Docker engine of {host.name} does not answer: {engine.message}"
+        fix = f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})"
+    elif node is None:
+        detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
+    elif node.state != "ready":
+        detail, fix = f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it"
+    else:
+        return node
+    return BrokerCheck(-1, "", False, False, False, detail, fix=fix)
+
+
+def _judge_node(
+    host: Host,
+    engine: EngineInfo | SwarmkitError,
+    node: SwarmNode | None,
+    tasks: list[TaskState],
+    mode: str,
+    options: VerifyOptions,
+) -> BrokerVerdict:
+    ready = _ready_node(host, engine, node)
+    if isinstance(ready, BrokerCheck):
+        return BrokerVerdict.of(host, "", "", ready)
+    node = ready
+    task_state, task_problem = _task_summary(tasks)
+    host_expected = expected_advertised_host(mode, node.hostname, host.address)
+    expected = diagnose.endpoint(host_expected, options.external_port) if host_expected else ""
+    check = _check_broker(host, node, expected, mode, options)
+    if task_problem:
+        check = replace(check, detail=f"{check.detail}; {task_problem}")
+    return BrokerVerdict.of(host, expected, task_state, check)
+
+
+def _check_broker(host: Host, node: SwarmNode, expected: str, mode: str, options: VerifyOptions) -> BrokerCheck:
+    """Bootstrap through the node's own port, find its broker in the metadata, then dial what it advertises."""
+    where = diagnose.endpoint(host.address, options.external_port)
+    bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout, pki.by_address(options.security))
+    if not bootstrap.answered:
+        return _unanswered(host, where, bootstrap, options)
+    own = _own_entry(bootstrap.answered_brokers, node)
+    if own is None:
+        detail = (
+            f"{where} answers, but broker {broker_id_of(node)} of {host.name} is not in its metadata "
+            "(not registered with the controllers yet, or fenced)"
+        )
+        fix = f"see `docker service logs {broker_service(options.stack_name)}` for {host.name}'s broker"
+        return BrokerCheck(-1, "", False, True, False, detail, fix=fix)
+    node_id, advertised = own
+    if expected and advertised != expected:
+        detail = f"{host.name} advertises {advertised}, but clients should get {expected}"
+        return BrokerCheck(node_id, advertised, False, True, True, detail, fix=FIX_BY_MODE[mode])
+    adv_host, adv_port = diagnose.split_endpoint(advertised)
+    probe = diagnose.probe_address(adv_host, adv_port, options.timeout, options.security)
+    check = diagnose.judge_broker(node_id, probe, client_local=False)
+    if options.security and (check.ok or diagnose.security_failure(probe.metadata_error)):
+        return _with_certificate(check, adv_host, adv_port, options)  # a fix about certificates, not addresses
+    return replace(check, fix=check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}")
+
+
+def _with_certificate(check: BrokerCheck, host: str, port: int, options: VerifyOptions) -> BrokerCheck:
+    """The certificate the broker presents: issued by the cluster's CA, naming what it advertises,
+    and how long it lasts (a warning under ``pki.RENEW_DAYS`` days: the next deploy renews it)."""
+    assert options.security is not None
+    try:
+        presented = pki.presented_certificate(host, port, options.timeout)
+    except OSError as error:
+        return replace(check, detail=f"{check.detail}; its certificate could not be read: {error}")
+    if not certs.signed_by(presented, options.security.ca_pem):
+        detail = f"{check.advertised} presents a certificate the cluster CA did not issue"
+        return replace(check, cause="unknown CA", fix=diagnose.FIX_CERTIFICATE, detail=detail)
+    names = certs.sans_of(presented)
+    if host not in names:
+        detail = f"{check.advertised}: its certificate names {', '.join(names) or 'nothing'}"
+        return replace(check, cause="hostname mismatch", fix=diagnose.FIX_CERTIFICATE, detail=detail)
+    if not check.ok:
+        return check  # the certificate is right: the client's own verdict stands (e.g. its login)
+    days = certs.days_left(presented)
+    note = f"certificate from the cluster CA for {', '.join(names)}, {days} days left"
+    if days < pki.RENEW_DAYS:
+        note += " (warning: run swarmkit deploy to renew it)"
+    return replace(check, detail=f"{check.detail}; {note}" if check.detail else note)
+
+
+def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: VerifyOptions) -> BrokerCheck:
+    """The node's own port gave no metadata: a firewall (timeout) or a broker that is not running there."""
+    why = {
+        "refused": "refuses connections",
+        "timeout": "does not answer (connections time out: a firewall drops them)",
+    }.get(bootstrap.connect, bootstrap.connect_error or bootstrap.metadata_error or bootstrap.connect)
+    fix = (
+        f"open {options.external_port}/tcp inbound on {host.name} for clients"
+        if bootstrap.connect == "timeout"
+        else f"see `docker service ps {options.stack_name}_broker` for {host.name}'s broker"
+    )
+    return BrokerCheck(-1, "", False, False, False, f"{where} {why}", fix=fix)
+
+
+def _topics_on(bootstrap: str, specs: list[TopicSpec], options: VerifyOptions) -> list[TopicVerdict]:
+    try:
+        topics = {t.name: t for t in admin.broker_metadata(bootstrap, options.timeout, options.security).topics}
+    except BrokerError as error:
+        return [TopicVerdict(bootstrap, "*", False, error.message)]
+    verdicts = []
+    for spec in specs:
+        found = topics.get(spec.name)
+        if found is None:
+            verdicts.append(TopicVerdict(bootstrap, spec.name, False, "missing: run swarmkit deploy to create it"))
+            continue
+        actual = (found.partition_count, found.replication_factor)
+        ok = actual == (spec.partitions, spec.replicas)
+        detail = f"{actual[0]} partitions, replication {actual[1]}" + ("" if ok else f"; expected {spec.to_spec_string()}")
+        verdicts.append(TopicVerdict(bootstrap, spec.name, ok, detail))
+    return verdicts
+
+
+def _check_topics(
+    brokers: list[BrokerVerdict], specs: list[TopicSpec], shared: bool, options: VerifyOptions
+) -> list[TopicVerdict]:
+    """One broker speaks for a shared cluster; otherwise every broker is asked, all at once."""
+    healthy = [b.advertised for b in brokers if b.ok]
+    targets = healthy[:1] if shared else healthy
+    return [verdict for found in fan_out(lambda b: _topics_on(b, specs, options), targets) for verdict in found]
+
+
+# --- changes since the last passing run -----------------------------------------------------
+
+
+def _snapshot(brokers: list[BrokerVerdict]) -> dict[str, str]:
+    return {b.node: b.advertised for b in brokers if b.ok}
+
+
+def compare(previous: dict[str, str] | None, current: list[BrokerVerdict]) -> list[str]:
+    """Pure: what changed between the last verified brokers and this run."""
+    if previous is None:
+        return ["first verification: no earlier state to compare with"]
+    changes = []
+    now = {b.node: b for b in current}
+    for node in sorted(set(now) - set(previous)):
+        changes.append(f"node added: {node} (broker {'ok' if now[node].ok else 'failing'})")
+    for node, advertised in sorted(previous.items()):
+        verdict = now.get(node)
+        if verdict is None:
+            changes.append(f"node lost: {node} is no longer in the inventory (was {advertised})")
+        elif not verdict.ok:
+            changes.append(f"node lost: {node}'s broker ({advertised}) no longer passes: {verdict.detail}")
+        elif verdict.advertised != advertised:
+            changes.append(f"broker moved: {node} advertised {advertised}, now {verdict.advertised}")
+    return changes
+
+
+def _load_previous(path: Path) -> dict[str, str] | None:
+    try:
+        return json.loads(path.read_text())["brokers"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# --- the whole verification -----------------------------------------------------------------
+
+
+def verify(
+    inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None, on_progress: Say | None = None
+) -> VerifyReport:
+    """Every check within ``options.budget`` seconds, each step within its own bound; a step that does not answer
+    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command."""
+    say, budget = on_progress or _silent, waits.Budget(options.budget)
+    docker = dockerapi.hosts_of(inventory, docker)
+    say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
+    engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
+    manager = active_manager(inventory, engines)
+    say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
+    nodes, stack = _swarm_view(manager, docker, options, budget.until(SWARM_BOUND))
+    shared = engine_for(stack.engine).SHARED_CLUSTER
+    if options.security is None:
+        options = replace(options, security=pki.for_stack(inventory, options.stack_name, stack.security))
+    say("checking every broker from here" + (", and the controller quorum in a controller" if shared else ""))
+    brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget)
+    cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
+    topics = _check_topics(brokers, stack.topics, shared, options)
+    path = verified_state_path(inventory, options.stack_name)
+    changes = compare(_load_previous(path), brokers)
+    report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error)
+    if options.spark:
+        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
+        report = _with_spark(report, shared, options)
+    if report.ok:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
+    return report
+
+
+def _swarm_view(
+    manager: Host, docker: DockerHosts, options: VerifyOptions, deadline: float
+) -> tuple[list[SwarmNode], DeployedStack]:
+    """The swarm's nodes and the broker service, as the manager sees them."""
+    service_name = broker_service(options.stack_name)
+    engine = docker[manager]
+    reads: list[Callable[[], object]] = [
+        functools.partial(dockerapi.swarm_nodes, engine),
+        functools.partial(dockerapi.service_state, engine, service_name),
+    ]
+    nodes, service = settle_by(reads, deadline)
+    for answer in (nodes, service):
+        if isinstance(answer, TimeoutError):
+            raise VerifyError(
+                f"reading the swarm: the manager {manager.name} did not answer in time",
+                hint=f"check the Docker engine of {manager.name} ({manager.endpoint}); a busy manager answers later: raise --timeout",
+            )
+        if isinstance(answer, Exception):
+            raise answer
+    if service is None:
+        raise VerifyError(
+            f"stack '{options.stack_name}' is not deployed (no service {service_name})",
+            hint="deploy it with: swarmkit up -i INVENTORY",
+        )
+    return cast(list[SwarmNode], nodes), DeployedStack(options.stack_name, cast(ServiceState, service))
+
+
+def _brokers_and_quorum(
+    inventory: Inventory,
+    docker: DockerHosts,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    nodes: list[SwarmNode],
+    stack: DeployedStack,
+    options: VerifyOptions,
+    budget: waits.Budget,
+) -> tuple[list[BrokerVerdict], health.Quorum | None]:
+    """Each broker judged from here while a controller describes the quorum (shared clusters), all bounded."""
+    service = stack.service
+    mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
+    shared = engine_for(stack.engine).SHARED_CLUSTER
+    seconds = budget.left(max(BROKER_BOUND, PROBES_PER_BROKER * options.timeout))
+
+    def judge(host: Host) -> BrokerVerdict:
+        node = node_for(host, nodes, engines[host.name])
+        tasks = [t for t in service.tasks if node and t.node_id == node.id]
+        return _judge_node(host, engines[host.name], node, tasks, mode, options)
+
+    calls: list[Callable[[], object]] = [functools.partial(judge, host) for host in inventory.hosts]
+    if shared:  # the containers first (cheap), so a quorum tool that does not answer in time still leaves them named
+        controllers = health.controller_containers(inventory, docker, options.stack_name)
+        tool_seconds = max(1.0, seconds - QUORUM_MARGIN)
+        calls.append(lambda: quorum_of(inventory, docker, service, options, controllers, tool_seconds))
+    answers = settle_by(calls, time.monotonic() + seconds)
+    brokers = [_verdict_of(host, answer, seconds) for host, answer in zip(inventory.hosts, answers)]
+    if not shared:
+        return brokers, None
+    quorum = answers[-1]
+    if isinstance(quorum, TimeoutError):
+        return brokers, health.unread_quorum(controllers, f"the quorum read in a controller did not answer within {seconds:.0f}s")
+    if isinstance(quorum, Exception):
+        raise quorum
+    return brokers, cast(health.Quorum, quorum)
+
+
+def _verdict_of(host: Host, answer: object, seconds: float) -> BrokerVerdict:
+    if isinstance(answer, TimeoutError):
+        detail = f"checking the broker of {host.name} did not finish within {seconds:.0f}s"
+        check = BrokerCheck(-1, "", False, False, False, detail, fix=f"see `swarmkit status` and the broker's log on {host.name}")
+        return BrokerVerdict.of(host, "", "", check)
+    if isinstance(answer, Exception):
+        raise answer
+    return cast(BrokerVerdict, answer)
+
+
+def quorum_of(
+    inventory: Inventory,
+    docker: DockerHosts,
+    service: ServiceState,
+    options: VerifyOptions,
+    controllers: health.Controllers | None = None,
+    seconds: float = health.QUORUM_TIMEOUT,
+) -> health.Quorum:
+    """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
+    voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
+    port = voters.split(",")[0].rsplit(":", 1)[-1]
+    if not port.isdigit():
+        return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
+    command_config = internal_client_config().target if options.security else None
+    controllers = controllers or health.controller_containers(inventory, docker, options.stack_name)
+    return health.read_quorum(inventory, docker, controllers, int(port), command_config, seconds)
+
+
+def _cluster(
+    inventory: Inventory,
+    nodes: list[SwarmNode],
+    brokers: list[BrokerVerdict],
+    quorum: health.Quorum,
+    options: VerifyOptions,
+) -> tuple[ClusterHealth | None, str]:
+    """The cluster-wide view, asked of the first broker that passed its own checks; without one, the error
+    still says what the controllers' side showed (a paused controller, no leader)."""
+    healthy = [b.advertised for b in brokers if b.ok]
+    if not healthy:
+        return None, "; ".join(
+            ["no broker passed its checks, so the cluster's state cannot be read", *health.quorum_problems(quorum)]
+        )
+    names = {h.name for h in inventory.hosts}
+    expected = {}
+    for node in nodes:
+        host_name, broker_id = host_of(node), broker_id_of(node)
+        if host_name in names and broker_id is not None:
+            expected[host_name] = broker_id
+    try:
+        return health.cluster_health_from(quorum, healthy[0], expected, options.timeout, options.security), ""
+    except BrokerError as error:
+        return None, "; ".join([error.message, *health.quorum_problems(quorum)])
+
+
+def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:
+    """Real traffic through every broker; only once every broker passed the address checks."""
+    if not all(b.ok for b in report.brokers):
+        return replace(report, spark_error="skipped: some brokers failed")
+    endpoints = [b.advertised for b in report.brokers]
+    if shared:
+        spec = TopicSpec(SPARK_TOPIC, SPARK_PARTITIONS_PER_BROKER * len(endpoints), min(3, len(endpoints)))
+        admin.ensure_led_by_every_broker(endpoints[0], spec, options.timeout, options.security)
+    else:
+        admin.ensure_topics_on_each(endpoints, [TopicSpec(SPARK_TOPIC, SPARK_TANSU_PARTITIONS, 1)], options.timeout)
+    report_path = Path(options.spark_report) if options.spark_report else None
+    try:
+        if options.spark_stream is not None:
+            stream = spark_streaming.run_streaming_job(
+                endpoints,
+                SPARK_TOPIC,
+                options.spark_stream,
+                master=options.spark_master,
+                report_path=report_path,
+                security=options.security,
+            )
+            return replace(report, spark_stream=stream)
+        spark = sparkjob.run_verify_job(
+            endpoints,
+            SPARK_TOPIC,
+            options.spark_records,
+            master=options.spark_master,
+            report_path=report_path,
+            security=options.security,
+        )
+    except spark_streaming.StreamingJobError as error:
+        return replace(report, spark_stream=error.stream, spark_error=error.message)
+    except sparkjob.SparkJobError as error:
+        return replace(report, spark=error.report, spark_error=error.message)
+    return replace(report, spark=spark)

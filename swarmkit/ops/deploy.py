@@ -1,0 +1,744 @@
+"""Deploy the Kafka stack and wait until every node's broker really serves clients.
+
+Order matters, so that bad input changes nothing and a redeploy restarts nothing:
+1. validate everything that needs no engine (options, listeners, topic specs vs brokers);
+2. read the swarm: every inventory host must be a member, no unknown node may be eligible for a
+   broker, the apache cluster id kept on the managers must agree with the options;
+3. render the stack (it never names a node, so it only changes when the options change);
+4. allocate broker ids and write each node's identity volume (only where the content differs, and
+   only where the brokers read it: not for tansu advertising hostnames);
+5. ``docker stack deploy`` (an unchanged stack leaves every task running);
+6. wait until each eligible node runs a task of the present spec whose external port, asked from
+   this machine, answers Kafka metadata advertising the host expected for that node;
+7. ensure the topics: once for a shared cluster, on every broker when brokers share no storage.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from swarmkit import waits
+from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
+from swarmkit.fanout import fan_out, fan_out_settled, in_background
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.images import shipping
+from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
+from swarmkit.network.preflight import PreflightReport, run_preflight
+from swarmkit.ops import startup
+from swarmkit.security import pki
+from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack.compose import StackRequest, expected_advertised_host
+from swarmkit.stack.deployed import broker_id_of, host_of
+from swarmkit.stack.engines import BrokerEngine, engine_for
+from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.render import RenderedStack, check_request, image_of, render
+from swarmkit.stack.topics import TopicSpec, parse_topic_specs
+from swarmkit.swarm import bootstrap as swarm
+from swarmkit.swarm import identity
+from swarmkit.swarm.bootstrap import SwarmResult
+from swarmkit.waits import Progress, no_progress
+
+# A wait fails when no broker changed phase for a while (swarmkit.waits.StallClock), or at the cap: by
+# default a generous time that grows with the nodes (a changed stack rolls one broker at a time).
+BASE_CAP = 600.0
+CAP_PER_NODE = 60.0
+CRASH_LOOP = 3  # a node whose broker failed to start this often during one wait fails it at once
+STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
+PROBE_TIMEOUT = 2.0
+SECURE_PROBE_TIMEOUT = 20.0  # a TLS handshake and a SCRAM login on a starting broker of a loaded machine (9 s seen)
+TOPIC_TIMEOUT = 30.0  # creating topics right after a start: a SCRAM login to a busy broker timed out at 10 s
+# Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
+# can run before anything is contacted; never rendered into a stack that is deployed.
+VALIDATION_CLUSTER_ID = "AAAAAAAAAAAAAAAAAAAAAA"
+STOPPED_UPDATE = ("paused", "rollback_paused", "rollback_completed")
+
+
+@dataclass(frozen=True)
+class DeployOptions:
+    """What to deploy; ``None`` engine/image come from the inventory's ``stack:`` block."""
+
+    engine: str | None = None
+    image: str | None = None
+    advertise: str = "hostname"  # hostname | inventory-address | command
+    hostname_command: str | None = None
+    topics: str = ""  # name:partitions:replicas[:key=value...], comma-separated
+    stack_name: str = "kafka"
+    timeout: float | None = None  # the most seconds to wait for every broker; None: 600 + 60 per node
+    stall_timeout: float = waits.STALL_TIMEOUT  # a wait in which no broker changes phase for this long fails
+    listeners: ListenerPlan = field(default_factory=ListenerPlan)
+    cluster_id: str | None = None  # apache: None = the one kept in the swarm (generated on first deploy)
+    replication_factor: int | None = None
+    extra_env: tuple[tuple[str, str], ...] = ()
+    check_kafka: bool = True  # False: wait for running tasks only (an image that serves no Kafka)
+    security: str | None = None  # sasl_ssl | ssl | plaintext; None: the inventory's, else the plan's
+
+    def resolved(self, inventory: Inventory) -> DeployOptions:
+        """Fill engine, image and security from the inventory; the inventory's image only goes with its engine."""
+        engine = self.engine or inventory.stack.engine
+        image = self.image or (inventory.stack.image if engine == inventory.stack.engine else None) or None
+        security = self.security or inventory.stack.security or self.listeners.security
+        return replace(self, engine=engine, image=image, security=security, listeners=self.listeners.with_security(security))
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    host: str
+    node_id: str
+    hostname: str
+    broker_id: int
+    new_id: bool  # the id was allocated by this deploy
+    identity: str  # written | replaced | unchanged | unused
+    eligible: bool  # ready and active: the swarm runs a broker there
+    task_id: str = ""
+    advertised: str = ""  # host:port this node's broker advertises ("" when not asked)
+
+
+@dataclass(frozen=True)
+class DeployResult:
+    stack: str
+    engine: str
+    image: str
+    advertise: str
+    cluster_id: str | None
+    nodes: tuple[NodeResult, ...]
+    topics: tuple[TopicResult, ...]
+    deploy_s: float  # validation, identities and `docker stack deploy`
+    converge_s: float  # from `docker stack deploy` to every broker answering
+    total_s: float
+
+    @property
+    def ok(self) -> bool:
+        """False when a topic is missing or differs from its spec (the command must then fail)."""
+        return all(topic.ok for topic in self.topics)
+
+    @property
+    def problems(self) -> list[str]:
+        return [f"topic {t.name} on {t.bootstrap}: {t.status}: {t.detail}" for t in self.topics if not t.ok]
+
+    def error(self) -> DeployError:
+        """The one-line failure for a result that is not ``ok``."""
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        return DeployError(
+            f"the brokers run, but {self.problems[0]}{more}",
+            hint="swarmkit never alters an existing topic: change the spec, or alter/delete the topic by hand",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "stack": self.stack,
+            "engine": self.engine,
+            "image": self.image,
+            "advertise": self.advertise,
+            "cluster_id": self.cluster_id,
+            "nodes": [asdict(node) for node in self.nodes],
+            "topics": [topic.to_dict() for topic in self.topics],
+            "problems": self.problems,
+            "deploy_s": round(self.deploy_s, 2),
+            "converge_s": round(self.converge_s, 2),
+            "total_s": round(self.total_s, 2),
+        }
+
+
+# --- validation and rendering (no engine contacted) ----------------------------------------------
+
+
+def _request(inventory: Inventory, options: DeployOptions, cluster_id: str | None) -> StackRequest:
+    return StackRequest(
+        inventory=inventory,
+        engine=options.engine or inventory.stack.engine,
+        image=options.image,
+        advertise=options.advertise,
+        hostname_command=options.hostname_command,
+        listeners=options.listeners,
+        topics=parse_topic_specs(options.topics),
+        stack_name=options.stack_name,
+        cluster_id=cluster_id,
+        replication_factor=options.replication_factor,
+        extra_env=options.extra_env,
+    )
+
+
+def validate(inventory: Inventory, options: DeployOptions) -> BrokerEngine:
+    """Every check that needs no Docker engine; raises SpecError.  Returns the broker engine."""
+    options = options.resolved(inventory)
+    engine = engine_for(options.engine or "")
+    if options.timeout is not None and options.timeout <= 0:
+        raise SpecError(f"timeout: {options.timeout:g}s", hint="give the brokers a positive time to start, e.g. 900")
+    if options.stall_timeout <= 0:
+        raise SpecError(f"stall timeout: {options.stall_timeout:g}s", hint="give each phase a positive time, e.g. 180")
+    request = _request(inventory, options, options.cluster_id or (VALIDATION_CLUSTER_ID if engine.KRAFT else None))
+    check_request(request)
+    if request.topics and not options.check_kafka:
+        raise SpecError("topics: creating topics needs brokers that answer Kafka", hint="drop the topics or the no-Kafka wait")
+    return engine
+
+
+def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
+    """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
+    first = inventory.first_manager
+    if dockerapi.engine_info(docker[first]).swarm_state != "active":
+        return None
+    return dockerapi.swarm_nodes(docker[first])
+
+
+def _kept_cluster_id(inventory: Inventory, options: DeployOptions, docker: DockerHosts | None) -> str:
+    """What ``render`` prints without ``--cluster-id``: the id the swarm keeps for the stack (read-only)."""
+    given = "pass --cluster-id (22 characters of base64url)"
+    try:
+        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker))
+    except EngineError as error:
+        raise EngineError(
+            f"the cluster id kept in the swarm cannot be read: {error.message}",
+            hint=f"{given} to render without asking any engine, or start that engine",
+        ) from None
+    kept = identity.kept_cluster_id(nodes or (), options.stack_name)
+    if not kept:
+        raise SpecError(
+            f"CLUSTER_ID: the swarm keeps no cluster id for stack '{options.stack_name}' yet",
+            hint=f"{given}, or deploy once: swarmkit generates one and keeps it",
+        )
+    return kept
+
+
+def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHosts | None = None) -> RenderedStack:
+    """The stack ``deploy`` would deploy: its YAML text and the files its configs name.
+
+    Pure, except for the apache engine without ``cluster_id``: the id kept in the swarm is read
+    (read-only), so the printed stack is the deployed one."""
+    options = options.resolved(inventory)
+    engine = validate(inventory, options)
+    cluster_id = options.cluster_id or (_kept_cluster_id(inventory, options, docker) if engine.KRAFT else None)
+    request = _request(inventory, options, cluster_id)
+    if options.listeners.secure:
+        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker)) or []
+        labelled = [(broker_id, n) for n in nodes if (broker_id := broker_id_of(n)) is not None]
+        addresses = {h.name: h.address for h in inventory.hosts}
+        brokers = [(i, _advertised_names(options, n.hostname, addresses.get(host_of(n), n.address))) for i, n in labelled]
+        request = replace(request, security=pki.material(pki.Pki(pki.store_dir(inventory, options.stack_name)), brokers))
+    return render(request)
+
+
+def _advertised_names(options: DeployOptions, node_hostname: str, address: str) -> list[str]:
+    """What a broker's certificate names: exactly the host it advertises to clients."""
+    host = expected_advertised_host(options.advertise, node_hostname, address)
+    return [host] if host else []
+
+
+# --- the swarm's view ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Member:
+    host: Host
+    node: SwarmNode
+    via_swarm: bool = False  # a node joined by hand (`swarmkit join`): no engine of its own to reach
+
+    @property
+    def eligible(self) -> bool:
+        return self.node.state == "ready" and self.node.availability == "active"
+
+
+def _members(
+    inventory: Inventory, docker: DockerHosts, known: SwarmResult | None = None
+) -> tuple[list[_Member], list[SwarmNode]]:
+    """Each inventory host's swarm node (inventory order), then every other node eligible for a broker
+    (one joined by hand with `swarmkit join`: reached through the swarm only), and the swarm's node list;
+    read from the engines unless ``known`` from the swarm step just before."""
+    ids = dict(known.node_ids) if known else swarm.node_ids(inventory, docker=docker)
+    missing = [host.name for host in inventory.hosts if host.name not in ids]
+    if missing:
+        raise DeployError(
+            f"not in a swarm: {', '.join(missing)}",
+            hint="run `swarmkit up` (or `swarmkit swarm up`) first; deploy changes no swarm membership",
+        )
+    nodes = list(known.nodes) if known else (_manager_nodes(inventory, docker) or [])
+    by_id = {node.id: node for node in nodes}
+    foreign = [name for name, node_id in ids.items() if node_id not in by_id]
+    if foreign:
+        raise DeployError(
+            f"in another swarm than {inventory.first_manager.name}: {', '.join(foreign)}",
+            hint="swarmkit never moves a host between swarms; see `swarmkit swarm up`",
+        )
+    inventoried = set(ids.values())
+    joined = [
+        _Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
+        for n in nodes
+        if n.id not in inventoried and n.state == "ready" and n.availability == "active"
+    ]
+    return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
+
+
+def _cluster_id(engine: BrokerEngine, options: DeployOptions, nodes: Sequence[SwarmNode]) -> str:
+    """The kept id, else the given one, else a new one; a given id differing from the kept one is an error."""
+    kept = identity.kept_cluster_id(nodes, options.stack_name)
+    if kept and options.cluster_id and options.cluster_id != kept:
+        raise DeployError(
+            f"cluster id {options.cluster_id} differs from {kept}, the one stack '{options.stack_name}' was deployed with",
+            hint="brokers refuse data formatted for another cluster id: drop --cluster-id to keep the current one",
+        )
+    return kept or options.cluster_id or engine.generate_cluster_id()
+
+
+# --- convergence ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    """One eligible node being waited on."""
+
+    member: _Member
+    broker_id: int
+    bootstrap: str  # where this machine asks for metadata
+    expected: str | None  # the host:port it must advertise (None: cannot be known in advance)
+    security: ClientSecurity | None = None  # how to connect (secure modes), host names unchecked at bootstrap
+    task_id: str = ""  # the task verified to serve (empty until then)
+    advertised: str = ""
+    problem: str = ""  # why it is not verified yet
+    phase: str = ""  # what its broker is doing, as last reported
+    furthest: tuple[str, int] = ("", -1)  # (task id, rank of the furthest start marker its log showed)
+
+    @property
+    def name(self) -> str:
+        return self.member.host.name
+
+
+def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
+    """This node's broker in the metadata: by id (shared cluster) or the only one (tansu lists itself)."""
+    return metadata.broker(broker_id) or (metadata.brokers[0] if len(metadata.brokers) == 1 else None)
+
+
+def _probe(target: _Target) -> tuple[str, str]:
+    """(advertised endpoint, problem) after asking this node's port for metadata."""
+    try:
+        metadata = broker_metadata(
+            target.bootstrap, SECURE_PROBE_TIMEOUT if target.security else PROBE_TIMEOUT, security=target.security
+        )
+    except BrokerError as error:
+        return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
+    broker = _own_broker(metadata, target.broker_id)
+    if target.expected is None:
+        return (broker.endpoint if broker else ""), ""
+    if broker is None or broker.endpoint != target.expected:
+        shown = ", ".join(b.endpoint for b in metadata.brokers) or "no broker"
+        return (broker.endpoint if broker else ""), f"{target.bootstrap} advertises {shown}, expected {target.expected}"
+    return broker.endpoint, ""
+
+
+def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[TaskState], str]) -> str:
+    """What `docker service ps` says about a node whose broker does not serve, with the last line
+    the failed container printed (``output_of``): usually the entrypoint's own explanation."""
+    tasks = state.tasks_on(target.member.node.id)
+    if not tasks:
+        return f"no broker task on this node (swarm node state {target.member.node.state}, availability {target.member.node.availability})"
+    running = state.running_on(target.member.node.id)
+    if running is not None:
+        said = startup.last_lines(output_of(running)) if running.container_id else ""
+        return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}" + (
+            f"; its log: {said}" if said else ""
+        )
+    latest = tasks[0]
+    line = f"task {latest.name} is {latest.state}"
+    if latest.desired_state != latest.state:
+        line += f" (desired {latest.desired_state})"
+    detail = latest.error or (latest.message if latest.message != latest.state else "")
+    if detail:
+        line += f": {detail}"
+    failed = latest if latest.error else next((t for t in tasks[1:] if t.error), None)
+    if failed is not None:
+        if failed is not latest:
+            line += f"; last failure: {failed.error}"
+        said = startup.last_lines(output_of(failed), 1) if failed.container_id else ""
+        if said:
+            line += f" ({said})"
+    return line
+
+
+def _converge(
+    docker: DockerHosts,
+    manager: Engine,
+    service: str,
+    targets: list[_Target],
+    watch: _Watch,
+    progress: Progress,
+) -> None:
+    """Wait until every target runs a task of the present spec that answers as expected, reporting each
+    broker's phase as it changes; fail on a stall, the cap, a stopped update or a crash-looping broker."""
+    clock, pause = waits.StallClock(watch.limits), waits.Pause()
+    baseline: dict[str, frozenset[str]] | None = None
+    while True:
+        state = dockerapi.service_state(manager, service)
+        if state is None:
+            raise DeployError(f"service {service} disappeared while deploying", hint="was the stack removed meanwhile?")
+        baseline = baseline if baseline is not None else {t.name: _failed_tasks(state, t) for t in targets}
+        changed = _look(docker, state, targets, watch)
+        waiting = [t for t in targets if not t.task_id]
+        for target in changed:
+            done = len(targets) - len(waiting)
+            progress(done, len(targets), f"{target.name}: {target.phase}")
+        if changed:
+            clock.progressed()
+            pause.changed()
+        if not waiting:
+            return
+        _check_not_stopped(state, service)
+        looping = [t for t in waiting if len(_failed_tasks(state, t) - baseline[t.name]) >= CRASH_LOOP]
+        why = f"{CRASH_LOOP} failed starts in a row" if looping else clock.expired()
+        if why:
+            raise _not_serving(docker, state, looping or waiting, why, len(targets))
+        pause.sleep()
+
+
+@dataclass(frozen=True)
+class _Watch:
+    """What a wait checks and how long it may take."""
+
+    check_kafka: bool  # False: a running task is enough (an image that serves no Kafka)
+    limits: waits.WaitLimits
+    markers: tuple[tuple[str, str], ...] = ()  # the engine's start log markers
+
+
+def _failed_tasks(state: ServiceState, target: _Target) -> frozenset[str]:
+    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in ("failed", "rejected"))
+
+
+def _check_not_stopped(state: ServiceState, service: str) -> None:
+    if state.update_state in STOPPED_UPDATE:
+        raise DeployError(
+            f"the update of {service} stopped ({state.update_state}): {state.update_message}",
+            hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
+        )
+
+
+def _look(docker: DockerHosts, state: ServiceState, targets: list[_Target], watch: _Watch) -> list[_Target]:
+    """Probe the targets whose present task runs and read each one's phase; returns those whose phase changed.
+    Only a present task can answer: the state showed it running, so an old one had stopped (a host port has
+    one holder)."""
+    running = {t.name: task for t in targets if (task := state.running_on(t.member.node.id)) is not None}
+    probed = [t for t in targets if t.name in running and running[t.name].id != t.task_id]
+    answers = fan_out(_probe, probed) if watch.check_kafka else [("", "")] * len(probed)
+    for target, (advertised, problem) in zip(probed, answers):
+        target.advertised, target.problem = advertised, problem
+        target.task_id = "" if problem else running[target.name].id
+    for target in targets:
+        if target.name not in running:
+            target.task_id, target.problem = "", "no running task of the present spec yet"
+    phases = fan_out(lambda t: _phase(docker, state, t, running.get(t.name), watch.markers), targets)
+    changed = [t for t, phase in zip(targets, phases) if phase != t.phase]
+    for target, phase in zip(targets, phases):
+        target.phase = phase
+    return changed
+
+
+def _phase(
+    docker: DockerHosts, state: ServiceState, target: _Target, task: TaskState | None, markers: Sequence[tuple[str, str]]
+) -> str:
+    """What the target's broker is doing: serving, else what its log or its task says."""
+    if target.task_id:
+        return f"serving as {target.advertised}" if target.advertised else "running"
+    if task is None:
+        present = [t for t in state.tasks_on(target.member.node.id) if t.current]
+        return startup.task_phase(present[0] if present else None)
+    if not markers or target.member.via_swarm:
+        return "container running, not answering yet"
+    log = dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
+    rank, logged = startup.log_phase(log, markers)
+    if target.furthest[0] == task.id and rank < target.furthest[1]:
+        return target.phase  # its marker scrolled out of the log's tail: the broker is still at least there
+    target.furthest = (task.id, rank)
+    return logged or "container running, not answering yet"
+
+
+def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[_Target], why: str, total: int) -> DeployError:
+    def output_of(target: _Target) -> Callable[[TaskState], str]:
+        if target.member.via_swarm:
+            return lambda task: ""  # its engine is out of reach; `docker service logs` on a manager has it
+        return lambda task: dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
+
+    lines = "; ".join(f"{t.name} ({t.phase}): {_why_not_running(state, t, output_of(t))}" for t in waiting)
+    return DeployError(
+        f"brokers not serving ({why}) on {len(waiting)} of {total} node(s): {lines}",
+        hint=f"`docker service ps --no-trunc {state.name}` and `docker service logs {state.name}` on a manager",
+    )
+
+
+# --- topics --------------------------------------------------------------------------------------
+
+
+def _ensure_topics(engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[_Target]) -> list[TopicResult]:
+    if not specs or not targets:
+        return []
+    try:
+        security = targets[0].security
+        if engine.SHARED_CLUSTER:
+            return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT, security)
+        return ensure_topics_on_each([t.bootstrap for t in targets], specs, TOPIC_TIMEOUT, security)
+    except BrokerError as error:
+        raise DeployError(f"creating topics: {error.message}", hint=error.hint) from None
+
+
+# --- deploy and up -------------------------------------------------------------------------------
+
+
+def _deploy_stack(manager: Engine, name: str, stack: RenderedStack) -> None:
+    """Deploy from a private directory holding stack.yml and its config files, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="swarmkit-stack-") as directory:
+        dockerapi.deploy_stack(manager, name, stack.write(Path(directory), with_secrets=True))
+
+
+def deploy(
+    inventory: Inventory,
+    options: DeployOptions,
+    on_progress: Progress | None = None,
+    *,
+    docker: DockerHosts | None = None,
+    swarm_result: SwarmResult | None = None,
+) -> DeployResult:
+    """Deploy the stack on an existing swarm, wait until every broker serves, ensure the topics.
+
+    ``swarm_result``: what `swarm_up` just found and did (``up``), so the swarm is not read again."""
+    started = time.monotonic()
+    progress = on_progress or no_progress
+    options = options.resolved(inventory)
+    engine = validate(inventory, options)
+    docker = dockerapi.hosts_of(inventory, docker)
+    manager = docker[inventory.first_manager]
+    members, nodes = _members(inventory, docker, swarm_result)
+    cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
+    request = _request(inventory, options, cluster_id)
+    eligible = [m for m in members if m.eligible]
+    total = len(eligible)
+    image = image_of(request, engine)
+    allocation = _allocate_ids(manager, request, members, nodes, progress)
+    request, security = _secured(inventory, options, request, members, allocation)
+    targets = _targets(options, eligible, allocation, security)
+    limits = waits.WaitLimits(options.stall_timeout, options.timeout or BASE_CAP + CAP_PER_NODE * total)
+    rollout = _Rollout(docker, request, targets, _Watch(options.check_kafka, limits, engine.START_MARKERS))
+    if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
+        progress(0, total, "writing node identities")
+        identities = _write_identities(docker, request, image, members, allocation)
+    else:  # the brokers never read it: writing it would only slow their start
+        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+    deployed = rollout.deploy_stack(progress)
+    rollout.restart_for_new_identity(identities, progress)
+    rollout.converge(progress)
+    converged = time.monotonic()
+    if request.topics:
+        progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
+    topics = _ensure_topics(engine, request.topics, targets)
+    return DeployResult(
+        stack=options.stack_name,
+        engine=request.engine,
+        image=image,
+        advertise=options.advertise,
+        cluster_id=cluster_id,
+        nodes=_node_results(members, identities, targets),
+        topics=tuple(topics),
+        deploy_s=deployed - started,
+        converge_s=converged - deployed,
+        total_s=time.monotonic() - started,
+    )
+
+
+@dataclass(frozen=True)
+class _Identities:
+    allocation: identity.IdAllocation
+    outcomes: dict[str, str]  # swarm node id -> written | replaced | unchanged
+
+
+@dataclass(frozen=True)
+class _Rollout:
+    """The stack going live: deployed, then waited on until every target serves."""
+
+    docker: DockerHosts
+    request: StackRequest
+    targets: list[_Target]
+    watch: _Watch
+
+    @property
+    def manager(self) -> Engine:
+        return self.docker[self.request.inventory.first_manager]
+
+    def deploy_stack(self, progress: Progress) -> float:
+        """`docker stack deploy`; returns when it returned (monotonic)."""
+        progress(0, len(self.targets), f"deploying stack {self.request.stack_name}")
+        _deploy_stack(self.manager, self.request.stack_name, render(self.request))
+        return time.monotonic()
+
+    def converge(self, progress: Progress) -> None:
+        _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
+
+    def restart_for_new_identity(self, identities: _Identities, progress: Progress) -> None:
+        """A broker that read an identity since changed (its inventory address) restarts alone, one at a time,
+        each serving again before the next; the other brokers keep running.  During a rolling update of the
+        service every task is replaced anyway, so nothing is stopped then."""
+        service = self.request.broker_service
+        restarting = [
+            t for t in self.targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm
+        ]
+        state = dockerapi.service_state(self.manager, service) if restarting else None
+        for target in restarting:
+            task = state.running_on(target.member.node.id) if state and state.update_state != "updating" else None
+            if task is None:
+                continue
+            progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
+            dockerapi.stop_container(self.docker[target.member.host], task.container_id, STOP_GRACE_S)
+            _converge(self.docker, self.manager, service, [target], self.watch, progress)
+
+
+def _allocate_ids(
+    manager: Engine, request: StackRequest, members: list[_Member], nodes: list[SwarmNode], progress: Progress
+) -> identity.IdAllocation:
+    """Broker ids (kept in node labels) and the apache cluster id, before anything needs them."""
+    progress(0, sum(1 for m in members if m.eligible), "allocating broker ids")
+    allocation = identity.assign_broker_ids(manager, nodes, [m.node.id for m in members])
+    if request.cluster_id:
+        identity.keep_cluster_id(manager, nodes, request.stack_name, request.cluster_id)
+    return allocation
+
+
+def _write_identities(
+    docker: DockerHosts, request: StackRequest, image: str, members: list[_Member], allocation: identity.IdAllocation
+) -> _Identities:
+    """Each node's identity volume: directly where swarmkit reaches the engine, else through the swarm."""
+    manager = docker[request.inventory.first_manager]
+    content = {m.node.id: identity.node_env(allocation.ids[m.node.id], m.host.address) for m in members}
+    direct = [m for m in members if not m.via_swarm]
+    volume, stack = request.identity_volume, request.stack_name
+    outcomes = identity.write_identities([(docker[m.host], content[m.node.id]) for m in direct], image, volume, stack)
+    joined = [m for m in members if m.via_swarm]
+    outcomes += fan_out(
+        lambda m: identity.write_identity_through_swarm(manager, m.node, image, volume, stack, content[m.node.id]), joined
+    )
+    return _Identities(allocation, dict(zip((m.node.id for m in direct + joined), outcomes)))
+
+
+def _secured(
+    inventory: Inventory, options: DeployOptions, request: StackRequest, members: list[_Member], allocation: identity.IdAllocation
+) -> tuple[StackRequest, ClientSecurity | None]:
+    """A secure request gets its certificates (one per broker id, for the names it advertises) and
+    swarmkit its client settings; bootstrapping through a node's address checks no host name (verify does)."""
+    security = pki.for_stack(inventory, options.stack_name, options.listeners.security)
+    if security is None:
+        return request, None
+    brokers = [(allocation.ids[m.node.id], _advertised_names(options, m.node.hostname, m.host.address)) for m in members]
+    store = pki.Pki(pki.store_dir(inventory, options.stack_name))
+    return replace(request, security=pki.material(store, brokers)), replace(security, verify_hostname=False)
+
+
+def _targets(
+    options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation, security: ClientSecurity | None
+) -> list[_Target]:
+    """What to wait on: each eligible node's own port, and the address it must advertise when known in advance."""
+    port = options.listeners.external_listener.port
+
+    def expected(member: _Member) -> str | None:
+        host = expected_advertised_host(options.advertise, member.node.hostname, member.host.address)
+        return f"{host}:{port}" if host else None
+
+    return [_Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m), security) for m in eligible]
+
+
+def _node_results(members: list[_Member], identities: _Identities, targets: list[_Target]) -> tuple[NodeResult, ...]:
+    by_host = {t.name: t for t in targets}
+    allocation = identities.allocation
+    return tuple(
+        NodeResult(
+            host=m.host.name,
+            node_id=m.node.id,
+            hostname=m.node.hostname,
+            broker_id=allocation.ids[m.node.id],
+            new_id=m.node.id in allocation.new,
+            identity=identities.outcomes[m.node.id],
+            eligible=m.eligible,
+            task_id=by_host[m.host.name].task_id if m.host.name in by_host else "",
+            advertised=by_host[m.host.name].advertised if m.host.name in by_host else "",
+        )
+        for m in members
+    )
+
+
+@dataclass(frozen=True)
+class UpResult:
+    preflight: PreflightReport | None  # None when skipped
+    swarm: SwarmResult
+    deploy: DeployResult
+    shipped: shipping.PushResult | None = None  # swarmkit's own broker image, shipped from this machine
+
+    @property
+    def ok(self) -> bool:
+        return self.deploy.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "preflight": self.preflight.to_dict() if self.preflight is not None else None,
+            "swarm": self.swarm.to_dict(),
+            "deploy": self.deploy.to_dict(),
+            "shipped": self.shipped.to_dict() if self.shipped is not None else None,
+        }
+
+
+def up(
+    inventory: Inventory,
+    options: DeployOptions,
+    skip_preflight: bool = False,
+    on_progress: Progress | None = None,
+    *,
+    docker: DockerHosts | None = None,
+    local: Engine | None = None,
+) -> UpResult:
+    """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted.
+
+    The broker image reaches the hosts while the swarm forms: each host pulls it where missing, except
+    swarmkit's own image, which ``local`` (this machine's engine, when given) builds if need be (before any
+    host changes) and ships to the hosts that lack it. Not during preflight: on a small machine a pull
+    beside the probe containers slows them by more than it saves. A failed shipment stops ``up`` before
+    the deploy; a host that cannot pull is named when the swarm starts its broker."""
+    progress = on_progress or no_progress
+    options = options.resolved(inventory)
+    engine = validate(inventory, options)
+    docker = dockerapi.hosts_of(inventory, docker)
+    if not skip_preflight:
+        inventory = shipping.with_probe_image(inventory, docker)
+    broker_image = options.image or engine.DEFAULT_IMAGE
+    source = local if shipping.is_own(broker_image) else None
+    built_here = shipping.ensure_here(source, broker_image) if source is not None else False
+    report = None if skip_preflight else _preflight(inventory, options, progress, docker)
+    with in_background(lambda: _distribute(inventory, docker, broker_image, source, built_here)) as distributing:
+        progress(0, len(inventory.hosts), "swarm")
+        infos = {e.host: info for e in report.engines if (info := e.engine_info())} if report else None
+        swarm_result = swarm.swarm_up(inventory, docker=docker, infos=infos)
+    shipped = distributing.result()
+    result = deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result)
+    return UpResult(report, swarm_result, result, shipped)
+
+
+def _distribute(
+    inventory: Inventory, docker: DockerHosts, image: str, source: Engine | None, built_here: bool
+) -> shipping.PushResult | None:
+    """Ship ``image`` from ``source`` to the hosts that lack it, or without a source pull it where missing."""
+    if source is not None:
+        return shipping.ship(inventory, docker, source, image, built_here=built_here)
+    fan_out_settled(lambda host: dockerapi.ensure_image(docker[host], image), inventory.hosts, EngineError)
+    return None
+
+
+def _preflight(inventory: Inventory, options: DeployOptions, progress: Progress, docker: DockerHosts) -> PreflightReport:
+    progress(0, len(inventory.hosts), "preflight")
+    report = run_preflight(
+        inventory,
+        docker=docker,
+        client_port=options.listeners.external_listener.port,
+        internal_port=options.listeners.internal_listener.port,
+    )
+    if not report.ok:
+        raise report.error()
+    return report

@@ -1,0 +1,108 @@
+"""`swarmkit rebalance`: after a scale-out, give every broker its share of replicas and leaders.
+
+Per topic, replicas end within one of even over the registered brokers, and so do preferred
+leaders (each partition's first replica), moving as few replicas as it can (``reassign.plan_balance``);
+Kafka's reassignment tool moves them, optionally throttled, and a preferred leader election then
+hands leadership to the first replicas. Internal topics (``__consumer_offsets``, ...) move only
+when named with ``--topics``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from swarmkit.errors import SpecError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.kafka import admin
+from swarmkit.kafka.admin import PartitionState
+from swarmkit.ops import reassign
+from swarmkit.ops.reassign import Move
+from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack.deployed import broker_service
+from swarmkit.waits import Progress, no_progress
+
+MB = 1_000_000
+ELECTION_WAIT_S = 15.0
+
+
+@dataclass(frozen=True)
+class RebalanceOptions:
+    stack_name: str = "kafka"
+    external_port: int = 9094
+    internal_port: int = 9092
+    topics: tuple[str, ...] = ()  # empty: every topic but the internal ones
+    throttle_mb_s: float = 0.0  # 0: no throttle
+    timeout: float = 900.0
+
+
+@dataclass(frozen=True)
+class RebalanceResult:
+    moves: tuple[Move, ...]
+    election_refused: tuple[str, ...]  # partitions whose preferred leader could not take over yet
+    replicas: dict[int, int]  # per broker, over the rebalanced topics
+    leaders: dict[int, int]
+    total_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": not self.election_refused,
+            "moved_partitions": [f"{m.topic}-{m.partition}" for m in self.moves],
+            "election_refused": list(self.election_refused),
+            "replicas_per_broker": self.replicas,
+            "leaders_per_broker": self.leaders,
+            "total_s": round(self.total_s, 2),
+        }
+
+
+def _chosen(partitions: list[PartitionState], topics: tuple[str, ...]) -> list[PartitionState]:
+    known = {p.topic for p in partitions}
+    unknown = sorted(set(topics) - known)
+    if unknown:
+        raise SpecError(f"no topic {', '.join(unknown)} in the cluster", hint=f"topics are: {', '.join(sorted(known))}")
+    if topics:
+        return [p for p in partitions if p.topic in topics]
+    return [p for p in partitions if not p.topic.startswith("__")]
+
+
+def _elected(bootstrap: str, security: ClientSecurity | None, wanted: set[tuple[str, int]]) -> list[PartitionState]:
+    """The wanted partitions once metadata shows each led by its first replica (or after ELECTION_WAIT_S):
+    the election's answer comes before every broker's metadata has the new leaders."""
+    deadline = time.monotonic() + ELECTION_WAIT_S
+    while True:
+        after = [p for p in admin.partition_states(bootstrap, security=security)[1] if (p.topic, p.partition) in wanted]
+        if all(p.leader == p.replicas[0] for p in after) or time.monotonic() > deadline:
+            return after
+        time.sleep(reassign.POLL_INTERVAL)
+
+
+def rebalance(
+    inventory: Inventory, options: RebalanceOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
+) -> RebalanceResult:
+    started = time.monotonic()
+    progress = on_progress or no_progress
+    if options.throttle_mb_s < 0:
+        raise SpecError(f"throttle: {options.throttle_mb_s:g} MB/s", hint="give a positive rate, or leave it out")
+    docker = dockerapi.hosts_of(inventory, docker)
+    security = reassign.require_replicated_stack(inventory, docker[inventory.first_manager], options.stack_name)
+    via = inventory.hosts[0]
+    bootstrap = f"{via.address}:{options.external_port}"
+    registered, partitions = admin.partition_states(bootstrap, security=security)
+    chosen = _chosen(partitions, options.topics)
+    moves = reassign.plan_balance(chosen, registered)
+    service = broker_service(options.stack_name)
+    connection = reassign.tool_connection(options.internal_port, security)
+    if moves:
+        reassign.start(docker[via], service, moves, connection, int(options.throttle_mb_s * MB))
+        reassign.wait_done(bootstrap, security, moves, options.timeout, progress)
+        if options.throttle_mb_s:
+            reassign.clear_throttle(docker[via], service, moves, connection)
+    progress(0, 1, "electing preferred leaders")
+    refused = admin.elect_preferred_leaders(bootstrap, [(p.topic, p.partition) for p in chosen], security=security)
+    after = _elected(bootstrap, security, {(p.topic, p.partition) for p in chosen})
+    replicas = {b: sum(b in p.replicas for p in after) for b in registered}
+    leaders = {b: sum(p.leader == b for p in after) for b in registered}
+    return RebalanceResult(tuple(moves), tuple(refused), replicas, leaders, time.monotonic() - started)

@@ -1,0 +1,1 @@
+"""Certificates, the cluster's client security settings, and the key material kept beside the inventory."""

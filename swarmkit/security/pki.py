@@ -1,0 +1,154 @@
+"""The cluster's certificates and passwords, kept beside the inventory where only this user reads them.
+
+``.swarmkit/<inventory>.<stack>.pki/`` (mode 0700, files 0600) holds the cluster CA (``ca.crt``,
+``ca.key``: put your own there before the first deploy to use it), the internal certificate
+brokers and controllers authenticate each other with, one certificate per broker id, and SCRAM
+passwords.  Swarm secrets cannot be read back, so this is where swarmkit finds them again: an
+unchanged certificate keeps its secret's name and restarts nothing.  A broker certificate is
+issued again when what its broker advertises changed, when another CA is in place, or when it
+expires within ``RENEW_DAYS`` (a new secret, and a rolling update).
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from swarmkit import names
+from swarmkit.errors import SpecError
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.security import certs
+from swarmkit.security.certs import CertKey
+from swarmkit.security.settings import (
+    ADMIN_USER,
+    INTERNAL_NAME,
+    ClientSecurity,
+    SecurityMaterial,
+    write_private,
+)
+
+RENEW_DAYS = 30
+
+
+def store_dir(inventory: Inventory, stack_name: str) -> Path:
+    """``.swarmkit/<inventory>.<stack>.pki`` beside the inventory (a checked stack name: never outside it)."""
+    source = Path(inventory.path or "inventory.yaml")
+    return source.parent / ".swarmkit" / f"{source.stem}.{names.stack_name(stack_name)}.pki"
+
+
+@dataclass(frozen=True)
+class Pki:
+    directory: Path
+
+    def _write(self, name: str, content: str) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_private(self.directory / name, content)
+
+    def _read(self, name: str) -> str | None:
+        path = self.directory / name
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def _pair(self, stem: str) -> CertKey | None:
+        cert, key = self._read(f"{stem}.crt"), self._read(f"{stem}.key")
+        return CertKey(cert, key) if cert and key else None
+
+    def ca(self) -> CertKey:
+        """The kept (or user-given) CA; a new one on first use."""
+        kept = self._pair("ca")
+        if kept is not None:
+            return certs.check_ca(kept)
+        if self._read("ca.crt") or self._read("ca.key"):
+            raise SpecError(f"{self.directory}: ca.crt without ca.key (or the reverse)", hint="give both PEM files")
+        made = certs.new_ca(f"swarmkit cluster CA ({self.directory.name})")
+        self._write("ca.key", made.key_pem)
+        self._write("ca.crt", made.cert_pem)
+        return made
+
+    def leaf(self, stem: str, common_name: str, sans: Sequence[str]) -> CertKey:
+        """The kept certificate ``stem`` if it still fits, else a new one (kept for next time)."""
+        ca = self.ca()
+        kept = self._pair(stem)
+        if (
+            kept is not None
+            and sorted(certs.sans_of(kept.cert_pem)) == sorted(sans)
+            and certs.signed_by(kept.cert_pem, ca.cert_pem)
+            and certs.days_left(kept.cert_pem) > RENEW_DAYS
+        ):
+            return kept
+        made = certs.issue(ca, common_name, sans)
+        self._write(f"{stem}.key", made.key_pem)
+        self._write(f"{stem}.crt", made.cert_pem)
+        return made
+
+    def password(self, user: str, create: bool = True) -> str | None:
+        """The user's SCRAM password, made on first use when ``create``."""
+        kept = self._read(f"user-{names.user_name(user)}.password")
+        if kept is not None or not create:
+            return kept
+        made = secrets.token_urlsafe(24)
+        self._write(f"user-{user}.password", made)
+        return made
+
+    def forget(self, user: str) -> None:
+        (self.directory / f"user-{names.user_name(user)}.password").unlink(missing_ok=True)
+
+    def users(self) -> list[str]:
+        found = self.directory.glob("user-*.password") if self.directory.is_dir() else []
+        return sorted(path.name[len("user-") : -len(".password")] for path in found)
+
+
+def presented_certificate(host: str, port: int, timeout: float) -> str:
+    """The PEM certificate a TLS listener presents (read, not trusted: the caller checks it)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with socket.create_connection((host, port), timeout=timeout) as raw, context.wrap_socket(raw) as tls:
+        der = tls.getpeercert(binary_form=True)
+    if not der:
+        raise OSError(f"{host}:{port} presented no certificate")
+    return ssl.DER_cert_to_PEM_cert(der)
+
+
+def material(pki: Pki, brokers: Sequence[tuple[int, Sequence[str]]]) -> SecurityMaterial:
+    """Everything the stack mounts: each broker's certificate for exactly the names it advertises."""
+    return SecurityMaterial(
+        ca_pem=pki.ca().cert_pem,
+        internal=pki.leaf("internal", INTERNAL_NAME, ()),
+        brokers=tuple(
+            (broker_id, pki.leaf(f"broker-{broker_id}", f"swarmkit broker {broker_id}", sans)) for broker_id, sans in brokers
+        ),
+        admin_password=pki.password(ADMIN_USER) or "",
+    )
+
+
+def for_stack(inventory: Inventory, stack_name: str, security: str, user: str = ADMIN_USER) -> ClientSecurity | None:
+    """How ``user`` (swarmkit's admin by default) connects to a stack in ``security`` mode; None in plaintext."""
+    if security == "plaintext":
+        return None
+    return client_security(Pki(store_dir(inventory, stack_name)), security, user)
+
+
+def by_address(security: ClientSecurity | None) -> ClientSecurity | None:
+    """For a client dialling a host's address: a broker's certificate names what it advertises, not the address."""
+    return replace(security, verify_hostname=False) if security else None
+
+
+def admin_by_address(inventory: Inventory, stack_name: str, security: str) -> ClientSecurity | None:
+    """swarmkit's admin login to a stack deployed in ``security`` mode, for dialling its hosts' addresses (day-2)."""
+    return by_address(for_stack(inventory, stack_name, security))
+
+
+def client_security(pki: Pki, security: str, user: str = ADMIN_USER) -> ClientSecurity:
+    """How ``user`` connects: SCRAM (sasl_ssl) or the user's own client certificate (ssl)."""
+    ca = pki.ca()
+    ca_file = str(pki.directory / "ca.crt")
+    if security == "ssl":
+        return ClientSecurity("SSL", ca.cert_pem, ca_file, client=pki.leaf(f"client-{names.user_name(user)}", user, ()))
+    password = pki.password(user, create=user == ADMIN_USER)
+    if password is None:
+        raise SpecError(f"no password kept for user '{user}'", hint=f"add it with: swarmkit users add {user}")
+    return ClientSecurity("SASL_SSL", ca.cert_pem, ca_file, username=user, password=password)
