@@ -32,11 +32,12 @@ from swarmkit.cli.common import (
     this_machine,
     timeout_option,
 )
-from swarmkit.cli.swarm import gate_preflight
+from swarmkit.cli.swarm import show_preflight
 from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi import Engine
-from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy
+from swarmkit.ops.plan import DeployOptions, DeployPlan, plan
 from swarmkit.stack.listeners import ListenerPlan
 
 ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
@@ -50,7 +51,7 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
 TIMEOUT_OPTION = timeout_option(None, "The most seconds to wait for a broker on every node (default 600 + 60 per node).")
 STALL_TIMEOUT_OPTION = timeout_option(
-    deploy.waits.STALL_TIMEOUT, "Fail when no broker changed phase for this many seconds.", name="--stall-timeout"
+    waits.STALL_TIMEOUT, "Fail when no broker changed phase for this many seconds.", name="--stall-timeout"
 )
 REPLICATION_OPTION = count_option(
     None, "--replication-factor", "apache: default replication (default min(3, brokers); pin it to grow without rolling)."
@@ -80,10 +81,10 @@ STACK_PARAMETERS = {
 }
 
 
-def _deploy_options(internal_port: int, external_port: int, **given: Any) -> deploy.DeployOptions:
+def _deploy_options(internal_port: int, external_port: int, **given: Any) -> DeployOptions:
     if given["hostname_command"] and given["advertise"] == "hostname":
         given["advertise"] = "command"
-    return deploy.DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
+    return DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
 
 
 def stack_options(command: Callable) -> Callable:
@@ -126,9 +127,9 @@ def with_progress(action: Callable[[waits.Progress], Any]) -> Any:
         return action(on_progress)
 
 
-def warn_plaintext(inventory: Inventory, options: deploy.DeployOptions) -> None:
+def warn_plaintext(planned: DeployPlan) -> None:
     """Real servers (any engine not on a local socket) in plaintext: say so, once, on stderr."""
-    if options.listeners.secure or all(host.endpoint.startswith("unix://") for host in inventory.hosts):
+    if planned.options.listeners.secure or all(host.endpoint.startswith("unix://") for host in planned.inventory.hosts):
         return
     err.print(
         "warning: security plaintext: clients reach the brokers unencrypted and without credentials, "
@@ -163,13 +164,13 @@ def render(
         None, "--output", "-o", help="Write DIR/stack.yml and the files its configs name, instead of printing."
     ),
     *,
-    options: deploy.DeployOptions,
+    options: DeployOptions,
 ) -> None:
     """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
     with output_dir_problems(output or ""):  # checked before anything is read or written
         directory = files.check_output_dir(Path(output)) if output is not None else None
     hosts, docker = load_hosts(inventory)
-    stack = deploy.render_for(hosts, options, docker=docker)
+    stack = deploy.render_for(plan(hosts, options), Session(hosts, docker))
     if directory is None:
         typer.echo(stack.text, nl=False)
         return
@@ -182,12 +183,12 @@ def render(
 
 @expected_failures
 @stack_options
-def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: deploy.DeployOptions) -> None:
+def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
     hosts, docker = load_hosts(inventory)
-    options = options.resolved(hosts)
-    warn_plaintext(hosts, options)
-    _finish_deploy(with_progress(lambda p: deploy.deploy(hosts, options, p, docker=docker)), as_json)
+    planned = plan(hosts, options)
+    warn_plaintext(planned)
+    _finish_deploy(with_progress(lambda progress: deploy.deploy(planned, Session(hosts, docker, progress))), as_json)
 
 
 @expected_failures
@@ -198,16 +199,16 @@ def up_command(
     memory: float = MEMORY_OPTION,
     as_json: bool = JSON_OPTION,
     *,
-    options: deploy.DeployOptions,
+    options: DeployOptions,
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
     hosts, docker = load_hosts(inventory)
-    options = options.resolved(hosts)
-    deploy.validate(hosts, options)
-    warn_plaintext(hosts, options)
-    checked = None if skip_preflight else gate_preflight(hosts, docker, memory, as_json, options.listeners)
+    planned = plan(hosts, options)
+    warn_plaintext(planned)
+    gate = None if skip_preflight else deploy.PreflightGate(memory, functools.partial(show_preflight, as_json=as_json))
     local = Engine.connect(this_machine())
-    result = with_progress(lambda p: deploy.up(hosts, options, True, p, docker=docker, local=local))
+    result = with_progress(lambda progress: deploy.up(planned, Session(hosts, docker, progress, local), gate))
+    checked = result.preflight.to_dict() if result.preflight is not None else None
     if not as_json:
         tables.print_swarm(result.swarm, out)
         if result.shipped is not None and any(d.action != "present" for d in result.shipped.deliveries):

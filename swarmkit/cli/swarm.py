@@ -39,16 +39,21 @@ def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: L
         )
 
 
-def gate_preflight(
-    hosts: Inventory, docker: DockerHosts, memory_gib: float, as_json: bool, plan: ListenerPlan | None = None
-) -> dict:
-    """Run preflight before a change: show it, and stop (changing nothing) when it fails."""
-    report = _preflight(hosts, docker, memory_gib, plan or ListenerPlan())
+def show_preflight(report: preflight.PreflightReport, as_json: bool) -> None:
+    """Show a preflight that gates a change: the table, or with --json the report alone when it failed."""
     if as_json and not report.ok:
         print_json(report.to_dict())
         raise typer.Exit(1)
     if not as_json:
         tables.print_preflight(report, out)
+
+
+def gate_preflight(
+    hosts: Inventory, docker: DockerHosts, memory_gib: float, as_json: bool, plan: ListenerPlan | None = None
+) -> dict:
+    """Run preflight before a change: show it, and stop (changing nothing) when it fails."""
+    report = _preflight(hosts, docker, memory_gib, plan or ListenerPlan())
+    show_preflight(report, as_json)
     if not report.ok:
         raise PreflightError("preflight failed: nothing was changed", hint="fix what the table above names, then retry")
     return report.to_dict()

@@ -23,10 +23,12 @@ from swarmkit.checks.status import status
 from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import broker_metadata
 from swarmkit.ops import deploy as deploy_module
 from swarmkit.ops import teardown, users
-from swarmkit.ops.deploy import DeployOptions, UpResult, render_for, up
+from swarmkit.ops.deploy import UpResult, render_for, up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.rebalance import RebalanceOptions, rebalance
 from swarmkit.ops.roll import RollOptions, roll
 from swarmkit.security import certs, pki
@@ -47,7 +49,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Inventor
     with fresh_sandbox(NAME, 3, "10.240.0.0/24", "se", directory, engine="apache", managers=3) as box:
         inventory = load_inventory(box.inventory_path)
         started = time.monotonic()
-        result = up(inventory, OPTIONS)
+        result = up(plan(inventory, OPTIONS), Session.of(inventory))
         yield inventory, result, time.monotonic() - started
 
 
@@ -143,7 +145,7 @@ def test_no_secret_is_shown(secured: tuple[Inventory, UpResult, float]) -> None:
         "docker service inspect": _docker(inventory, "service", "inspect", *services),
         "docker service logs": _docker(inventory, "service", "logs", "--raw", "kafka_broker")
         + _docker(inventory, "service", "logs", "--raw", "kafka_controller-1"),
-        "render": render_for(inventory, OPTIONS).text,
+        "render": render_for(plan(inventory, OPTIONS), Session.of(inventory)).text,
         "up --json": json.dumps(result.to_dict()),
     }
     for where, text in seen.items():
@@ -200,7 +202,7 @@ def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_br
     monkeypatch.setattr(
         deploy_module, "_advertised_names", lambda o, host, a: ["elsewhere.example"] if host == "se1" else names(o, host, a)
     )
-    assert deploy_module.deploy(inventory, replace(OPTIONS, security="ssl")).ok
+    assert deploy_module.deploy(plan(inventory, replace(OPTIONS, security="ssl")), Session.of(inventory)).ok
     client = pki.for_stack(inventory, "kafka", "ssl")
     assert client is not None and client.client is not None
     assert len(broker_metadata("se2:9094", TIMEOUT, client).brokers) == 3

@@ -9,7 +9,9 @@ import pytest
 from swarmkit.checks import diagnose, verify
 from swarmkit.errors import DeployError
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm import bootstrap as swarm
@@ -36,7 +38,7 @@ def inventory_of(box: sandbox.Sandbox) -> Inventory:
 
 
 def deploy_with(inventory: Inventory, **options) -> deploy.DeployResult:
-    return deploy.deploy(inventory, deploy.DeployOptions(topics=TOPICS, timeout=60, **options).resolved(inventory))
+    return deploy.deploy(plan(inventory, DeployOptions(topics=TOPICS, timeout=60, **options)), Session.of(inventory))
 
 
 def timed_verify(inventory: Inventory, **options) -> verify.VerifyReport:
@@ -100,10 +102,13 @@ def test_a_crashing_broker_is_named(vf: sandbox.Sandbox) -> None:
     command = 'test "$SWARMKIT_NODE_HOSTNAME" != vf3 && echo "$SWARMKIT_NODE_HOSTNAME"'
     with pytest.raises(DeployError, match="vf3"):
         deploy.deploy(
-            inventory,
-            deploy.DeployOptions(
-                advertise="command", hostname_command=command, topics=TOPICS, timeout=20, **side_stack("crash", 9095)
-            ).resolved(inventory),
+            plan(
+                inventory,
+                DeployOptions(
+                    advertise="command", hostname_command=command, topics=TOPICS, timeout=20, **side_stack("crash", 9095)
+                ),
+            ),
+            Session.of(inventory),
         )
     report = timed_verify(inventory, stack_name="crash", external_port=9095)
     assert not report.ok
