@@ -158,7 +158,7 @@ def test_no_secret_is_shown(secured: tuple[Inventory, UpResult, float]) -> None:
 def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, float]) -> None:
     """status, rebalance and roll reach the sasl_ssl cluster as swarmkit's admin (roll waits for the
     restarted broker through its SCRAM login), and the Kafka tools they run in a broker container use
-    mutual TLS on the internal listener. Before any user is removed: see the README's known problem."""
+    mutual TLS on the internal listener. Before any user is removed: see the known problem in docs/security.md."""
     inventory, _, _ = secured
     seen = status(inventory)
     assert not seen.kafka_error and seen.quorum is not None and seen.quorum.leader > 0, (seen.kafka_error, seen.quorum)
