@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
@@ -21,7 +23,13 @@ from swarmkit.cli.common import (
     print_json,
     timeout_option,
 )
-from swarmkit.ops import rebalance, retire
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.ops import rebalance, retire
+else:
+    rebalance = lazy("swarmkit.ops.rebalance")
+    retire = lazy("swarmkit.ops.retire")
 
 
 @expected_failures

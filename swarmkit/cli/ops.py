@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from swarmkit.checks import status
+from swarmkit import defaults
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -20,12 +22,20 @@ from swarmkit.cli.common import (
     timeout_option,
 )
 from swarmkit.cli.stack import with_progress
-from swarmkit.ops import roll, teardown
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.checks import status
+    from swarmkit.ops import roll, teardown
+else:
+    roll = lazy("swarmkit.ops.roll")
+    status = lazy("swarmkit.checks.status")
+    teardown = lazy("swarmkit.ops.teardown")
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
 NODE_OPTION = typer.Option([], "--node", help="Restart only this inventory host's broker; repeatable.")
-ROLL_TIMEOUT_OPTION = timeout_option(roll.BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
+ROLL_TIMEOUT_OPTION = timeout_option(defaults.ROLL_BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
 
 
 @expected_failures

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, STACK_OPTION, expected_failures, out
 from swarmkit.hosts.inventory import load_inventory
-from swarmkit.ops import users
-from swarmkit.security import pki
+from swarmkit.lazy import lazy
 from swarmkit.security.settings import ADMIN_USER, write_private
+
+if TYPE_CHECKING:
+    from swarmkit.ops import users
+    from swarmkit.security import pki
+else:
+    pki = lazy("swarmkit.security.pki")
+    users = lazy("swarmkit.ops.users")
 
 users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
-from swarmkit import names
+from swarmkit import defaults, names
 from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
@@ -17,7 +19,12 @@ from swarmkit.cli.common import (
     print_json,
     timeout_option,
 )
-from swarmkit.traffic import spark_cluster
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.traffic import spark_cluster
+else:
+    spark_cluster = lazy("swarmkit.traffic.spark_cluster")
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 
@@ -37,7 +44,7 @@ def spark_up_command(
     ),
     master_host: str = MASTER_HOST_OPTION,
     stack: str = STACK_OPTION,
-    timeout: float = timeout_option(spark_cluster.UP_TIMEOUT, "Seconds to wait for every worker."),
+    timeout: float = timeout_option(defaults.SPARK_UP_TIMEOUT, "Seconds to wait for every worker."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Deploy the master and one worker per node (host network), and wait until every worker has registered."""

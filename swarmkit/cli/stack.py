@@ -7,7 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -34,11 +34,20 @@ from swarmkit.cli.common import (
 )
 from swarmkit.cli.swarm import show_preflight
 from swarmkit.errors import SpecError
-from swarmkit.hosts.dockerapi import Engine
-from swarmkit.hosts.session import Session
-from swarmkit.ops import deploy
-from swarmkit.ops.plan import DeployOptions, DeployPlan, plan
+from swarmkit.lazy import lazy
 from swarmkit.stack.listeners import ListenerPlan
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import deploy
+    from swarmkit.ops import plan as planning
+    from swarmkit.ops.plan import DeployOptions, DeployPlan
+else:
+    deploy = lazy("swarmkit.ops.deploy")
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
+    planning = lazy("swarmkit.ops.plan")
+    sessions = lazy("swarmkit.hosts.session")
 
 ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
 IMAGE_OPTION = typer.Option(None, "--image", help="Broker image (default: the engine's, or the inventory's).")
@@ -84,12 +93,12 @@ STACK_PARAMETERS = {
 def _deploy_options(internal_port: int, external_port: int, **given: Any) -> DeployOptions:
     if given["hostname_command"] and given["advertise"] == "hostname":
         given["advertise"] = "command"
-    return DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
+    return planning.DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
 
 
 def stack_options(command: Callable) -> Callable:
     """Give render, deploy and up the same stack options, declared once; the command gets `options`."""
-    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "options"]
+    own = [p for p in inspect.signature(command).parameters.values() if p.name != "options"]  # annotations as text
     shared = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
         for name, (kind, option) in STACK_PARAMETERS.items()
@@ -170,7 +179,7 @@ def render(
     with output_dir_problems(output or ""):  # checked before anything is read or written
         directory = files.check_output_dir(Path(output)) if output is not None else None
     hosts, docker = load_hosts(inventory)
-    stack = deploy.render_for(plan(hosts, options), Session(hosts, docker))
+    stack = deploy.render_for(planning.plan(hosts, options), sessions.Session(hosts, docker))
     if directory is None:
         typer.echo(stack.text, nl=False)
         return
@@ -186,9 +195,9 @@ def render(
 def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
     hosts, docker = load_hosts(inventory)
-    planned = plan(hosts, options)
+    planned = planning.plan(hosts, options)
     warn_plaintext(planned)
-    _finish_deploy(with_progress(lambda progress: deploy.deploy(planned, Session(hosts, docker, progress))), as_json)
+    _finish_deploy(with_progress(lambda progress: deploy.deploy(planned, sessions.Session(hosts, docker, progress))), as_json)
 
 
 @expected_failures
@@ -203,11 +212,11 @@ def up_command(
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
     hosts, docker = load_hosts(inventory)
-    planned = plan(hosts, options)
+    planned = planning.plan(hosts, options)
     warn_plaintext(planned)
     gate = None if skip_preflight else deploy.PreflightGate(memory, functools.partial(show_preflight, as_json=as_json))
-    local = Engine.connect(this_machine())
-    result = with_progress(lambda progress: deploy.up(planned, Session(hosts, docker, progress, local), gate))
+    local = dockerapi.Engine.connect(this_machine())
+    result = with_progress(lambda progress: deploy.up(planned, sessions.Session(hosts, docker, progress, local), gate))
     checked = result.preflight.to_dict() if result.preflight is not None else None
     if not as_json:
         tables.print_swarm(result.swarm, out)

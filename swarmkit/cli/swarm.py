@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,12 +21,21 @@ from swarmkit.cli.common import (
     print_json,
 )
 from swarmkit.errors import PreflightError, SpecError
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.images import shipping
-from swarmkit.network import preflight
+from swarmkit.lazy import lazy
 from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.swarm import bootstrap as swarm
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.hosts.dockerapi import DockerHosts
+    from swarmkit.images import shipping
+    from swarmkit.network import preflight
+    from swarmkit.swarm import bootstrap as swarm
+else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
+    preflight = lazy("swarmkit.network.preflight")
+    shipping = lazy("swarmkit.images.shipping")
+    swarm = lazy("swarmkit.swarm.bootstrap")
 
 
 def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:

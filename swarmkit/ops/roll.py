@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from swarmkit import names, waits
+from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -47,7 +48,6 @@ from swarmkit.waits import Progress, no_progress
 
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
-BROKER_TIMEOUT = 300.0
 PROBE_TIMEOUT = 3.0
 OWNED_ENV = frozenset({"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS"})  # the entrypoint sets them
 PROPERTY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
@@ -60,7 +60,7 @@ class RollOptions:
     settings: tuple[tuple[str, str], ...] = ()  # Kafka properties, e.g. ("log.retention.hours", "48")
     nodes: tuple[str, ...] = ()  # inventory hosts to restart (default all); only without image or settings
     external_port: int = 9094
-    broker_timeout: float = BROKER_TIMEOUT  # per broker: back, registered and in sync
+    broker_timeout: float = ROLL_BROKER_TIMEOUT  # per broker: back, registered and in sync
 
     @property
     def changes_spec(self) -> bool:
@@ -353,7 +353,7 @@ def roll(
         dockerapi.update_service(
             manager, service, image=options.image, env=change.env, labels=change.labels, update_delay_ns=hold
         )
-        first = _first_taken(manager, service, targets, BROKER_TIMEOUT)
+        first = _first_taken(manager, service, targets, ROLL_BROKER_TIMEOUT)
     order = ([first] if first else []) + [t for t in targets if t is not first]
     results = _roll_each(docker, manager, service, order, first, cluster, options, progress)
     done = len(results) == len(order) and results[-1].ok

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from swarmkit.defaults import SPARK_UP_TIMEOUT
 from swarmkit.errors import EngineError, SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
@@ -39,7 +40,6 @@ WORKER_UI_PORT = 8081
 MASTER_MEMORY = "256m"  # the master's heap
 WORKER_DAEMON_MEMORY = "256m"  # the worker daemon's own heap
 WORKER_MEMORY = sparkjob.EXECUTOR_MEMORY  # what a worker offers: one verify executor per node
-UP_TIMEOUT = 180.0
 DOWN_TIMEOUT = 60.0
 CONNECT_TIMEOUT = 1.0
 Progress = Callable[[str], None]
@@ -236,7 +236,7 @@ def spark_up(
     registry: str | None = None,
     master_host: str | None = None,
     kafka_stack: str = "kafka",
-    timeout: float = UP_TIMEOUT,
+    timeout: float = SPARK_UP_TIMEOUT,
     docker: DockerHosts | None = None,
     progress: Progress | None = None,
 ) -> SparkCluster:
