@@ -26,8 +26,10 @@ from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
     from swarmkit.checks import status
+    from swarmkit.hosts import session as sessions
     from swarmkit.ops import roll, teardown
 else:
+    sessions = lazy("swarmkit.hosts.session")
     roll = lazy("swarmkit.ops.roll")
     status = lazy("swarmkit.checks.status")
     teardown = lazy("swarmkit.ops.teardown")
@@ -79,7 +81,7 @@ def roll_command(
     )
     hosts, docker = load_hosts(inventory)
     roll.validate(hosts, options)
-    report = with_progress(lambda progress: roll.roll(hosts, options, progress, docker=docker))
+    report = with_progress(lambda progress: roll.roll(sessions.Session(hosts, docker, progress), options))
     if as_json:
         print_json(report.to_dict())
     else:
@@ -100,7 +102,7 @@ def down_command(
     teardown.check_purge(purge, yes)
     hosts, docker = load_hosts(inventory)
     report = with_progress(
-        lambda progress: teardown.down(hosts, stack_name, purge=purge, yes=yes, on_progress=progress, docker=docker)
+        lambda progress: teardown.down(sessions.Session(hosts, docker, progress), stack_name, purge=purge, yes=yes)
     )
     if as_json:
         print_json(report.to_dict())

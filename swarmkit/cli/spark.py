@@ -22,8 +22,10 @@ from swarmkit.cli.common import (
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
+    from swarmkit.hosts import session as sessions
     from swarmkit.traffic import spark_cluster
 else:
+    sessions = lazy("swarmkit.hosts.session")
     spark_cluster = lazy("swarmkit.traffic.spark_cluster")
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
@@ -51,13 +53,12 @@ def spark_up_command(
     hosts, docker = load_hosts(inventory)
     with err.status("deploying Spark...") as status:
         cluster = spark_cluster.spark_up(
-            hosts,
+            sessions.Session(hosts, docker),
             image=image,
             registry=registry,
             master_host=master_host,
             kafka_stack=stack,
             timeout=timeout,
-            docker=docker,
             progress=lambda message: status.update(Text(message)),
         )
     if as_json:
@@ -79,7 +80,7 @@ def spark_down_command(
 ) -> None:
     """Remove the Spark stack (the Kafka stack is left alone)."""
     hosts, docker = load_hosts(inventory)
-    removed = spark_cluster.spark_down(hosts, master_host=master_host, kafka_stack=stack, docker=docker)
+    removed = spark_cluster.spark_down(sessions.Session(hosts, docker), master_host=master_host, kafka_stack=stack)
     if as_json:
         print_json({"ok": True, "stack": spark_cluster.stack_name(stack), "removed": removed})
     else:

@@ -34,6 +34,7 @@ from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import startup
@@ -44,7 +45,7 @@ from swarmkit.stack.deployed import ROLLED_LABEL, DeployedStack, broker_id_of, b
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import BROKER_DEFAULTS
 from swarmkit.swarm.view import active_manager, engine_states, node_for
-from swarmkit.waits import Progress, no_progress
+from swarmkit.waits import Progress
 
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
@@ -328,14 +329,11 @@ def _replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     return state
 
 
-def roll(
-    inventory: Inventory, options: RollOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
-) -> RollReport:
+def roll(session: Session, options: RollOptions) -> RollReport:
     """Roll the brokers one at a time, each back and in sync before the next; stop at the first that is not."""
     started = time.monotonic()
-    progress = on_progress or no_progress
+    inventory, docker, progress = session.inventory, session.docker, session.progress
     validate(inventory, options)
-    docker = dockerapi.hosts_of(inventory, docker)
     manager = docker[active_manager(inventory, engine_states(inventory, docker))]
     service = broker_service(options.stack_name)
     state = _replicated_brokers(manager, options.stack_name)

@@ -303,7 +303,7 @@ def test_retiring_a_manager_is_refused_before_anything_changes(rk: sandbox.Sandb
     grown = load_inventory(rk.inventory_path)
     before = broker_containers(grown)
     with pytest.raises(SpecError, match="rk1 is a manager"):
-        retire(grown, "rk1")
+        retire(Session.of(grown), "rk1")
     assert broker_containers(grown) == before
 
 

@@ -167,9 +167,9 @@ def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, 
     assert login is not None
     client = AdminClient({"bootstrap.servers": "10.240.0.11:9094", **login.librdkafka()})
     client.create_topics([NewTopic("lopsided", 3, replica_assignment=[[1], [1], [1]])])["lopsided"].result(TIMEOUT)
-    balanced = rebalance(inventory, RebalanceOptions(topics=("lopsided",), timeout=120))
+    balanced = rebalance(Session.of(inventory), RebalanceOptions(topics=("lopsided",), timeout=120))
     assert len(balanced.moves) == 2 and balanced.replicas == {1: 1, 2: 1, 3: 1}, balanced
-    rolled = roll(inventory, RollOptions(nodes=("se2",), broker_timeout=240))
+    rolled = roll(Session.of(inventory), RollOptions(nodes=("se2",), broker_timeout=240))
     assert rolled.ok and rolled.brokers[0].new_container != rolled.brokers[0].old_container, rolled.brokers
 
 
@@ -197,7 +197,7 @@ def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_br
     certificate gets in, a client without one or with a SASL login only is refused, and verify names
     broker 1 alone."""
     inventory, _, _ = secured
-    teardown.down(inventory, purge=True, yes=True)
+    teardown.down(Session.of(inventory), purge=True, yes=True)
     names = deploy_module._advertised_names
     monkeypatch.setattr(
         deploy_module, "_advertised_names", lambda o, host, a: ["elsewhere.example"] if host == "se1" else names(o, host, a)

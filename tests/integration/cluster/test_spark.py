@@ -52,7 +52,7 @@ def cluster(sa: sandbox.Sandbox) -> Iterator[Inventory]:
         yield inventory
     finally:
         with contextlib.suppress(SwarmkitError):
-            spark_cluster.spark_down(inventory)
+            spark_cluster.spark_down(Session.of(inventory))
 
 
 def test_the_job_checks_every_partition_through_its_leader(cluster: Inventory, tmp_path) -> None:
@@ -119,13 +119,13 @@ def _listening(host: sandbox.SandboxHost, port: int) -> Iterator[None]:
 
 def test_bad_input_is_refused_and_changes_nothing(cluster: Inventory, sa: sandbox.Sandbox) -> None:
     with pytest.raises(spark_cluster.SparkClusterError, match="not a manager"):
-        spark_cluster.spark_up(cluster, master_host="nosuch")
+        spark_cluster.spark_up(Session.of(cluster), master_host="nosuch")
     with pytest.raises(spark_cluster.SparkClusterError, match="is missing on") as missing:
-        spark_cluster.spark_up(cluster, image=f"{sa.registry}/swarmkit/spark:no-such-tag")
+        spark_cluster.spark_up(Session.of(cluster), image=f"{sa.registry}/swarmkit/spark:no-such-tag")
     assert missing.value.hint
     with _listening(sa.hosts[0], spark_cluster.MASTER_PORT):
         with pytest.raises(spark_cluster.SparkClusterError, match=r"port 7077/tcp on sa1 .* already in use"):
-            spark_cluster.spark_up(cluster)
+            spark_cluster.spark_up(Session.of(cluster))
     assert _spark_services(cluster) == []
 
 

@@ -8,7 +8,14 @@ import sys
 
 HEAVY = ("python_on_whales", "pydantic", "confluent_kafka", "cryptography", "pyspark", "docker")
 # What a command loads when it runs, not when the CLI starts: the work itself and the Docker adapter.
-WORK = ("swarmkit.ops.", "swarmkit.checks.", "swarmkit.traffic.", "swarmkit.sandbox.", "swarmkit.network.", "swarmkit.hosts.dockerapi")
+WORK = (
+    "swarmkit.ops.",
+    "swarmkit.checks.",
+    "swarmkit.traffic.",
+    "swarmkit.sandbox.",
+    "swarmkit.network.",
+    "swarmkit.hosts.dockerapi",
+)
 # CPU seconds (not wall: a busy machine stretches wall time far more than the work) for importing the
 # whole CLI: 0.19-0.21 s on this kind of machine under load (0.3-0.45 s, and 1.3-3.5 s on a busy machine,
 # before the heavy libraries and then swarmkit's own work modules were imported lazily).
