@@ -175,17 +175,17 @@ def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, 
 
 def test_a_client_user_gets_a_working_configuration(secured: tuple[Inventory, UpResult, float], tmp_path: Path) -> None:
     inventory, _, _ = secured
-    users.add_user(inventory, "kafka", "alice")
-    assert "alice" in users.list_users(inventory, "kafka")
-    config = users.client_config(inventory, "kafka", "sasl_ssl", "alice", "librdkafka", str(tmp_path / "ca.crt"))
+    users.add_user(Session.of(inventory), "kafka", "alice")
+    assert "alice" in users.list_users(Session.of(inventory), "kafka")
+    config = users.client_config(Session.of(inventory), "kafka", "sasl_ssl", "alice", "librdkafka", str(tmp_path / "ca.crt"))
     (tmp_path / "ca.crt").write_text(config.ca_pem)
     settings = dict(line.split("=", 1) for line in config.text.splitlines())
     admin = AdminClient(settings | {"socket.timeout.ms": int(TIMEOUT * 1000)})
     assert len(admin.list_topics(timeout=TIMEOUT).brokers) == 3
-    java = users.client_config(inventory, "kafka", "sasl_ssl", "alice", "properties", str(tmp_path / "ca.crt")).text
+    java = users.client_config(Session.of(inventory), "kafka", "sasl_ssl", "alice", "properties", str(tmp_path / "ca.crt")).text
     assert "sasl.jaas.config=" in java and "ssl.truststore.type=PEM" in java
-    users.remove_user(inventory, "kafka", "alice")
-    assert "alice" not in users.list_users(inventory, "kafka")
+    users.remove_user(Session.of(inventory), "kafka", "alice")
+    assert "alice" not in users.list_users(Session.of(inventory), "kafka")
 
 
 def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_broker(

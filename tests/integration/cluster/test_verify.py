@@ -8,6 +8,7 @@ import pytest
 
 from swarmkit.checks import diagnose, verify
 from swarmkit.errors import DeployError
+from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy
@@ -29,7 +30,7 @@ VERIFY_BOUND_S = 30
 def vf(tmp_path_factory: pytest.TempPathFactory):
     with fresh_sandbox(NAME, 3, "10.249.0.0/24", "vf", tmp_path_factory.mktemp("vf")) as created:
         inventory = load_inventory(created.inventory_path)
-        swarm.swarm_up(inventory)
+        swarm.swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
         yield created
 
 
@@ -141,7 +142,7 @@ def test_scale_out_is_reported_and_spark_runs_through_four_brokers(vf: sandbox.S
     assert timed_verify(inventory).ok
     sandbox.add_node(NAME)
     inventory = inventory_of(vf)
-    swarm.swarm_up(inventory)
+    swarm.swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
     deploy_with(inventory)
     report = timed_verify(inventory)
     assert report.ok, report.to_dict()

@@ -172,7 +172,7 @@ def test_swarm_ports_of_a_member_are_noted_not_failed(inventory, docker):
 def test_unreachable_engine_is_named_and_the_rest_still_probed(inventory, tmp_path):
     ghost = Host("pf9", f"unix://{tmp_path}/missing.sock", "10.232.0.99", "worker")
     with_ghost = replace(inventory, hosts=inventory.hosts + (ghost,))
-    report = run_preflight(with_ghost)
+    report = run_preflight(with_ghost, docker=DockerHosts.from_inventory(with_ghost))
     (failure,) = report.failures
     assert (failure.check, failure.to) == ("engine", "pf9") and str(tmp_path) in failure.fix
     assert any(c.check == "reachable" and c.status == "ok" for c in report.checks)
