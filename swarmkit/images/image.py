@@ -24,7 +24,7 @@ from swarmkit.assets import STACKS_DIR, tansu_binary
 from swarmkit.errors import SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
-from swarmkit.images import maven
+from swarmkit.images import debian, maven
 
 BUSYBOX = Path("/bin/busybox")
 SOCAT = Path("/usr/bin/socat")
@@ -33,7 +33,17 @@ PROBE_TAG = "swarmkit/probe:1"
 KAFKA_VERSION = "4.4.0"
 KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
 KAFKA_DIR = STACKS_DIR / "kafka"
+AGENT_POM = KAFKA_DIR / "metrics-agent" / "pom.xml"
+AGENT_JAR = "jmx_prometheus_javaagent.jar"  # its name in the image: the stack names no version
 SPARK_DIR = STACKS_DIR / "spark"
+PROMETHEUS_TAG = "swarmkit/prometheus:2.42.0"  # bookworm's prometheus package
+# Debian's prometheus serves its classic web UI from /usr/share/prometheus/web, whose static/ links
+# into these packages' JavaScript and fonts (the package's Depends).
+PROMETHEUS_PACKAGES = (
+    "prometheus", "fonts-glyphicons-halflings", "libjs-bootstrap", "libjs-bootstrap4", "libjs-d3",
+    "libjs-eonasdan-bootstrap-datetimepicker", "libjs-jquery", "libjs-jquery-hotkeys", "libjs-moment",
+    "libjs-moment-timezone", "libjs-mustache", "libjs-popper.js", "libjs-rickshaw",
+)  # fmt: skip
 # The modules Kafka's server and tools use.  jdeps over the resolved jars also names java.compiler
 # and java.scripting, for log4j-core's annotation processor and script conditions, which a running
 # Kafka never loads.  Added: jdk.security.auth for SASL/GSSAPI (Krb5LoginModule is named in
@@ -110,6 +120,38 @@ def probe_recipe() -> ImageRecipe:
         dockerfile=STACKS_DIR / "probe" / "Dockerfile",
         files=((_require(BUSYBOX, "busybox-static"), "busybox"),),
         rootfs=(socat, *_shared_libraries(socat)),
+    )
+
+
+def _prometheus_web(root: Path) -> Path:
+    """The web UI's files with the links into other packages resolved, without moment-timezone's 212 MB of
+    per-zone data (the UI loads moment-timezone-with-data.min.js only); made once per unpacked tree."""
+    web = root.with_name(f"web-{_stamp(root)[:12]}")
+    if not web.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix=".web-", dir=root.parent)) / "web"
+        shutil.copytree(
+            root / "usr" / "share" / "prometheus" / "web",
+            staging,
+            ignore=lambda directory, names: ["data"] if directory.endswith("moment-timezone") else [],
+        )
+        staging.rename(web)
+        staging.parent.rmdir()
+    return web
+
+
+def prometheus_recipe() -> ImageRecipe:
+    """The Prometheus server image: the binary and web UI of Debian's prometheus package on busybox, no base image."""
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        root = debian.unpacked(PROMETHEUS_PACKAGES, cache / "prometheus-debian" / "root")
+        web = _prometheus_web(root)
+    binary = root / "usr" / "bin" / "prometheus"
+    return ImageRecipe(
+        tag=PROMETHEUS_TAG,
+        dockerfile=STACKS_DIR / "prometheus" / "Dockerfile",
+        files=((_require(BUSYBOX, "busybox-static"), "busybox"), (binary, "prometheus")),
+        rootfs=tuple(_shared_libraries(binary)),
+        directories=((web, "web"),),
     )
 
 
@@ -210,6 +252,16 @@ def _cached_runtime_libraries(runtime: Path, jar_dirs: tuple[Path, ...]) -> tupl
     return tuple(libraries)
 
 
+def _agent_jar(directory: Path) -> Path:
+    """The one jar the metrics agent's pom resolves (the Prometheus JMX exporter, shaded)."""
+    jars = sorted(directory.glob("jmx_prometheus_javaagent-*.jar"))
+    if len(jars) != 1:
+        raise SwarmkitError(
+            f"{directory} holds {len(jars)} JMX exporter jars, not one", hint=f"remove {directory} and build again"
+        )
+    return jars[0]
+
+
 def kafka_recipe() -> ImageRecipe:
     """The Apache Kafka broker image: Maven's jars and a jlink runtime (both cached) on busybox.
 
@@ -218,6 +270,7 @@ def kafka_recipe() -> ImageRecipe:
     with maven.cache_lock(cache):
         libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
         tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
+        agent = _agent_jar(maven.resolved(AGENT_POM, cache / "jmx-exporter" / "libs"))
         runtime = _runtime(cache)
         libraries = _cached_runtime_libraries(runtime, (libs, tools))
     scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties", "cds.sh")
@@ -229,6 +282,7 @@ def kafka_recipe() -> ImageRecipe:
             (STACKS_DIR / "node-identity.sh", "node-identity.sh"),
             (STACKS_DIR / "apache" / "entrypoint.sh", "entrypoint.sh"),
             *((KAFKA_DIR / name, name) for name in scripts),
+            (agent, AGENT_JAR),
         ),
         rootfs=libraries,
         directories=((runtime, "jre"), (libs, "libs"), (tools, "tools-libs"), (KAFKA_DIR / "bin", "bin")),

@@ -18,6 +18,7 @@ from typing import Any
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.security.settings import BROKER_TARGET, SCRAM_TARGET, SecretFile, secret_path
+from swarmkit.stack import metrics
 from swarmkit.stack.compose import (
     BROKER_SERVICE,
     TASK_NAME,
@@ -188,8 +189,8 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     service = {
         "image": request.image or DEFAULT_IMAGE,
         "entrypoint": ["/bin/sh", scripts[-1].target],
-        "configs": [config_mount(config) for config in scripts + _tool_configs(plan)],
-        "environment": BROKER_DEFAULTS | with_extra_env(request, env),
+        "configs": [config_mount(config) for config in scripts + _tool_configs(plan) + _metrics_configs(request)],
+        "environment": BROKER_DEFAULTS | _metrics_env(request) | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
         "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR)],
@@ -220,6 +221,7 @@ def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str
         "KAFKA_HEAP_OPTS": CONTROLLER_HEAP,
         "KAFKA_JVM_PERFORMANCE_OPTS": CONTROLLER_JVM,
         **_common_env(request, "controller"),
+        **_metrics_env(request),
     }
     env.update(kafka_env(CONTROLLER_THREADS | controller_settings(plan) | security_settings(plan, "controller")))
     service: dict[str, Any] = {"image": request.image or DEFAULT_IMAGE}
@@ -281,11 +283,20 @@ def _tool_configs(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
 
 def _controller_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
     plan = request.listeners
-    return _tool_configs(plan) + ((stack_script(CONTROLLER_SCRIPT),) if plan.sasl else ())
+    return _tool_configs(plan) + ((stack_script(CONTROLLER_SCRIPT),) if plan.sasl else ()) + _metrics_configs(request)
+
+
+def _metrics_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
+    return metrics.agent_configs(request.image or DEFAULT_IMAGE)
+
+
+def _metrics_env(request: StackRequest) -> dict[str, str]:
+    """The Prometheus JMX exporter as a Java agent, with an image that carries it (swarmkit.stack.metrics)."""
+    return metrics.agent_env(request.image or DEFAULT_IMAGE)
 
 
 def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:
-    return _broker_scripts(request.listeners) + _controller_configs(request)
+    return tuple(dict.fromkeys(_broker_scripts(request.listeners) + _controller_configs(request)))
 
 
 def notes(request: StackRequest) -> dict[str, list[str]]:

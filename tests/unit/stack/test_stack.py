@@ -386,15 +386,29 @@ def test_docker_stack_config_accepts_rendered_files(path: Path):
             assert config["services"][name]["environment"][key] == value.replace("$$", "$"), (name, key)
 
 
-def test_sandbox_and_real_servers_differ_in_the_image_only():
-    """The sandbox's own Kafka image honours the official image's contract, so nothing else changes."""
+def _without_metrics_agent(document: dict) -> dict:
+    """The stack as if no JMX exporter were named: no KAFKA_OPTS, no mount or config of its rules."""
+    for service in document["services"].values():
+        service["environment"].pop("KAFKA_OPTS", None)
+        service["configs"] = [c for c in service.get("configs", []) if not c["source"].startswith("jmx-exporter-")]
+        if not service["configs"]:
+            del service["configs"]
+    document["configs"] = {name: c for name, c in document["configs"].items() if not name.startswith("jmx-exporter-")}
+    return document
+
+
+def test_sandbox_and_real_servers_differ_in_the_image_and_the_metrics_agent_only():
+    """The sandbox's own Kafka image honours the official image's contract, so nothing else changes but the
+    JMX exporter, which only swarmkit's image carries."""
     servers = StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID, topics=parse_topic_specs("orders:6:3"))
     sandbox = replace(servers, image="10.231.0.1:5000/swarmkit/kafka:4.4.0")
-    official = render_stack(servers)
-    ours = render_stack(sandbox)
-    changed = [(a, b) for a, b in zip(official.splitlines(), ours.splitlines()) if a != b]
-    assert len(official.splitlines()) == len(ours.splitlines())
-    assert changed and all("apache/kafka:4.4.0" in a and "swarmkit/kafka:4.4.0" in b for a, b in changed)
+    official, ours = yaml.safe_load(render_stack(servers)), yaml.safe_load(render_stack(sandbox))
+    assert "KAFKA_OPTS" not in official["services"]["broker"]["environment"]
+    assert ours["services"]["broker"]["environment"]["KAFKA_OPTS"].startswith("-javaagent:")
+    for service in ours["services"].values():
+        assert service["image"] == "10.231.0.1:5000/swarmkit/kafka:4.4.0"
+        service["image"] = "apache/kafka:4.4.0"
+    assert _without_metrics_agent(ours) == official
 
 
 def test_heap_defaults_can_be_raised_for_real_servers():

@@ -1,0 +1,129 @@
+"""The Prometheus server's stack (pure): ``<kafka stack>-metrics``, one Prometheus on a manager.
+
+It joins the Kafka stack's overlay network (attachable, external to this stack) and finds its targets
+by DNS there: Docker's DNS answers ``tasks.<service>`` with the address of every running task of a
+service, so a broker on a node that joins is scraped at the next refresh and one on a node that is
+removed drops out, without restarting Prometheus and without mounting the Docker socket
+(``dockerswarm_sd_configs`` would need it).  The metrics port is reached on the overlay only.
+The UI and API are published in host mode on the manager it runs on (the sandbox kernel has no IPVS
+for the routing mesh); its data lives on a named volume there.  The alert rules are a file,
+``stacks/prometheus/alerts.yml``; both it and the rendered ``prometheus.yml`` are swarm configs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from swarmkit.stack.compose import COMPOSE_VERSION, ConfigFile, stack_script, volume
+from swarmkit.stack.metrics import AGENT_PORT
+
+SERVER_PORT = 9090  # inside the container; the published port is the user's
+DEFAULT_IMAGE = "swarmkit/prometheus:2.42.0"  # built from Debian's prometheus package (swarmkit.images.image)
+SERVICE = "prometheus"
+DATA_VOLUME = "data"
+DATA_DIR = "/prometheus"
+NETWORK = "kafka"  # the Kafka stack's overlay, as this stack calls it
+RULES = "prometheus/alerts.yml"
+SCRAPE_INTERVAL = "15s"  # each scrape reads every matched MBean of every JVM: not more often
+DNS_REFRESH = "15s"
+RETENTION = "15d"
+BROKER_JOB = "kafka-broker"
+CONTROLLER_JOB = "kafka-controller"
+
+
+@dataclass(frozen=True)
+class MetricsSpec:
+    """What the metrics stack says: the Kafka services to scrape, where Prometheus runs and on which port."""
+
+    kafka_stack: str
+    network: str  # the Kafka stack's overlay network (e.g. kafka_internal)
+    brokers: str  # the broker service (kafka_broker)
+    controllers: tuple[str, ...]  # the controller services (kafka_controller-1, ...)
+    node_id: str  # the manager's swarm node id
+    port: int  # published on that manager
+    image: str = DEFAULT_IMAGE
+
+
+def stack_name(kafka_stack: str) -> str:
+    return f"{kafka_stack}-metrics"
+
+
+def data_volume(kafka_stack: str) -> str:
+    return f"{stack_name(kafka_stack)}_{DATA_VOLUME}"
+
+
+def _job(name: str, services: tuple[str, ...]) -> dict[str, Any]:
+    """A scrape job over every task of ``services``, each target labelled with its service."""
+    return {
+        "job_name": name,
+        "dns_sd_configs": [
+            {
+                "names": [f"tasks.{service}" for service in services],
+                "type": "A",
+                "port": AGENT_PORT,
+                "refresh_interval": DNS_REFRESH,
+            }
+        ],
+        "relabel_configs": [{"source_labels": ["__meta_dns_name"], "regex": r"tasks\.(.+)", "target_label": "service"}],
+    }
+
+
+def server_config(spec: MetricsSpec) -> dict[str, Any]:
+    """prometheus.yml as data: the rules file and one job for the brokers, one for the controllers."""
+    jobs = [_job(BROKER_JOB, (spec.brokers,))]
+    if spec.controllers:
+        jobs.append(_job(CONTROLLER_JOB, spec.controllers))
+    return {
+        "global": {
+            "scrape_interval": SCRAPE_INTERVAL,
+            "evaluation_interval": SCRAPE_INTERVAL,
+            "external_labels": {"kafka_stack": spec.kafka_stack},
+        },
+        "rule_files": [stack_script(RULES).target],
+        "scrape_configs": [*jobs, {"job_name": "prometheus", "static_configs": [{"targets": [f"localhost:{SERVER_PORT}"]}]}],
+    }
+
+
+def config_files(spec: MetricsSpec) -> tuple[ConfigFile, ...]:
+    header = f"# Prometheus for Kafka stack '{spec.kafka_stack}', written by `swarmkit metrics up`.\n"
+    rendered = ConfigFile("prometheus.yml", header + yaml.safe_dump(server_config(spec), sort_keys=False))
+    return (rendered, stack_script(RULES))
+
+
+def _service(spec: MetricsSpec, configs: tuple[ConfigFile, ...]) -> dict[str, Any]:
+    return {
+        "image": spec.image,
+        "command": [
+            f"--config.file={configs[0].target}",
+            f"--storage.tsdb.path={DATA_DIR}",
+            f"--storage.tsdb.retention.time={RETENTION}",
+            f"--web.listen-address=:{SERVER_PORT}",
+        ],
+        "configs": [{"source": config.name, "target": config.target} for config in configs],
+        "volumes": [volume(DATA_VOLUME, DATA_DIR)],
+        "networks": [NETWORK],
+        "ports": [{"target": SERVER_PORT, "published": spec.port, "protocol": "tcp", "mode": "host"}],
+        "deploy": {
+            "replicas": 1,
+            "endpoint_mode": "dnsrr",
+            "placement": {"constraints": [f"node.id == {spec.node_id}"]},
+            "restart_policy": {"condition": "any", "delay": "5s"},
+        },
+    }
+
+
+def render_stack(spec: MetricsSpec) -> str:
+    """The stack file: the same spec gives the same bytes (a redeploy of it restarts nothing)."""
+    configs = config_files(spec)
+    document = {
+        "version": COMPOSE_VERSION,
+        "services": {SERVICE: _service(spec, configs)},
+        "networks": {NETWORK: {"external": True, "name": spec.network}},
+        "volumes": {DATA_VOLUME: {"driver": "local"}},
+        "configs": {config.name: {"file": f"./{config.filename}"} for config in configs},
+    }
+    header = f"# Prometheus for Kafka stack '{spec.kafka_stack}', written by `swarmkit metrics up`; deploy beside stack.yml\n"
+    return header + yaml.safe_dump(document, sort_keys=False)
