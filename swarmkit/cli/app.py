@@ -8,6 +8,7 @@ from swarmkit import __version__
 from swarmkit.cli import checks, nodes, ops, security, stack, swarm
 from swarmkit.cli.common import UsageErrors, out
 from swarmkit.cli.images import image_app
+from swarmkit.cli.metrics import metrics_app
 from swarmkit.cli.sandbox import sandbox_app
 from swarmkit.cli.spark import spark_app
 
@@ -37,6 +38,7 @@ app.command("render")(stack.render)
 app.command("deploy")(stack.deploy_command)
 app.command("up")(stack.up_command)
 app.add_typer(spark_app, name="spark")
+app.add_typer(metrics_app, name="metrics")
 app.command("remove-node")(nodes.remove_node_command)
 app.command("status")(ops.status_command)
 app.command("roll")(ops.roll_command)

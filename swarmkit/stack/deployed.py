@@ -37,6 +37,17 @@ def broker_service(stack: str) -> str:
     return f"{stack}_broker"
 
 
+def overlay_network(stack: str) -> str:
+    """The stack's overlay network (attachable): where its internal listener and metrics ports are reached."""
+    return f"{stack}_internal"
+
+
+def controller_services(stack: str, services: list[str]) -> tuple[str, ...]:
+    """The apache engine's KRaft controllers (``<stack>_controller-N``) among a stack's services."""
+    prefix = f"{stack}_controller-"
+    return tuple(sorted(s for s in services if s.startswith(prefix) and s.removeprefix(prefix).isdigit()))
+
+
 def identity_volume(stack: str) -> str:
     return f"{stack}_identity"
 

@@ -27,7 +27,14 @@ LAYERS = (
 RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
 # Below ops and checks, a deployed stack is known by its names and labels (stack.deployed), never by how
 # it is rendered: the writer's modules may change without the swarm, Kafka or image code noticing.
-RENDERING = ("swarmkit.stack.compose", "swarmkit.stack.render", "swarmkit.stack.engines", "swarmkit.stack.kafka_settings")
+RENDERING = (
+    "swarmkit.stack.compose",
+    "swarmkit.stack.render",
+    "swarmkit.stack.engines",
+    "swarmkit.stack.kafka_settings",
+    "swarmkit.stack.metrics",
+    "swarmkit.stack.prometheus",
+)
 NOT_RENDERING = ("kafka", "swarm", "network", "images", "traffic", "security", "hosts", "")
 
 
