@@ -1,0 +1,133 @@
+"""The JMX exporter in the apache engine's JVMs and the Prometheus stack beside Kafka: both rendered, no Docker."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from swarmkit.assets import STACKS_DIR
+from swarmkit.cli.app import app
+from swarmkit.stack import prometheus
+from swarmkit.stack.compose import StackRequest
+from swarmkit.stack.deployed import controller_services
+from swarmkit.stack.metrics import AGENT_PORT, carries_agent
+from swarmkit.stack.render import render, render_stack
+from tests.unit.stack.test_stack import CLUSTER_ID, inventory
+
+OURS = "10.231.0.1:5000/swarmkit/kafka:4.4.0"
+SPEC = prometheus.MetricsSpec(
+    "kafka", "kafka_internal", "kafka_broker", ("kafka_controller-1", "kafka_controller-2"), "abc123", 9090
+)
+
+
+@pytest.mark.parametrize(
+    ("image", "carries"),
+    [
+        ("swarmkit/kafka:4.4.0", True),
+        (OURS, True),
+        ("10.231.0.1:5000/swarmkit/kafka", True),
+        ("swarmkit/kafka@sha256:" + "0" * 64, True),
+        ("apache/kafka:4.4.0", False),
+        ("example.com/notswarmkit/kafka:1", False),
+        ("swarmkit/kafka-tools:1", False),
+    ],
+)
+def test_only_swarmkits_image_is_given_the_agent(image: str, carries: bool) -> None:
+    assert carries_agent(image) is carries
+
+
+def test_every_broker_and_controller_jvm_starts_the_agent_on_the_overlay_only() -> None:
+    request = StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID, image=OURS)
+    document = yaml.safe_load(render_stack(request))
+    for name, service in document["services"].items():
+        options = service["environment"]["KAFKA_OPTS"]
+        assert (
+            options
+            == f"-javaagent:/opt/prometheus/jmx_prometheus_javaagent.jar={AGENT_PORT}:/usr/local/lib/swarmkit/jmx-exporter.yml"
+        )
+        assert any(c["target"].endswith("/jmx-exporter.yml") for c in service["configs"]), name
+        assert all(port["target"] != AGENT_PORT for port in service.get("ports", [])), name
+    rules = [f for f in render(request).files if f.filename == "jmx-exporter.yml"]
+    assert len(rules) == 1 and rules[0].content == (STACKS_DIR / "apache" / "jmx-exporter.yml").read_text()
+
+
+def test_a_users_kafka_opts_replaces_the_agents() -> None:
+    request = StackRequest(inventory(1), cluster_id=CLUSTER_ID, image=OURS, extra_env={"KAFKA_OPTS": "-Dx=1"})
+    assert yaml.safe_load(render_stack(request))["services"]["broker"]["environment"]["KAFKA_OPTS"] == "-Dx=1"
+
+
+def test_prometheus_finds_brokers_and_controllers_by_dns_on_the_kafka_overlay() -> None:
+    config = prometheus.server_config(SPEC)
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    assert set(jobs) == {"kafka-broker", "kafka-controller", "prometheus"}
+    (brokers,) = jobs["kafka-broker"]["dns_sd_configs"]
+    (controllers,) = jobs["kafka-controller"]["dns_sd_configs"]
+    assert (brokers["names"], brokers["type"], brokers["port"]) == (["tasks.kafka_broker"], "A", AGENT_PORT)
+    assert controllers["names"] == ["tasks.kafka_controller-1", "tasks.kafka_controller-2"]
+    assert config["rule_files"] == ["/usr/local/lib/swarmkit/alerts.yml"]
+    assert "kafka-controller" not in {
+        j["job_name"] for j in prometheus.server_config(replace(SPEC, controllers=()))["scrape_configs"]
+    }
+
+
+def test_the_metrics_stack_runs_on_the_manager_with_its_data_on_a_volume() -> None:
+    document = yaml.safe_load(prometheus.render_stack(SPEC))
+    service = document["services"]["prometheus"]
+    assert service["deploy"]["placement"]["constraints"] == ["node.id == abc123"]
+    assert service["ports"] == [{"target": 9090, "published": 9090, "protocol": "tcp", "mode": "host"}]
+    assert service["volumes"] == [{"type": "volume", "source": "data", "target": "/prometheus"}]
+    assert document["networks"] == {"kafka": {"external": True, "name": "kafka_internal"}}
+    files = {config.name: config for config in prometheus.config_files(SPEC)}
+    assert {c["source"] for c in service["configs"]} == set(files) == set(document["configs"])
+    assert f"--config.file={files[service['configs'][0]['source']].target}" in service["command"]
+    assert prometheus.render_stack(SPEC) == prometheus.render_stack(SPEC)
+    assert prometheus.render_stack(replace(SPEC, port=9191)) != prometheus.render_stack(SPEC)
+
+
+def test_the_alert_rules_cover_what_docs_metrics_md_explains() -> None:
+    groups = yaml.safe_load((STACKS_DIR / "prometheus" / "alerts.yml").read_text())["groups"]
+    alerts = {rule["alert"]: rule for group in groups for rule in group["rules"]}
+    assert {
+        "KafkaBrokerDown",
+        "KafkaTargetDown",
+        "KafkaOfflinePartitions",
+        "KafkaUnderReplicatedPartitions",
+        "KafkaUnderMinIsrPartitions",
+        "KafkaNoActiveController",
+        "KafkaQuorumLag",
+    } <= set(alerts)
+    docs = (STACKS_DIR.parent / "docs" / "metrics.md").read_text()
+    assert all(f"`{name}`" in docs for name in alerts)
+    assert all(rule["labels"]["severity"] in ("warning", "critical") for rule in alerts.values())
+
+
+def test_controllers_are_told_apart_from_other_services() -> None:
+    services = ["kafka_broker", "kafka_controller-2", "kafka_controller-1", "kafka_controller-x", "kafka2_controller-1"]
+    assert controller_services("kafka", services) == ("kafka_controller-1", "kafka_controller-2")
+
+
+def test_metrics_commands_refuse_bad_input_with_a_hint(tmp_path: Path) -> None:
+    runner = CliRunner()
+    inventory_file = tmp_path / "inventory.yaml"
+    inventory_file.write_text(
+        yaml.safe_dump(
+            {"hosts": [{"name": "n1", "endpoint": "unix:///nonexistent.sock", "address": "10.9.0.1", "role": "manager"}]}
+        )
+    )
+    for args, said in (
+        (["metrics", "up", "-i", str(inventory_file), "--port", "70000"], "not a port number"),
+        (["metrics", "up", "-i", str(inventory_file), "--image", "Not An Image"], "not a valid image reference"),
+        (["metrics", "down", "-i", str(inventory_file), "--stack", "Bad Name"], "stack"),
+    ):
+        result = runner.invoke(app, [*args, "--json"])
+        assert result.exit_code == 2, args
+        document = json.loads(result.stdout)
+        assert said in document["error"] and document["hint"] and "Traceback" not in result.output
+    result = runner.invoke(app, ["metrics", "up", "-i", str(inventory_file)])
+    assert result.exit_code == 1 and "Is the docker daemon running?" in result.output and "hint:" in result.output
+    assert "Traceback" not in result.output
