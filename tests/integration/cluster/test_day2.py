@@ -1,6 +1,8 @@
 """Day-2 operations on a replicated Apache Kafka cluster (3 hosts, three managers), through the runbooks.
 
-In order on one cluster: `status` reads it; bad input to roll/down/status changes nothing; a full
+In order on one cluster: `status` reads it; bad input to roll/down/status changes nothing; `metrics up`
+scrapes every broker and controller, a stopped broker raises the broker-down alert, `metrics down --purge`
+leaves nothing behind; a full
 `roll` (a changed broker setting) under an acks=all producer loses and duplicates nothing,
 replaces every broker container and leaves the controllers alone; `down` then `up` brings the
 same cluster back (same broker ids and cluster id, every record); `down --purge-data` removes the
@@ -12,6 +14,8 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -104,6 +108,82 @@ def test_bad_input_is_refused_and_changes_nothing(cluster: Inventory) -> None:
         done = run(SWARMKIT, args[0], "-i", cluster.path, *args[1:])
         assert done.returncode == code and message in done.stderr, args
     assert containers(cluster, "broker") == before
+
+
+def prometheus(url: str, path: str, **query: str) -> list:
+    """The ``data`` of one Prometheus API call: a query's result, the alerts, or the rule groups."""
+    with urllib.request.urlopen(f"{url}api/v1/{path}?{urllib.parse.urlencode(query)}", timeout=5) as response:
+        data = json.loads(response.read())["data"]
+    return next(data[key] for key in ("result", "alerts", "groups") if key in data)
+
+
+def wait_for(what: str, check, timeout: float, every: float = 2.0):
+    deadline = time.monotonic() + timeout
+    while not (found := check()):
+        assert time.monotonic() < deadline, f"{what}: not within {timeout:g} s"
+        time.sleep(every)
+    return found
+
+
+@pytest.fixture(scope="module")
+def metrics_url(cluster: Inventory) -> str:
+    done = run(SWARMKIT, "metrics", "up", "-i", cluster.path, "--json", timeout=600)
+    assert done.returncode == 0
+    return json.loads(done.stdout)["url"]
+
+
+def test_metrics_up_scrapes_every_broker_and_controller(cluster: Inventory, metrics_url: str) -> None:
+    started = time.monotonic()
+
+    def scraped() -> dict[str, int]:
+        jobs: dict[str, int] = {}
+        for series in prometheus(metrics_url, "query", query='up{job=~"kafka-.*"} == 1'):
+            jobs[series["metric"]["job"]] = jobs.get(series["metric"]["job"], 0) + 1
+        return jobs if jobs == {"kafka-broker": 3, "kafka-controller": 3} else {}
+
+    wait_for("3 brokers and 3 controllers scraped", scraped, 180)
+    print(f"every target up {time.monotonic() - started:.1f} s after metrics up")
+    brokers = prometheus(metrics_url, "query", query="kafka_server_replicamanager_partitioncount")
+    assert len(brokers) == 3 and all(s["metric"]["service"] == "kafka_broker" for s in brokers)
+    ids = prometheus(metrics_url, "query", query="kafka_server_app_info_start_time_ms")
+    assert sorted(int(s["metric"]["node_id"]) for s in ids) == [1, 2, 3, 9001, 9002, 9003]
+    active = prometheus(
+        metrics_url, "query", query='sum(kafka_controller_kafkacontroller_activecontrollercount{job="kafka-controller"})'
+    )
+    assert active[0]["value"][1] == "1"
+    rules = {rule["name"] for group in prometheus(metrics_url, "rules") for rule in group["rules"]}
+    assert {"KafkaBrokerDown", "KafkaUnderReplicatedPartitions", "KafkaOfflinePartitions"} <= rules
+
+
+def test_a_stopped_broker_raises_the_broker_down_alert(cluster: Inventory, metrics_url: str) -> None:
+    docker = DockerHosts.from_inventory(cluster)
+    host = cluster.hosts[2]
+    node = next(n.id for n in dockerapi.swarm_nodes(docker[cluster.first_manager]) if n.labels.get("swarmkit.host") == host.name)
+    container = containers(cluster, "broker")[node]
+    started = time.monotonic()
+    dockerapi.stop_container(docker[host], container, 60)
+
+    def broker_down() -> list[str]:
+        alerts = prometheus(metrics_url, "alerts")
+        return [a["state"] for a in alerts if a["labels"]["alertname"] == "KafkaBrokerDown"]
+
+    states = wait_for("KafkaBrokerDown pending or firing", broker_down, 60 - (time.monotonic() - started), every=1.0)
+    print(f"KafkaBrokerDown {states} {time.monotonic() - started:.1f} s after the broker was stopped")
+    wait_for("the cluster healthy again", lambda: run(RUNBOOKS / "status.sh", cluster.path).returncode == 0, 300, every=5)
+    wait_for("KafkaBrokerDown cleared", lambda: not broker_down(), 120)
+    print(f"healthy and cleared {time.monotonic() - started:.1f} s after the stop")
+
+
+def test_metrics_down_with_purge_leaves_nothing_behind(cluster: Inventory, metrics_url: str) -> None:
+    done = run(SWARMKIT, "metrics", "down", "-i", cluster.path, "--purge", "--json")
+    assert done.returncode == 0
+    report = json.loads(done.stdout)
+    assert report["removed"] == ["kafka-metrics_prometheus"] and report["volumes"] == ["kafka-metrics_data"]
+    manager = DockerHosts.from_inventory(cluster)[cluster.first_manager]
+    assert dockerapi.stack_services(manager, "kafka-metrics") == []
+    assert dockerapi.stack_leftovers(manager, "kafka-metrics") == []
+    assert stack_left(cluster, "com.docker.stack.namespace=kafka-metrics") == {"d21": 0, "d22": 0, "d23": 0}
+    assert dockerapi.remove_labelled_volumes(manager, "com.docker.stack.namespace=kafka-metrics") == []
 
 
 def test_a_full_roll_under_acks_all_loses_and_duplicates_nothing(cluster: Inventory) -> None:
