@@ -56,6 +56,9 @@ JRE_MODULES = (
 # Spark's daemons and executors need two more: jdk.zipfs (the web UI serves its files out of a jar)
 # and jdk.incubator.vector (every executor JVM is started with --add-modules=jdk.incubator.vector).
 SPARK_JRE_MODULES = (*JRE_MODULES, "jdk.zipfs", "jdk.incubator.vector")
+# The Kafka image's JVMs also start the Prometheus JMX exporter as a Java agent: java.instrument loads
+# agents (libinstrument), jdk.httpserver serves its metrics (jdeps over the agent's jar names both).
+KAFKA_JRE_MODULES = (*JRE_MODULES, "java.instrument", "jdk.httpserver")
 JLINK_OPTIONS = ("--strip-debug", "--no-header-files", "--no-man-pages")
 # java.desktop's native GUI, font and sound libraries: a headless server never loads them, and they
 # would pull X11, freetype and ALSA into the image.
@@ -172,7 +175,7 @@ def _jdk_home() -> Path:
     return home
 
 
-def _runtime(cache: Path, modules: tuple[str, ...] = JRE_MODULES) -> Path:
+def _runtime(cache: Path, modules: tuple[str, ...]) -> Path:
     """A Java runtime with only the modules an image needs, made by jlink once per JDK build and module
     list (the cache key), without the GUI libraries; renamed into place when complete."""
     home = _jdk_home()
@@ -271,7 +274,7 @@ def kafka_recipe() -> ImageRecipe:
         libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
         tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
         agent = _agent_jar(maven.resolved(AGENT_POM, cache / "jmx-exporter" / "libs"))
-        runtime = _runtime(cache)
+        runtime = _runtime(cache, KAFKA_JRE_MODULES)
         libraries = _cached_runtime_libraries(runtime, (libs, tools))
     scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties", "cds.sh")
     return ImageRecipe(
