@@ -82,6 +82,7 @@ def exec_script(engine: Engine, container_id: str, script: str) -> str:
 
 
 def exec_in_container(engine: Engine, container_id: str, command: list[str]) -> str:
+    """Run a command in a container by id (e.g. a quorum read in a controller), returning its output."""
     return call(
         engine, f"running {command[0]} in container {container_id[:12]}", lambda c: c.container.execute(container_id, command)
     )

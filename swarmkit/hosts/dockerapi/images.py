@@ -26,6 +26,7 @@ def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
 
 
 def push_image(engine: Engine, tag: str) -> None:
+    """Push to the sandbox or a private registry; a failure asks whether that registry is reachable and trusted."""
     try:
         engine.client.image.push(tag, quiet=True)
     except whales_errors.DockerException as error:
@@ -34,6 +35,7 @@ def push_image(engine: Engine, tag: str) -> None:
 
 
 def has_image(engine: Engine, tag: str) -> bool:
+    """Whether the engine holds the image; an engine that does not answer is an error, not False."""
     try:
         return engine.client.image.exists(tag)
     except whales_errors.DockerException as error:

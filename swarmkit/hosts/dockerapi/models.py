@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class EngineInfo:
+    """What ``docker system info`` says of an engine that preflight, swarm and sandbox decide on."""
+
     endpoint: str
     version: str
     hostname: str
@@ -18,6 +20,8 @@ class EngineInfo:
 
 @dataclass(frozen=True)
 class SwarmNode:
+    """One swarm node as a manager sees it, labels included (they carry broker ids and host names)."""
+
     id: str
     hostname: str
     role: str
@@ -45,6 +49,8 @@ class TaskState:
 
 @dataclass(frozen=True)
 class ServiceState:
+    """A service and every task it has: what convergence, status and roll decide on."""
+
     name: str
     update_state: str  # "" (never updated), updating, paused, completed, rollback_*
     update_message: str
@@ -57,6 +63,7 @@ class ServiceState:
         return sorted((t for t in self.tasks if t.node_id == node_id), key=lambda t: t.created_at, reverse=True)
 
     def running_on(self, node_id: str) -> TaskState | None:
+        """The node's task that runs the present spec now; None while it starts, fails or is replaced."""
         for task in self.tasks_on(node_id):
             if task.current and task.desired_state == "running" and task.state == "running":
                 return task

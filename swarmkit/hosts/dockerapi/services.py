@@ -96,5 +96,6 @@ def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: 
 
 
 def _job_ended(manager: Engine, job: str) -> bool:
+    """A one-off job ends in one of these states; it is never restarted."""
     state = service_state(manager, job)
     return state is not None and any(t.state in ("complete", "failed", "rejected") for t in state.tasks)

@@ -19,6 +19,7 @@ JOIN_IN_BACKGROUND = "will continue in the background"  # Docker's answer when a
 
 
 def swarm_init(engine: Engine, advertise_address: str) -> None:
+    """Make this engine the swarm's first manager, reached by the others at ``advertise_address``."""
     call(engine, "docker swarm init", lambda c: c.swarm.init(advertise_address=advertise_address))
 
 
@@ -40,6 +41,7 @@ def swarm_join(engine: Engine, manager_address: str, token: str, advertise_addre
 
 
 def swarm_leave(engine: Engine, force: bool) -> None:
+    """Leave the swarm; ``force`` lets a manager leave too (Docker refuses that without it, to guard the quorum)."""
     call(engine, "docker swarm leave", lambda c: c.swarm.leave(force=force))
 
 
@@ -49,10 +51,12 @@ def swarm_nodes(engine: Engine) -> list[SwarmNode]:
 
 
 def update_node_labels(engine: Engine, node_id: str, labels: dict[str, str]) -> None:
+    """Add or change node labels (a broker id, a host name): a manager keeps them for the node's life."""
     call(engine, f"labelling node {node_id}", lambda c: c.node.update(node_id, labels_add=labels))
 
 
 def remove_node_labels(engine: Engine, node_id: str, names: list[str]) -> None:
+    """Drop node labels by name (a purged stack's ids and cluster id)."""
     call(engine, f"removing labels from node {node_id}", lambda c: c.node.update(node_id, rm_labels=names))
 
 
@@ -62,4 +66,5 @@ def set_node_availability(engine: Engine, node_id: str, availability: str) -> No
 
 
 def remove_node(engine: Engine, node_id: str) -> None:
+    """Forget a node in the swarm's list (forced: also one the swarm still sees as up)."""
     call(engine, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
