@@ -28,7 +28,9 @@ from rich.table import Table
 from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
-from swarmkit.ops.deploy import DeployOptions, up
+from swarmkit.hosts.session import Session
+from swarmkit.ops.deploy import up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 
 NAME = "kb"
@@ -81,7 +83,7 @@ def engine_run(engine: str, runs: int, directory: Path, console: Console) -> dic
         sandbox_s, built = timed(lambda: sandbox.up(3, NAME, NAME, SUBNET, str(directory / "kb.yaml"), engine=engine))
         inventory = load_inventory(built.inventory_path)
         console.print(f"{engine}: up...")
-        up_s, _ = timed(lambda: up(inventory, DeployOptions(topics=TOPICS[engine])))
+        up_s, _ = timed(lambda: up(plan(inventory, DeployOptions(topics=TOPICS[engine])), Session.of(inventory)))
         verify_s, _ = timed(lambda: verified_within(inventory))
         row: dict[str, Any] = {"sandbox_up_s": sandbox_s, "up_s": up_s, "first_verify_s": verify_s}
         row["to_verified_s"] = sandbox_s + up_s + verify_s
@@ -91,7 +93,7 @@ def engine_run(engine: str, runs: int, directory: Path, console: Console) -> dic
             console.print("apache: add a node, up, verify on 4 brokers...")
             sandbox.add_node(NAME)
             grown = load_inventory(built.inventory_path)
-            up(grown, DeployOptions(topics=TOPICS[engine]))
+            up(plan(grown, DeployOptions(topics=TOPICS[engine])), Session.of(grown))
             verified_within(grown)
             row["verify_4_s"] = verify_times(grown, runs)
         return row

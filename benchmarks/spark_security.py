@@ -23,7 +23,9 @@ from rich.table import Table
 
 from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.hosts.inventory import Inventory, load_inventory
-from swarmkit.ops.deploy import DeployOptions, up
+from swarmkit.hosts.session import Session
+from swarmkit.ops.deploy import up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 
 NAME = "sx"
@@ -33,7 +35,7 @@ MODES = ("plaintext", "sasl_ssl")
 
 def spark_rate(inventory: Inventory, mode: str, records: int) -> dict[str, float]:
     """Deploy in ``mode``, then one Spark verify run; its records/s end to end and its start-up."""
-    deployed = up(inventory, DeployOptions(security=mode, topics="bench:6:3", timeout=600))
+    deployed = up(plan(inventory, DeployOptions(security=mode, topics="bench:6:3", timeout=600)), Session.of(inventory))
     if not deployed.ok:
         raise SystemExit(f"up --security {mode} failed: {deployed.deploy.problems}")
     report = verify(inventory, VerifyOptions(timeout=15.0, spark=True, spark_records=records))

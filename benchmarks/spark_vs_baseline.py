@@ -39,7 +39,9 @@ from rich.table import Table
 
 from swarmkit.assets import SPARK_DIR
 from swarmkit.hosts.inventory import load_inventory
-from swarmkit.ops.deploy import DeployOptions, up
+from swarmkit.hosts.session import Session
+from swarmkit.ops.deploy import up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.traffic.spark import ClassArchive, DriverJava, SparkJobError, SparkReport, run_verify_job
 
@@ -186,10 +188,10 @@ def baseline(args: argparse.Namespace, tuning: job.Tuning) -> tuple[list[dict[st
         results = list(pool.map(work, shares))
         elapsed = time.monotonic() - began
     runs = []
-    for plan in plans:
-        run = job.ClusterRun(plan)
+    for cluster_plan in plans:
+        run = job.ClusterRun(cluster_plan)
         for share, result in zip(shares, results):
-            if share.plan is plan:
+            if share.plan is cluster_plan:
                 run.rows.update(result.rows)
                 run.expected_crc.update(result.acked)
                 run.listed_end.update(result.listed_end)
@@ -375,7 +377,10 @@ def own_sandbox(args: argparse.Namespace, err: Console) -> Iterator[None]:
     try:
         with err.status(f"sandbox {SANDBOX}: 3 hosts, Apache Kafka, topic {args.topic}:6:3"):
             made = sandbox.up(3, SANDBOX, SANDBOX, SUBNET, str(Path(tempfile.mkdtemp()) / "sb2.yaml"), "apache", 3)
-            result = up(load_inventory(made.inventory_path), DeployOptions(topics=f"{args.topic}:{args.partitions}:3"))
+            result = up(
+                plan(load_inventory(made.inventory_path), DeployOptions(topics=f"{args.topic}:{args.partitions}:3")),
+                Session.of(load_inventory(made.inventory_path)),
+            )
         if not result.ok:
             raise SystemExit(f"the sandbox's cluster did not come up: {result.deploy.problems}")
         args.brokers = [f"{SANDBOX}{n}:9094" for n in (1, 2, 3)]

@@ -30,8 +30,10 @@ from rich.table import Table
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Host, Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
-from swarmkit.ops.deploy import DeployOptions, render_for, up
+from swarmkit.ops.deploy import render_for, up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.engines.apache import generate_cluster_id
 from swarmkit.stack.topics import parse_topic_specs
@@ -103,7 +105,7 @@ def bare_wait_and_topics(inventory: Inventory, engine: str) -> None:
 def bare_run(engine: str, directory: Path) -> float:
     inventory = fresh_inventory(engine, directory)
     options = DeployOptions(topics=TOPICS[engine], cluster_id=generate_cluster_id() if engine == "apache" else None)
-    stack_file = render_for(inventory, options).write(directory / "stack")
+    stack_file = render_for(plan(inventory, options), Session.of(inventory)).write(directory / "stack")
     docker = DockerHosts.from_inventory(inventory)
 
     def sequence() -> None:
@@ -119,7 +121,7 @@ def bare_run(engine: str, directory: Path) -> float:
 
 def swarmkit_run(engine: str, directory: Path) -> dict[str, float]:
     inventory = fresh_inventory(engine, directory)
-    seconds, result = timed(lambda: up(inventory, DeployOptions(topics=TOPICS[engine])))
+    seconds, result = timed(lambda: up(plan(inventory, DeployOptions(topics=TOPICS[engine])), Session.of(inventory)))
     preflight = result.preflight.duration_s if result.preflight else 0.0
     return {
         "total_s": seconds,

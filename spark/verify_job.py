@@ -60,7 +60,7 @@ CONNECTOR = "spark-sql-kafka-0-10"
 
 @dataclass(frozen=True)
 class Tuning:
-    """What Spark users tune on the Kafka sink and source (see README, Benchmarks)."""
+    """What Spark users tune on the Kafka sink and source (see docs/spark.md, Tuning, and benchmarks/RESULTS.md)."""
 
     linger_ms: int = 20
     batch_size: int = 524_288
@@ -422,7 +422,7 @@ def _source(spark: SparkSession, plan: Plan, end: dict[int, int], tuning: Tuning
         .option("kafkaConsumer.pollTimeoutMs", str(POLL_TIMEOUT_MS))
         .option("kafka.max.partition.fetch.bytes", str(tuning.fetch_bytes))
         .option("kafka.fetch.max.bytes", str(4 * tuning.fetch_bytes))
-        .option("kafka.max.poll.records", str(tuning.poll_records))  # see Tuning.poll_records and the README
+        .option("kafka.max.poll.records", str(tuning.poll_records))  # see Tuning.poll_records and docs/spark.md
         .option("kafka.check.crcs", "false")  # every value's crc32 is checked end to end below (librdkafka's default too)
         .options(**plan.client.connector_options())
     )

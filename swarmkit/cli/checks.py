@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from swarmkit import numbers
-from swarmkit.checks import diagnose, verify
+from swarmkit import defaults, numbers
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -24,8 +24,17 @@ from swarmkit.cli.common import (
     timeout_option,
 )
 from swarmkit.errors import SpecError
-from swarmkit.security.settings import read_client_config
-from swarmkit.traffic import spark_streaming
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.checks import diagnose, verify
+    from swarmkit.security import settings
+    from swarmkit.traffic import spark_streaming
+else:
+    diagnose = lazy("swarmkit.checks.diagnose")
+    settings = lazy("swarmkit.security.settings")
+    spark_streaming = lazy("swarmkit.traffic.spark_streaming")
+    verify = lazy("swarmkit.checks.verify")
 
 listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no_args_is_help=True)
 
@@ -39,12 +48,12 @@ def verify_command(
     report: str | None = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
     streaming: bool = typer.Option(False, "--streaming", help="With --spark: a Structured Streaming query, exactly once."),
     seconds: float = typer.Option(
-        spark_streaming.DEFAULT_SECONDS,
+        defaults.STREAM_SECONDS,
         "--seconds",
         help="How long the stream's producer writes.",
         callback=checked(numbers.seconds),
     ),
-    rate: int = count_option(spark_streaming.DEFAULT_RATE, "--rate", "Records/s the stream's producer writes."),
+    rate: int = count_option(defaults.STREAM_RATE, "--rate", "Records/s the stream's producer writes."),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
     timeout: float = timeout_option(
@@ -89,7 +98,7 @@ def listeners_diagnose(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """What `kafkacat -L` shows, with verdicts: does every advertised address resolve, connect and answer?"""
-    listed, security = read_client_config(Path(config)) if config else ("", None)
+    listed, security = settings.read_client_config(Path(config)) if config else ("", None)
     bootstrap = bootstrap or listed.split(",")[0]
     if not bootstrap:
         raise SpecError("no broker to ask", hint="give --bootstrap HOST:PORT, or a --config with bootstrap.servers")

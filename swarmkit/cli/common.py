@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -19,8 +19,14 @@ from typer.core import TyperGroup
 
 from swarmkit import names, numbers
 from swarmkit.errors import SpecError, SwarmkitError
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.hosts.dockerapi import DockerHosts
+else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
 
 # Neither console reads markup or emoji codes: names, specs, paths and what brokers report are printed as they
 # are (styles come as rich Text); a spinner's text is made Text here too (rich would read a str as markup).
@@ -148,7 +154,7 @@ def load_hosts(path: str) -> tuple[Inventory, DockerHosts]:
     """The inventory and its Docker engines, each client with that host's own TLS settings; their shared
     SSH connections (ssh:// hosts) end when the command drops them, at the latest when swarmkit exits."""
     inventory = load_inventory(path)
-    return inventory, DockerHosts.from_inventory(inventory)
+    return inventory, dockerapi.DockerHosts.from_inventory(inventory)
 
 
 def print_json(data: Any) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
@@ -16,9 +18,16 @@ from swarmkit.cli.common import (
     print_json,
     this_machine,
 )
-from swarmkit.hosts.dockerapi import Engine
-from swarmkit.images import shipping
-from swarmkit.stack.engines import engine_for
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.images import shipping
+    from swarmkit.stack import engines
+else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
+    engines = lazy("swarmkit.stack.engines")
+    shipping = lazy("swarmkit.images.shipping")
 
 image_app = typer.Typer(help="Images on the servers, without a registry.", no_args_is_help=True)
 
@@ -36,9 +45,9 @@ def push_command(
 ) -> None:
     """Save the image here once and load it on every server that lacks it (swarmkit's own images are built here first)."""
     hosts, docker = load_hosts(inventory)
-    tag = image or hosts.stack.image or engine_for(engine or hosts.stack.engine).DEFAULT_IMAGE
+    tag = image or hosts.stack.image or engines.engine_for(engine or hosts.stack.engine).DEFAULT_IMAGE
     with err.status(Text(f"shipping {tag} to the servers that lack it...")):
-        result = shipping.push_image(hosts, docker, Engine.connect(source), tag)
+        result = shipping.push_image(hosts, docker, dockerapi.Engine.connect(source), tag)
     if as_json:
         print_json(result.to_dict())
     else:

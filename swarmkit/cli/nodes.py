@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
@@ -21,7 +23,15 @@ from swarmkit.cli.common import (
     print_json,
     timeout_option,
 )
-from swarmkit.ops import rebalance, retire
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import rebalance, retire
+else:
+    sessions = lazy("swarmkit.hosts.session")
+    rebalance = lazy("swarmkit.ops.rebalance")
+    retire = lazy("swarmkit.ops.retire")
 
 
 @expected_failures
@@ -38,7 +48,9 @@ def remove_node_command(
     options = retire.RetireOptions(stack_name, external_port, internal_port, timeout)
     hosts, docker = load_hosts(inventory)
     with err.status(Text(f"retiring {name}...")) as status:
-        result = retire.retire(hosts, name, options, lambda done, total, message: status.update(Text(message)), docker=docker)
+        result = retire.retire(
+            sessions.Session(hosts, docker, lambda done, total, message: status.update(Text(message))), name, options
+        )
     if as_json:
         print_json(result.to_dict())
         return
@@ -67,7 +79,9 @@ def rebalance_command(
     options = rebalance.RebalanceOptions(stack_name, external_port, internal_port, chosen, throttle, timeout)
     hosts, docker = load_hosts(inventory)
     with err.status("planning the moves...") as status:
-        result = rebalance.rebalance(hosts, options, lambda done, total, message: status.update(Text(message)), docker=docker)
+        result = rebalance.rebalance(
+            sessions.Session(hosts, docker, lambda done, total, message: status.update(Text(message))), options
+        )
     if as_json:
         print_json(result.to_dict())
     else:

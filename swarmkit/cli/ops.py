@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from swarmkit.checks import status
+from swarmkit import defaults
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -20,12 +22,22 @@ from swarmkit.cli.common import (
     timeout_option,
 )
 from swarmkit.cli.stack import with_progress
-from swarmkit.ops import roll, teardown
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.checks import status
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import roll, teardown
+else:
+    sessions = lazy("swarmkit.hosts.session")
+    roll = lazy("swarmkit.ops.roll")
+    status = lazy("swarmkit.checks.status")
+    teardown = lazy("swarmkit.ops.teardown")
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
 NODE_OPTION = typer.Option([], "--node", help="Restart only this inventory host's broker; repeatable.")
-ROLL_TIMEOUT_OPTION = timeout_option(roll.BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
+ROLL_TIMEOUT_OPTION = timeout_option(defaults.ROLL_BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
 
 
 @expected_failures
@@ -69,7 +81,7 @@ def roll_command(
     )
     hosts, docker = load_hosts(inventory)
     roll.validate(hosts, options)
-    report = with_progress(lambda progress: roll.roll(hosts, options, progress, docker=docker))
+    report = with_progress(lambda progress: roll.roll(sessions.Session(hosts, docker, progress), options))
     if as_json:
         print_json(report.to_dict())
     else:
@@ -90,7 +102,7 @@ def down_command(
     teardown.check_purge(purge, yes)
     hosts, docker = load_hosts(inventory)
     report = with_progress(
-        lambda progress: teardown.down(hosts, stack_name, purge=purge, yes=yes, on_progress=progress, docker=docker)
+        lambda progress: teardown.down(sessions.Session(hosts, docker, progress), stack_name, purge=purge, yes=yes)
     )
     if as_json:
         print_json(report.to_dict())

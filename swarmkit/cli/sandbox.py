@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from swarmkit import numbers
+from swarmkit import defaults, numbers
 from swarmkit.cli import tables
 from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, checked, err, expected_failures, out, print_json, reporting
 from swarmkit.errors import SpecError
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.sandbox import hosts as sandbox
+else:
+    sandbox = lazy("swarmkit.sandbox.hosts")
 
 HOST_COUNT = checked(lambda value: numbers.count(value, 1, sandbox.MAX_NODES))
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
@@ -31,7 +38,7 @@ def sandbox_up(
     subnet: str = typer.Option("10.231.0.0/24", "--subnet", help="Private subnet of the sandbox bridge."),
     engine: str = typer.Option("apache", "--engine", help="Broker engine the inventory names: apache or tansu."),
     managers: int = typer.Option(
-        sandbox.DEFAULT_MANAGERS,
+        defaults.SANDBOX_MANAGERS,
         "--managers",
         help="How many of the hosts are swarm managers (1-20; the rest are workers; at most all of them).",
         callback=HOST_COUNT,

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, STACK_OPTION, expected_failures, out
 from swarmkit.hosts.inventory import load_inventory
-from swarmkit.ops import users
-from swarmkit.security import pki
+from swarmkit.lazy import lazy
 from swarmkit.security.settings import ADMIN_USER, write_private
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import users
+    from swarmkit.security import pki
+else:
+    sessions = lazy("swarmkit.hosts.session")
+    pki = lazy("swarmkit.security.pki")
+    users = lazy("swarmkit.ops.users")
 
 users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
 
@@ -30,7 +39,7 @@ def client_config_command(
     store = pki.store_dir(hosts, stack_name)
     target = Path(output).resolve() if output else None  # the file names the CA by an absolute path
     ca_file = str((target.parent if target else store) / "ca.crt")
-    config = users.client_config(hosts, stack_name, security, user, fmt, ca_file, port)
+    config = users.client_config(sessions.Session.of(hosts), stack_name, security, user, fmt, ca_file, port)
     if target is None:
         typer.echo(config.text, nl=False)
         return
@@ -51,7 +60,7 @@ def add_command(
     port: int = EXTERNAL_PORT_OPTION,
 ) -> None:
     """Create a SCRAM-SHA-512 user; its password is kept for `swarmkit client-config --user NAME`."""
-    users.add_user(load_inventory(inventory), stack_name, name, port)
+    users.add_user(sessions.Session.of(load_inventory(inventory)), stack_name, name, port)
     out.print(f"user {name} added; its client configuration: swarmkit client-config -i {inventory} --user {name}")
 
 
@@ -64,7 +73,7 @@ def remove_command(
     port: int = EXTERNAL_PORT_OPTION,
 ) -> None:
     """Remove a user's credential from the cluster and its kept password."""
-    users.remove_user(load_inventory(inventory), stack_name, name, port)
+    users.remove_user(sessions.Session.of(load_inventory(inventory)), stack_name, name, port)
     out.print(f"user {name} removed")
 
 
@@ -72,5 +81,5 @@ def remove_command(
 @expected_failures
 def list_command(inventory: str = INVENTORY_OPTION, stack_name: str = STACK_OPTION, port: int = EXTERNAL_PORT_OPTION) -> None:
     """The users the cluster holds SCRAM credentials for."""
-    for name in users.list_users(load_inventory(inventory), stack_name, port):
+    for name in users.list_users(sessions.Session.of(load_inventory(inventory)), stack_name, port):
         out.print(name, highlight=False)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
-from swarmkit import names
+from swarmkit import defaults, names
 from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
@@ -17,7 +19,14 @@ from swarmkit.cli.common import (
     print_json,
     timeout_option,
 )
-from swarmkit.traffic import spark_cluster
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import session as sessions
+    from swarmkit.traffic import spark_cluster
+else:
+    sessions = lazy("swarmkit.hosts.session")
+    spark_cluster = lazy("swarmkit.traffic.spark_cluster")
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 
@@ -37,20 +46,19 @@ def spark_up_command(
     ),
     master_host: str = MASTER_HOST_OPTION,
     stack: str = STACK_OPTION,
-    timeout: float = timeout_option(spark_cluster.UP_TIMEOUT, "Seconds to wait for every worker."),
+    timeout: float = timeout_option(defaults.SPARK_UP_TIMEOUT, "Seconds to wait for every worker."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Deploy the master and one worker per node (host network), and wait until every worker has registered."""
     hosts, docker = load_hosts(inventory)
     with err.status("deploying Spark...") as status:
         cluster = spark_cluster.spark_up(
-            hosts,
+            sessions.Session(hosts, docker),
             image=image,
             registry=registry,
             master_host=master_host,
             kafka_stack=stack,
             timeout=timeout,
-            docker=docker,
             progress=lambda message: status.update(Text(message)),
         )
     if as_json:
@@ -72,7 +80,7 @@ def spark_down_command(
 ) -> None:
     """Remove the Spark stack (the Kafka stack is left alone)."""
     hosts, docker = load_hosts(inventory)
-    removed = spark_cluster.spark_down(hosts, master_host=master_host, kafka_stack=stack, docker=docker)
+    removed = spark_cluster.spark_down(sessions.Session(hosts, docker), master_host=master_host, kafka_stack=stack)
     if as_json:
         print_json({"ok": True, "stack": spark_cluster.stack_name(stack), "removed": removed})
     else:

@@ -7,7 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -32,12 +32,22 @@ from swarmkit.cli.common import (
     this_machine,
     timeout_option,
 )
-from swarmkit.cli.swarm import gate_preflight
+from swarmkit.cli.swarm import show_preflight
 from swarmkit.errors import SpecError
-from swarmkit.hosts.dockerapi import Engine
-from swarmkit.hosts.inventory import Inventory
-from swarmkit.ops import deploy
+from swarmkit.lazy import lazy
 from swarmkit.stack.listeners import ListenerPlan
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import deploy
+    from swarmkit.ops import plan as planning
+    from swarmkit.ops.plan import DeployOptions, DeployPlan
+else:
+    deploy = lazy("swarmkit.ops.deploy")
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
+    planning = lazy("swarmkit.ops.plan")
+    sessions = lazy("swarmkit.hosts.session")
 
 ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
 IMAGE_OPTION = typer.Option(None, "--image", help="Broker image (default: the engine's, or the inventory's).")
@@ -50,7 +60,7 @@ HOSTNAME_COMMAND_OPTION = typer.Option(
 TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
 TIMEOUT_OPTION = timeout_option(None, "The most seconds to wait for a broker on every node (default 600 + 60 per node).")
 STALL_TIMEOUT_OPTION = timeout_option(
-    deploy.waits.STALL_TIMEOUT, "Fail when no broker changed phase for this many seconds.", name="--stall-timeout"
+    waits.STALL_TIMEOUT, "Fail when no broker changed phase for this many seconds.", name="--stall-timeout"
 )
 REPLICATION_OPTION = count_option(
     None, "--replication-factor", "apache: default replication (default min(3, brokers); pin it to grow without rolling)."
@@ -80,15 +90,15 @@ STACK_PARAMETERS = {
 }
 
 
-def _deploy_options(internal_port: int, external_port: int, **given: Any) -> deploy.DeployOptions:
+def _deploy_options(internal_port: int, external_port: int, **given: Any) -> DeployOptions:
     if given["hostname_command"] and given["advertise"] == "hostname":
         given["advertise"] = "command"
-    return deploy.DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
+    return planning.DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
 
 
 def stack_options(command: Callable) -> Callable:
     """Give render, deploy and up the same stack options, declared once; the command gets `options`."""
-    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != "options"]
+    own = [p for p in inspect.signature(command).parameters.values() if p.name != "options"]  # annotations as text
     shared = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
         for name, (kind, option) in STACK_PARAMETERS.items()
@@ -126,9 +136,9 @@ def with_progress(action: Callable[[waits.Progress], Any]) -> Any:
         return action(on_progress)
 
 
-def warn_plaintext(inventory: Inventory, options: deploy.DeployOptions) -> None:
+def warn_plaintext(planned: DeployPlan) -> None:
     """Real servers (any engine not on a local socket) in plaintext: say so, once, on stderr."""
-    if options.listeners.secure or all(host.endpoint.startswith("unix://") for host in inventory.hosts):
+    if planned.options.listeners.secure or all(host.endpoint.startswith("unix://") for host in planned.inventory.hosts):
         return
     err.print(
         "warning: security plaintext: clients reach the brokers unencrypted and without credentials, "
@@ -163,13 +173,13 @@ def render(
         None, "--output", "-o", help="Write DIR/stack.yml and the files its configs name, instead of printing."
     ),
     *,
-    options: deploy.DeployOptions,
+    options: DeployOptions,
 ) -> None:
     """Print the stack YAML (stable, readable); with -o DIR, a directory deployable with `docker stack deploy -c`."""
     with output_dir_problems(output or ""):  # checked before anything is read or written
         directory = files.check_output_dir(Path(output)) if output is not None else None
     hosts, docker = load_hosts(inventory)
-    stack = deploy.render_for(hosts, options, docker=docker)
+    stack = deploy.render_for(planning.plan(hosts, options), sessions.Session(hosts, docker))
     if directory is None:
         typer.echo(stack.text, nl=False)
         return
@@ -182,12 +192,12 @@ def render(
 
 @expected_failures
 @stack_options
-def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: deploy.DeployOptions) -> None:
+def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
     hosts, docker = load_hosts(inventory)
-    options = options.resolved(hosts)
-    warn_plaintext(hosts, options)
-    _finish_deploy(with_progress(lambda p: deploy.deploy(hosts, options, p, docker=docker)), as_json)
+    planned = planning.plan(hosts, options)
+    warn_plaintext(planned)
+    _finish_deploy(with_progress(lambda progress: deploy.deploy(planned, sessions.Session(hosts, docker, progress))), as_json)
 
 
 @expected_failures
@@ -198,16 +208,16 @@ def up_command(
     memory: float = MEMORY_OPTION,
     as_json: bool = JSON_OPTION,
     *,
-    options: deploy.DeployOptions,
+    options: DeployOptions,
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
     hosts, docker = load_hosts(inventory)
-    options = options.resolved(hosts)
-    deploy.validate(hosts, options)
-    warn_plaintext(hosts, options)
-    checked = None if skip_preflight else gate_preflight(hosts, docker, memory, as_json, options.listeners)
-    local = Engine.connect(this_machine())
-    result = with_progress(lambda p: deploy.up(hosts, options, True, p, docker=docker, local=local))
+    planned = planning.plan(hosts, options)
+    warn_plaintext(planned)
+    gate = None if skip_preflight else deploy.PreflightGate(memory, functools.partial(show_preflight, as_json=as_json))
+    local = dockerapi.Engine.connect(this_machine())
+    result = with_progress(lambda progress: deploy.up(planned, sessions.Session(hosts, docker, progress, local), gate))
+    checked = result.preflight.to_dict() if result.preflight is not None else None
     if not as_json:
         tables.print_swarm(result.swarm, out)
         if result.shipped is not None and any(d.action != "present" for d in result.shipped.deliveries):

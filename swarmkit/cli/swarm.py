@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,12 +21,21 @@ from swarmkit.cli.common import (
     print_json,
 )
 from swarmkit.errors import PreflightError, SpecError
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.images import shipping
-from swarmkit.network import preflight
+from swarmkit.lazy import lazy
 from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.swarm import bootstrap as swarm
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.hosts.dockerapi import DockerHosts
+    from swarmkit.images import shipping
+    from swarmkit.network import preflight
+    from swarmkit.swarm import bootstrap as swarm
+else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
+    preflight = lazy("swarmkit.network.preflight")
+    shipping = lazy("swarmkit.images.shipping")
+    swarm = lazy("swarmkit.swarm.bootstrap")
 
 
 def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:
@@ -39,16 +49,21 @@ def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: L
         )
 
 
-def gate_preflight(
-    hosts: Inventory, docker: DockerHosts, memory_gib: float, as_json: bool, plan: ListenerPlan | None = None
-) -> dict:
-    """Run preflight before a change: show it, and stop (changing nothing) when it fails."""
-    report = _preflight(hosts, docker, memory_gib, plan or ListenerPlan())
+def show_preflight(report: preflight.PreflightReport, as_json: bool) -> None:
+    """Show a preflight that gates a change: the table, or with --json the report alone when it failed."""
     if as_json and not report.ok:
         print_json(report.to_dict())
         raise typer.Exit(1)
     if not as_json:
         tables.print_preflight(report, out)
+
+
+def gate_preflight(
+    hosts: Inventory, docker: DockerHosts, memory_gib: float, as_json: bool, plan: ListenerPlan | None = None
+) -> dict:
+    """Run preflight before a change: show it, and stop (changing nothing) when it fails."""
+    report = _preflight(hosts, docker, memory_gib, plan or ListenerPlan())
+    show_preflight(report, as_json)
     if not report.ok:
         raise PreflightError("preflight failed: nothing was changed", hint="fix what the table above names, then retry")
     return report.to_dict()

@@ -2,25 +2,49 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from swarmkit.checks.diagnose import DiagnoseReport
-from swarmkit.checks.health import ClusterHealth
-from swarmkit.checks.status import ClusterStatus
-from swarmkit.checks.verify import VerifyReport
-from swarmkit.images.shipping import PushResult
-from swarmkit.network.preflight import GIB, Check, Failure, PortSpec, PreflightReport
-from swarmkit.ops.deploy import DeployResult
-from swarmkit.ops.rebalance import RebalanceResult
-from swarmkit.ops.roll import RollReport
-from swarmkit.ops.teardown import DownReport
-from swarmkit.sandbox.hosts import SandboxStatus
-from swarmkit.swarm.bootstrap import MEMBER, SwarmResult
-from swarmkit.traffic.spark import SparkReport
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.checks import diagnose, health, status, verify
+    from swarmkit.checks.diagnose import DiagnoseReport
+    from swarmkit.checks.health import ClusterHealth
+    from swarmkit.checks.status import ClusterStatus
+    from swarmkit.checks.verify import VerifyReport
+    from swarmkit.images import shipping
+    from swarmkit.images.shipping import PushResult
+    from swarmkit.network import preflight
+    from swarmkit.network.preflight import Check, Failure, PortSpec, PreflightReport
+    from swarmkit.ops import deploy, rebalance, roll, teardown
+    from swarmkit.ops.deploy import DeployResult
+    from swarmkit.ops.rebalance import RebalanceResult
+    from swarmkit.ops.roll import RollReport
+    from swarmkit.ops.teardown import DownReport
+    from swarmkit.sandbox import hosts as sandbox
+    from swarmkit.sandbox.hosts import SandboxStatus
+    from swarmkit.swarm import bootstrap as swarm
+    from swarmkit.swarm.bootstrap import SwarmResult
+    from swarmkit.traffic import spark as sparkjob
+    from swarmkit.traffic.spark import SparkReport
+else:
+    deploy = lazy("swarmkit.ops.deploy")
+    diagnose = lazy("swarmkit.checks.diagnose")
+    health = lazy("swarmkit.checks.health")
+    preflight = lazy("swarmkit.network.preflight")
+    rebalance = lazy("swarmkit.ops.rebalance")
+    roll = lazy("swarmkit.ops.roll")
+    sandbox = lazy("swarmkit.sandbox.hosts")
+    shipping = lazy("swarmkit.images.shipping")
+    sparkjob = lazy("swarmkit.traffic.spark")
+    status = lazy("swarmkit.checks.status")
+    swarm = lazy("swarmkit.swarm.bootstrap")
+    teardown = lazy("swarmkit.ops.teardown")
+    verify = lazy("swarmkit.checks.verify")
 
 
 def _table(title: str, columns: tuple[str, ...], **column_options: Any) -> Table:
@@ -59,7 +83,9 @@ def print_sandbox(status: SandboxStatus, console: Console) -> None:
 def print_swarm(result: SwarmResult, console: Console) -> None:
     table = _table("swarm", ("host", "role", "action"))
     for action in result.actions:
-        table.add_row(action.host, action.role, "already a member (unchanged)" if action.action == MEMBER else action.action)
+        table.add_row(
+            action.host, action.role, "already a member (unchanged)" if action.action == swarm.MEMBER else action.action
+        )
     console.print(table)
     console.print("changed the swarm" if result.changed else "nothing to change: every host is already in this swarm")
 
@@ -240,7 +266,7 @@ def _engines_table(report: PreflightReport) -> Table:
             table.add_row(engine.host, _red("no answer"), "", "", result)
             continue
         swarm = engine.swarm_state + (f" ({engine.swarm_cluster_id[:12]})" if engine.swarm_cluster_id else "")
-        table.add_row(engine.host, engine.version, swarm, f"{engine.memory_bytes / GIB:.1f} GiB", result)
+        table.add_row(engine.host, engine.version, swarm, f"{engine.memory_bytes / preflight.GIB:.1f} GiB", result)
     return table
 
 

@@ -114,7 +114,7 @@ class _Where:
         if self.field:
             parts.append(f"field '{self.field}'")
         parts.append(problem)
-        default = FIELD_HINTS.get(self.field.split(".")[0], "see the inventory format in README.md")
+        default = FIELD_HINTS.get(self.field.split(".")[0], "see the inventory format in docs/inventory.md")
         return InventoryError(": ".join(parts), hint=hint or default)
 
 

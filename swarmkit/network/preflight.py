@@ -549,7 +549,7 @@ def _remove_probes(docker: Engine, listener: _Listener | None) -> None:
 def run_preflight(
     inventory: Inventory,
     *,
-    docker: DockerHosts | None = None,
+    docker: DockerHosts,
     memory_per_broker: int = DEFAULT_MEMORY_PER_BROKER,
     client_port: int = 9094,
     internal_port: int = 9092,
@@ -565,7 +565,6 @@ def run_preflight(
             f"{inventory.path or 'the inventory'}: field 'stack.probe_image' is missing",
             hint="name an image with sh and socat every host can pull, or call cluster.images.with_probe_image first (the CLI does)",
         )
-    docker = dockerapi.hosts_of(inventory, docker)
     ports = cluster_ports(client_port, internal_port)
     started = time.monotonic()
     deadline = started + timeout

@@ -18,7 +18,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +28,23 @@ from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
-from swarmkit.network.preflight import PreflightReport, run_preflight
+from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
 from swarmkit.ops import startup
+from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.compose import StackRequest, expected_advertised_host
 from swarmkit.stack.deployed import broker_id_of, host_of
-from swarmkit.stack.engines import BrokerEngine, engine_for
-from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.stack.render import RenderedStack, check_request, image_of, render
-from swarmkit.stack.topics import TopicSpec, parse_topic_specs
+from swarmkit.stack.engines import BrokerEngine
+from swarmkit.stack.render import RenderedStack, image_of, render
+from swarmkit.stack.topics import TopicSpec
 from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm import identity
 from swarmkit.swarm.bootstrap import SwarmResult
-from swarmkit.waits import Progress, no_progress
+from swarmkit.waits import Progress
 
 # A wait fails when no broker changed phase for a while (swarmkit.waits.StallClock), or at the cap: by
 # default a generous time that grows with the nodes (a changed stack rolls one broker at a time).
@@ -54,37 +55,7 @@ STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_peri
 PROBE_TIMEOUT = 2.0
 SECURE_PROBE_TIMEOUT = 20.0  # a TLS handshake and a SCRAM login on a starting broker of a loaded machine (9 s seen)
 TOPIC_TIMEOUT = 30.0  # creating topics right after a start: a SCRAM login to a busy broker timed out at 10 s
-# Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
-# can run before anything is contacted; never rendered into a stack that is deployed.
-VALIDATION_CLUSTER_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 STOPPED_UPDATE = ("paused", "rollback_paused", "rollback_completed")
-
-
-@dataclass(frozen=True)
-class DeployOptions:
-    """What to deploy; ``None`` engine/image come from the inventory's ``stack:`` block."""
-
-    engine: str | None = None
-    image: str | None = None
-    advertise: str = "hostname"  # hostname | inventory-address | command
-    hostname_command: str | None = None
-    topics: str = ""  # name:partitions:replicas[:key=value...], comma-separated
-    stack_name: str = "kafka"
-    timeout: float | None = None  # the most seconds to wait for every broker; None: 600 + 60 per node
-    stall_timeout: float = waits.STALL_TIMEOUT  # a wait in which no broker changes phase for this long fails
-    listeners: ListenerPlan = field(default_factory=ListenerPlan)
-    cluster_id: str | None = None  # apache: None = the one kept in the swarm (generated on first deploy)
-    replication_factor: int | None = None
-    extra_env: tuple[tuple[str, str], ...] = ()
-    check_kafka: bool = True  # False: wait for running tasks only (an image that serves no Kafka)
-    security: str | None = None  # sasl_ssl | ssl | plaintext; None: the inventory's, else the plan's
-
-    def resolved(self, inventory: Inventory) -> DeployOptions:
-        """Fill engine, image and security from the inventory; the inventory's image only goes with its engine."""
-        engine = self.engine or inventory.stack.engine
-        image = self.image or (inventory.stack.image if engine == inventory.stack.engine else None) or None
-        security = self.security or inventory.stack.security or self.listeners.security
-        return replace(self, engine=engine, image=image, security=security, listeners=self.listeners.with_security(security))
 
 
 @dataclass(frozen=True)
@@ -150,37 +121,6 @@ class DeployResult:
 # --- validation and rendering (no engine contacted) ----------------------------------------------
 
 
-def _request(inventory: Inventory, options: DeployOptions, cluster_id: str | None) -> StackRequest:
-    return StackRequest(
-        inventory=inventory,
-        engine=options.engine or inventory.stack.engine,
-        image=options.image,
-        advertise=options.advertise,
-        hostname_command=options.hostname_command,
-        listeners=options.listeners,
-        topics=parse_topic_specs(options.topics),
-        stack_name=options.stack_name,
-        cluster_id=cluster_id,
-        replication_factor=options.replication_factor,
-        extra_env=options.extra_env,
-    )
-
-
-def validate(inventory: Inventory, options: DeployOptions) -> BrokerEngine:
-    """Every check that needs no Docker engine; raises SpecError.  Returns the broker engine."""
-    options = options.resolved(inventory)
-    engine = engine_for(options.engine or "")
-    if options.timeout is not None and options.timeout <= 0:
-        raise SpecError(f"timeout: {options.timeout:g}s", hint="give the brokers a positive time to start, e.g. 900")
-    if options.stall_timeout <= 0:
-        raise SpecError(f"stall timeout: {options.stall_timeout:g}s", hint="give each phase a positive time, e.g. 180")
-    request = _request(inventory, options, options.cluster_id or (VALIDATION_CLUSTER_ID if engine.KRAFT else None))
-    check_request(request)
-    if request.topics and not options.check_kafka:
-        raise SpecError("topics: creating topics needs brokers that answer Kafka", hint="drop the topics or the no-Kafka wait")
-    return engine
-
-
 def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
     """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
     first = inventory.first_manager
@@ -189,11 +129,11 @@ def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode]
     return dockerapi.swarm_nodes(docker[first])
 
 
-def _kept_cluster_id(inventory: Inventory, options: DeployOptions, docker: DockerHosts | None) -> str:
+def _kept_cluster_id(inventory: Inventory, options: DeployOptions, docker: DockerHosts) -> str:
     """What ``render`` prints without ``--cluster-id``: the id the swarm keeps for the stack (read-only)."""
     given = "pass --cluster-id (22 characters of base64url)"
     try:
-        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker))
+        nodes = _manager_nodes(inventory, docker)
     except EngineError as error:
         raise EngineError(
             f"the cluster id kept in the swarm cannot be read: {error.message}",
@@ -208,17 +148,16 @@ def _kept_cluster_id(inventory: Inventory, options: DeployOptions, docker: Docke
     return kept
 
 
-def render_for(inventory: Inventory, options: DeployOptions, *, docker: DockerHosts | None = None) -> RenderedStack:
+def render_for(plan: DeployPlan, session: Session) -> RenderedStack:
     """The stack ``deploy`` would deploy: its YAML text and the files its configs name.
 
     Pure, except for the apache engine without ``cluster_id``: the id kept in the swarm is read
     (read-only), so the printed stack is the deployed one."""
-    options = options.resolved(inventory)
-    engine = validate(inventory, options)
-    cluster_id = options.cluster_id or (_kept_cluster_id(inventory, options, docker) if engine.KRAFT else None)
-    request = _request(inventory, options, cluster_id)
+    inventory, options, docker = plan.inventory, plan.options, session.docker
+    cluster_id = options.cluster_id or (_kept_cluster_id(inventory, options, docker) if plan.engine.KRAFT else None)
+    request = stack_request(inventory, options, cluster_id)
     if options.listeners.secure:
-        nodes = _manager_nodes(inventory, dockerapi.hosts_of(inventory, docker)) or []
+        nodes = _manager_nodes(inventory, docker) or []
         labelled = [(broker_id, n) for n in nodes if (broker_id := broker_id_of(n)) is not None]
         addresses = {h.name: h.address for h in inventory.hosts}
         brokers = [(i, _advertised_names(options, n.hostname, addresses.get(host_of(n), n.address))) for i, n in labelled]
@@ -493,26 +432,16 @@ def _deploy_stack(manager: Engine, name: str, stack: RenderedStack) -> None:
         dockerapi.deploy_stack(manager, name, stack.write(Path(directory), with_secrets=True))
 
 
-def deploy(
-    inventory: Inventory,
-    options: DeployOptions,
-    on_progress: Progress | None = None,
-    *,
-    docker: DockerHosts | None = None,
-    swarm_result: SwarmResult | None = None,
-) -> DeployResult:
+def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None = None) -> DeployResult:
     """Deploy the stack on an existing swarm, wait until every broker serves, ensure the topics.
 
     ``swarm_result``: what `swarm_up` just found and did (``up``), so the swarm is not read again."""
     started = time.monotonic()
-    progress = on_progress or no_progress
-    options = options.resolved(inventory)
-    engine = validate(inventory, options)
-    docker = dockerapi.hosts_of(inventory, docker)
+    inventory, options, engine, docker, progress = plan.inventory, plan.options, plan.engine, session.docker, session.progress
     manager = docker[inventory.first_manager]
     members, nodes = _members(inventory, docker, swarm_result)
     cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
-    request = _request(inventory, options, cluster_id)
+    request = stack_request(inventory, options, cluster_id)
     eligible = [m for m in members if m.eligible]
     total = len(eligible)
     image = image_of(request, engine)
@@ -686,39 +615,32 @@ class UpResult:
         }
 
 
-def up(
-    inventory: Inventory,
-    options: DeployOptions,
-    skip_preflight: bool = False,
-    on_progress: Progress | None = None,
-    *,
-    docker: DockerHosts | None = None,
-    local: Engine | None = None,
-) -> UpResult:
-    """Preflight, swarm, deploy; every option and topic spec is validated before anything is contacted.
+@dataclass(frozen=True)
+class PreflightGate:
+    """``up`` probes the hosts first and stops, changing nothing, when they fail; ``on_report`` shows the report."""
+
+    memory_gib: float = DEFAULT_MEMORY_PER_BROKER / GIB
+    on_report: Callable[[PreflightReport], None] = lambda report: None
+
+
+def up(plan: DeployPlan, session: Session, preflight: PreflightGate | None = PreflightGate()) -> UpResult:
+    """Preflight (unless ``preflight`` is None), swarm, deploy: the one path of ``swarmkit up``.
 
     The broker image reaches the hosts while the swarm forms: each host pulls it where missing, except
-    swarmkit's own image, which ``local`` (this machine's engine, when given) builds if need be (before any
-    host changes) and ships to the hosts that lack it. Not during preflight: on a small machine a pull
+    swarmkit's own image, which ``session.local`` (this machine's engine, when given) builds if need be (before
+    any host changes) and ships to the hosts that lack it. Not during preflight: on a small machine a pull
     beside the probe containers slows them by more than it saves. A failed shipment stops ``up`` before
     the deploy; a host that cannot pull is named when the swarm starts its broker."""
-    progress = on_progress or no_progress
-    options = options.resolved(inventory)
-    engine = validate(inventory, options)
-    docker = dockerapi.hosts_of(inventory, docker)
-    if not skip_preflight:
-        inventory = shipping.with_probe_image(inventory, docker)
-    broker_image = options.image or engine.DEFAULT_IMAGE
-    source = local if shipping.is_own(broker_image) else None
-    built_here = shipping.ensure_here(source, broker_image) if source is not None else False
-    report = None if skip_preflight else _preflight(inventory, options, progress, docker)
-    with in_background(lambda: _distribute(inventory, docker, broker_image, source, built_here)) as distributing:
-        progress(0, len(inventory.hosts), "swarm")
+    inventory, docker = plan.inventory, session.docker
+    source = session.local if shipping.is_own(plan.broker_image) else None
+    built_here = shipping.ensure_here(source, plan.broker_image) if source is not None else False
+    report = gate_preflight(plan, session, preflight) if preflight is not None else None
+    with in_background(lambda: _distribute(inventory, docker, plan.broker_image, source, built_here)) as distributing:
+        session.progress(0, len(inventory.hosts), "swarm")
         infos = {e.host: info for e in report.engines if (info := e.engine_info())} if report else None
         swarm_result = swarm.swarm_up(inventory, docker=docker, infos=infos)
     shipped = distributing.result()
-    result = deploy(inventory, options, on_progress, docker=docker, swarm_result=swarm_result)
-    return UpResult(report, swarm_result, result, shipped)
+    return UpResult(report, swarm_result, deploy(plan, session, swarm_result), shipped)
 
 
 def _distribute(
@@ -731,14 +653,19 @@ def _distribute(
     return None
 
 
-def _preflight(inventory: Inventory, options: DeployOptions, progress: Progress, docker: DockerHosts) -> PreflightReport:
-    progress(0, len(inventory.hosts), "preflight")
+def gate_preflight(plan: DeployPlan, session: Session, gate: PreflightGate) -> PreflightReport:
+    """Probe engines, ports and memory with the probe image (shipped where missing); show the report, then
+    refuse to go on when it failed."""
+    session.progress(0, len(plan.inventory.hosts), "preflight")
+    listeners = plan.options.listeners
     report = run_preflight(
-        inventory,
-        docker=docker,
-        client_port=options.listeners.external_listener.port,
-        internal_port=options.listeners.internal_listener.port,
+        shipping.with_probe_image(plan.inventory, session.docker),
+        docker=session.docker,
+        memory_per_broker=int(gate.memory_gib * GIB),
+        client_port=listeners.external_listener.port,
+        internal_port=listeners.internal_listener.port,
     )
+    gate.on_report(report)
     if not report.ok:
         raise report.error()
     return report

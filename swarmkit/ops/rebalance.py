@@ -14,16 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarmkit.errors import SpecError
-from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
-from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import reassign
 from swarmkit.ops.reassign import Move
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import broker_service
-from swarmkit.waits import Progress, no_progress
 
 MB = 1_000_000
 ELECTION_WAIT_S = 15.0
@@ -79,14 +76,11 @@ def _elected(bootstrap: str, security: ClientSecurity | None, wanted: set[tuple[
         time.sleep(reassign.POLL_INTERVAL)
 
 
-def rebalance(
-    inventory: Inventory, options: RebalanceOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
-) -> RebalanceResult:
+def rebalance(session: Session, options: RebalanceOptions) -> RebalanceResult:
     started = time.monotonic()
-    progress = on_progress or no_progress
+    inventory, docker, progress = session.inventory, session.docker, session.progress
     if options.throttle_mb_s < 0:
         raise SpecError(f"throttle: {options.throttle_mb_s:g} MB/s", hint="give a positive rate, or leave it out")
-    docker = dockerapi.hosts_of(inventory, docker)
     security = reassign.require_replicated_stack(inventory, docker[inventory.first_manager], options.stack_name)
     via = inventory.hosts[0]
     bootstrap = f"{via.address}:{options.external_port}"

@@ -17,13 +17,13 @@ from typing import Any
 
 from swarmkit.errors import DeployError, EngineError, SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
+from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.ops import reassign
 from swarmkit.ops.reassign import Move
 from swarmkit.stack.deployed import broker_id_of, broker_service, host_of
-from swarmkit.waits import Progress, no_progress
 
 CLUSTER_TOOL = "/opt/kafka/bin/kafka-cluster.sh"
 POLL_INTERVAL = 0.5
@@ -78,17 +78,9 @@ def _broker_node(manager: Engine, host: Host) -> tuple[SwarmNode, int]:
     return node, broker_id
 
 
-def retire(
-    inventory: Inventory,
-    host_name: str,
-    options: RetireOptions = RetireOptions(),
-    on_progress: Progress | None = None,
-    *,
-    docker: DockerHosts | None = None,
-) -> RetireResult:
+def retire(session: Session, host_name: str, options: RetireOptions = RetireOptions()) -> RetireResult:
     started = time.monotonic()
-    progress = on_progress or no_progress
-    docker = dockerapi.hosts_of(inventory, docker)
+    inventory, docker, progress = session.inventory, session.docker, session.progress
     leaving = _leaving_host(inventory, host_name)
     manager = docker[inventory.first_manager]
     security = reassign.require_replicated_stack(inventory, manager, options.stack_name)

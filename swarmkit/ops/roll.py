@@ -28,11 +28,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from swarmkit import names, waits
+from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import startup
@@ -43,11 +45,10 @@ from swarmkit.stack.deployed import ROLLED_LABEL, DeployedStack, broker_id_of, b
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import BROKER_DEFAULTS
 from swarmkit.swarm.view import active_manager, engine_states, node_for
-from swarmkit.waits import Progress, no_progress
+from swarmkit.waits import Progress
 
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
-BROKER_TIMEOUT = 300.0
 PROBE_TIMEOUT = 3.0
 OWNED_ENV = frozenset({"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS"})  # the entrypoint sets them
 PROPERTY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
@@ -60,7 +61,7 @@ class RollOptions:
     settings: tuple[tuple[str, str], ...] = ()  # Kafka properties, e.g. ("log.retention.hours", "48")
     nodes: tuple[str, ...] = ()  # inventory hosts to restart (default all); only without image or settings
     external_port: int = 9094
-    broker_timeout: float = BROKER_TIMEOUT  # per broker: back, registered and in sync
+    broker_timeout: float = ROLL_BROKER_TIMEOUT  # per broker: back, registered and in sync
 
     @property
     def changes_spec(self) -> bool:
@@ -328,14 +329,11 @@ def _replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     return state
 
 
-def roll(
-    inventory: Inventory, options: RollOptions, on_progress: Progress | None = None, *, docker: DockerHosts | None = None
-) -> RollReport:
+def roll(session: Session, options: RollOptions) -> RollReport:
     """Roll the brokers one at a time, each back and in sync before the next; stop at the first that is not."""
     started = time.monotonic()
-    progress = on_progress or no_progress
+    inventory, docker, progress = session.inventory, session.docker, session.progress
     validate(inventory, options)
-    docker = dockerapi.hosts_of(inventory, docker)
     manager = docker[active_manager(inventory, engine_states(inventory, docker))]
     service = broker_service(options.stack_name)
     state = _replicated_brokers(manager, options.stack_name)
@@ -353,7 +351,7 @@ def roll(
         dockerapi.update_service(
             manager, service, image=options.image, env=change.env, labels=change.labels, update_delay_ns=hold
         )
-        first = _first_taken(manager, service, targets, BROKER_TIMEOUT)
+        first = _first_taken(manager, service, targets, ROLL_BROKER_TIMEOUT)
     order = ([first] if first else []) + [t for t in targets if t is not first]
     results = _roll_each(docker, manager, service, order, first, cluster, options, progress)
     done = len(results) == len(order) and results[-1].ok

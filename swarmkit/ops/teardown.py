@@ -26,6 +26,7 @@ from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.stack.deployed import (
     CLUSTER_ID_LABEL,
     ID_LABEL,
@@ -37,7 +38,7 @@ from swarmkit.stack.deployed import (
     verified_state_path,
 )
 from swarmkit.swarm.view import engine_states
-from swarmkit.waits import Progress, no_progress
+from swarmkit.waits import Progress
 
 GONE_TIMEOUT = 150.0  # a broker's stop grace period (60 s) and a controller's, with room
 POLL_INTERVAL = 0.5
@@ -178,21 +179,12 @@ def _purge(inventory: Inventory, docker: DockerHosts, manager: Engine, stack: st
     return DownReport(stack, (), True, removed, labels, others)
 
 
-def down(
-    inventory: Inventory,
-    stack: str = "kafka",
-    *,
-    purge: bool = False,
-    yes: bool = False,
-    on_progress: Progress | None = None,
-    docker: DockerHosts | None = None,
-) -> DownReport:
+def down(session: Session, stack: str = "kafka", *, purge: bool = False, yes: bool = False) -> DownReport:
     """Remove the stack and wait until its containers are gone everywhere; with ``purge``, its kept state too."""
     started = time.monotonic()
-    progress = on_progress or no_progress
+    inventory, docker, progress = session.inventory, session.docker, session.progress
     names.stack_name(stack)
     check_purge(purge, yes)
-    docker = dockerapi.hosts_of(inventory, docker)
     _reachable(inventory, docker)
     manager = docker[inventory.first_manager]
     services = dockerapi.stack_services(manager, stack)

@@ -15,8 +15,8 @@ from pathlib import Path
 from swarmkit import names
 from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.security import pki
 from swarmkit.security.settings import ADMIN_USER, ClientSecurity, settings_text
@@ -26,11 +26,11 @@ FORMATS = ("properties", "librdkafka")
 SECURE_MODES = ("sasl_ssl", "ssl")
 
 
-def deployed_security(inventory: Inventory, stack_name: str, wanted: tuple[str, ...], docker: DockerHosts | None = None) -> str:
+def deployed_security(session: Session, stack_name: str, wanted: tuple[str, ...]) -> str:
     """The mode the stack's broker service runs in, which must be one of ``wanted``: checked on the swarm before
     anything (a CA, a password file) is made for a stack that is not deployed, or not secured that way."""
     broker = broker_service(names.stack_name(stack_name))
-    spec = dockerapi.service_spec(dockerapi.hosts_of(inventory, docker)[inventory.first_manager], broker)
+    spec = dockerapi.service_spec(session.docker[session.inventory.first_manager], broker)
     if spec is None:
         raise SpecError(
             f"stack '{stack_name}' is not deployed (no service {broker}): nothing was written",
@@ -54,9 +54,10 @@ def check_security(security: str | None) -> tuple[str, ...]:
     return (security,)
 
 
-def _admin(inventory: Inventory, stack_name: str, port: int) -> tuple[str, ClientSecurity]:
+def _admin(session: Session, stack_name: str, port: int) -> tuple[str, ClientSecurity]:
     """swarmkit's admin login to a deployed sasl_ssl stack (checked first: nothing is made for another)."""
-    deployed_security(inventory, stack_name, ("sasl_ssl",))
+    inventory = session.inventory
+    deployed_security(session, stack_name, ("sasl_ssl",))
     security = pki.for_stack(inventory, stack_name, "sasl_ssl")
     assert security is not None
     return f"{inventory.hosts[0].address}:{port}", replace(security, verify_hostname=False)
@@ -68,23 +69,23 @@ def _client_user(name: str) -> str:
     return name
 
 
-def add_user(inventory: Inventory, stack_name: str, name: str, port: int = 9094) -> None:
+def add_user(session: Session, stack_name: str, name: str, port: int = 9094) -> None:
     """Create the user (or set its kept password again: adding twice changes nothing)."""
     _client_user(name)
-    bootstrap, security = _admin(inventory, stack_name, port)
-    password = pki.Pki(pki.store_dir(inventory, stack_name)).password(name) or ""
+    bootstrap, security = _admin(session, stack_name, port)
+    password = pki.Pki(pki.store_dir(session.inventory, stack_name)).password(name) or ""
     admin.set_scram_user(bootstrap, name, password, security)
 
 
-def remove_user(inventory: Inventory, stack_name: str, name: str, port: int = 9094) -> None:
+def remove_user(session: Session, stack_name: str, name: str, port: int = 9094) -> None:
     _client_user(name)
-    bootstrap, security = _admin(inventory, stack_name, port)
+    bootstrap, security = _admin(session, stack_name, port)
     admin.remove_scram_user(bootstrap, name, security)
-    pki.Pki(pki.store_dir(inventory, stack_name)).forget(name)
+    pki.Pki(pki.store_dir(session.inventory, stack_name)).forget(name)
 
 
-def list_users(inventory: Inventory, stack_name: str, port: int = 9094) -> list[str]:
-    bootstrap, security = _admin(inventory, stack_name, port)
+def list_users(session: Session, stack_name: str, port: int = 9094) -> list[str]:
+    bootstrap, security = _admin(session, stack_name, port)
     return admin.scram_users(bootstrap, security)
 
 
@@ -105,14 +106,15 @@ def _bootstrap_list(inventory: Inventory, stack_name: str, port: int) -> str:
 
 
 def client_config(
-    inventory: Inventory, stack_name: str, security: str | None, user: str, fmt: str, ca_file: str, port: int = 9094
+    session: Session, stack_name: str, security: str | None, user: str, fmt: str, ca_file: str, port: int = 9094
 ) -> ClientConfig:
     """A ready client configuration for ``user`` of the deployed stack, in its mode (``security``, when given, must
     be it); files it names (``ca_file``) are the caller's to write."""
     if fmt not in FORMATS:
         raise SpecError(f"format '{fmt}' is unknown", hint=f"use one of {', '.join(FORMATS)}")
     names.user_name(user)
-    mode = deployed_security(inventory, stack_name, check_security(security))
+    inventory = session.inventory
+    mode = deployed_security(session, stack_name, check_security(security))
     client = pki.for_stack(inventory, stack_name, mode, user)
     assert client is not None  # a secure mode
     client = replace(client, ca_file=ca_file)

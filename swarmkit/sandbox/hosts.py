@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from swarmkit import names
+from swarmkit.defaults import SANDBOX_MANAGERS
 from swarmkit.errors import SandboxError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -33,7 +34,6 @@ from swarmkit.sandbox.system import in_netns as _in_netns
 from swarmkit.sandbox.system import run as _run
 from swarmkit.sandbox.system import spawn_in_host
 from swarmkit.sandbox.system import wait_for as _wait_for
-from swarmkit.stack.engines import ENGINES
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
 HOSTS_FILE = Path("/etc/hosts")
@@ -45,7 +45,6 @@ KERNEL_MODULES = ("bridge", "vxlan")
 PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
 MAX_NODES = 20
 ENDPOINTS = ("unix", "ssh")
-DEFAULT_MANAGERS = 3  # three swarm managers: the swarm and a KRaft quorum each survive the loss of one
 
 Report = Callable[[str], None]  # one progress line
 
@@ -229,6 +228,8 @@ def check_prerequisites() -> None:
 
 
 def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str, endpoint: str = "unix") -> None:
+    from swarmkit.stack.engines import ENGINES  # the renderer's registry, loaded only when a sandbox is made
+
     if engine not in ENGINES:
         raise SpecError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
     if endpoint not in ENDPOINTS:
@@ -468,7 +469,7 @@ def up(
     subnet: str,
     inventory_path: str,
     engine: str = "apache",
-    managers: int = DEFAULT_MANAGERS,
+    managers: int = SANDBOX_MANAGERS,
     *,
     report: Report = _quiet,
     endpoint: str = "unix",

@@ -96,11 +96,8 @@ def current_members(inventory: Inventory, docker: DockerHosts, infos: dict[str, 
     return dockerapi.swarm_nodes(docker[first])
 
 
-def swarm_up(
-    inventory: Inventory, *, docker: DockerHosts | None = None, infos: Mapping[str, EngineInfo] | None = None
-) -> SwarmResult:
+def swarm_up(inventory: Inventory, *, docker: DockerHosts, infos: Mapping[str, EngineInfo] | None = None) -> SwarmResult:
     """``infos``: every engine's answer when just read (by preflight), else each engine is asked."""
-    docker = dockerapi.hosts_of(inventory, docker)
     infos = dict(infos) if infos is not None else engine_infos(inventory, docker)
     members = current_members(inventory, docker, infos)
     actions = plan(inventory, infos, {node.id for node in members})
@@ -138,9 +135,8 @@ def _join(docker: DockerHosts, host: Host, first: Host, token: str) -> None:
         pause.sleep()
 
 
-def node_ids(inventory: Inventory, *, docker: DockerHosts | None = None) -> dict[str, str]:
+def node_ids(inventory: Inventory, *, docker: DockerHosts) -> dict[str, str]:
     """Inventory host name -> swarm node id, from each engine's own view (names may differ from hostnames)."""
-    docker = dockerapi.hosts_of(inventory, docker)
     return {name: info.swarm_node_id for name, info in engine_infos(inventory, docker).items() if info.swarm_state == "active"}
 
 
@@ -161,9 +157,8 @@ def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]
     return list(by_id.values())
 
 
-def swarm_down(inventory: Inventory, *, docker: DockerHosts | None = None) -> list[HostAction]:
+def swarm_down(inventory: Inventory, *, docker: DockerHosts) -> list[HostAction]:
     """Leave the swarm on every host: workers first, the first manager last."""
-    docker = dockerapi.hosts_of(inventory, docker)
     infos = engine_infos(inventory, docker)
     ordered = sorted(inventory.hosts, key=lambda h: (h.is_manager, h == inventory.first_manager))
     actions = []
@@ -176,10 +171,9 @@ def swarm_down(inventory: Inventory, *, docker: DockerHosts | None = None) -> li
     return actions
 
 
-def join_command(inventory: Inventory, role: str, show_token: bool, *, docker: DockerHosts | None = None) -> str:
+def join_command(inventory: Inventory, role: str, show_token: bool, *, docker: DockerHosts) -> str:
     """The exact command for a server swarmkit cannot reach; the token stays hidden unless asked.  The first
     manager must answer and be in a swarm (its token is read either way): else there is nothing to join."""
-    docker = dockerapi.hosts_of(inventory, docker)
     first = inventory.first_manager
     if dockerapi.engine_info(docker[first]).swarm_state != "active":
         raise SwarmError(

@@ -24,11 +24,13 @@ from typing import Any
 
 import yaml
 
+from swarmkit.defaults import SPARK_UP_TIMEOUT
 from swarmkit.errors import EngineError, SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.images import image as images
 from swarmkit.traffic import spark as sparkjob
 
@@ -39,7 +41,6 @@ WORKER_UI_PORT = 8081
 MASTER_MEMORY = "256m"  # the master's heap
 WORKER_DAEMON_MEMORY = "256m"  # the worker daemon's own heap
 WORKER_MEMORY = sparkjob.EXECUTOR_MEMORY  # what a worker offers: one verify executor per node
-UP_TIMEOUT = 180.0
 DOWN_TIMEOUT = 60.0
 CONNECT_TIMEOUT = 1.0
 Progress = Callable[[str], None]
@@ -230,20 +231,19 @@ def _names(inventory: Inventory, nodes: Sequence[SwarmNode]) -> tuple[tuple[str,
 
 
 def spark_up(
-    inventory: Inventory,
+    session: Session,
     *,
     image: str | None = None,
     registry: str | None = None,
     master_host: str | None = None,
     kafka_stack: str = "kafka",
-    timeout: float = UP_TIMEOUT,
-    docker: DockerHosts | None = None,
+    timeout: float = SPARK_UP_TIMEOUT,
     progress: Progress | None = None,
 ) -> SparkCluster:
     """Deploy (or redeploy) the Spark stack and wait until a worker on every node has registered."""
     started = time.monotonic()
     say = progress or (lambda _: None)
-    docker = dockerapi.hosts_of(inventory, docker)
+    inventory, docker = session.inventory, session.docker
     master = _master_host(inventory, master_host)
     manager = docker[master]
     node_id, nodes = _swarm_nodes(manager, master)
@@ -285,16 +285,11 @@ def spark_up(
 
 
 def spark_down(
-    inventory: Inventory,
-    *,
-    master_host: str | None = None,
-    kafka_stack: str = "kafka",
-    timeout: float = DOWN_TIMEOUT,
-    docker: DockerHosts | None = None,
+    session: Session, *, master_host: str | None = None, kafka_stack: str = "kafka", timeout: float = DOWN_TIMEOUT
 ) -> list[str]:
     """Remove the Spark stack; returns the services removed (none when it was not deployed).  Waits until the
     master's ports are closed, so a `spark up` right after finds them free."""
-    docker = dockerapi.hosts_of(inventory, docker)
+    inventory, docker = session.inventory, session.docker
     master = _master_host(inventory, master_host)
     manager = docker[master]
     _swarm_nodes(manager, master)

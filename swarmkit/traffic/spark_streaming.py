@@ -15,11 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from swarmkit.defaults import STREAM_RATE, STREAM_SECONDS
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.traffic.spark import SparkJobError, run_verify_job
-
-DEFAULT_SECONDS = 20.0
-DEFAULT_RATE = 5000
 
 
 class StreamingJobError(SparkJobError):
@@ -34,8 +32,8 @@ class StreamingJobError(SparkJobError):
 class StreamOptions:
     """How long and how fast the producer writes, and whether the query is restarted mid-stream."""
 
-    seconds: float = DEFAULT_SECONDS
-    rate: int = DEFAULT_RATE
+    seconds: float = STREAM_SECONDS
+    rate: int = STREAM_RATE
     restart_after: float = 0.0  # 0: never; else stop the query after that many seconds and start it again
     checkpoint: Path | None = None  # default: beside the report
 

@@ -21,8 +21,10 @@ from swarmkit.checks.status import status
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import broker_metadata, ensure_topics
-from swarmkit.ops.deploy import DeployOptions, up
+from swarmkit.ops.deploy import up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.topics import TopicSpec
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
@@ -41,7 +43,7 @@ d2 = module_sandbox(NAME, 3, "10.239.0.0/24", engine="apache", managers=3)
 @pytest.fixture(scope="module")
 def cluster(d2: sandbox.Sandbox) -> Inventory:
     inventory = load_inventory(d2.inventory_path)
-    assert up(inventory, DeployOptions(topics=TOPICS)).ok
+    assert up(plan(inventory, DeployOptions(topics=TOPICS)), Session.of(inventory)).ok
     return inventory
 
 
@@ -156,7 +158,7 @@ def test_down_then_up_brings_the_same_cluster_back_with_its_data(cluster: Invent
     assert done.returncode == 0 and "kept:" in done.stdout
     assert stack_left(cluster, "com.docker.stack.namespace=kafka") == {"d21": 0, "d22": 0, "d23": 0}
     started = time.monotonic()
-    assert up(cluster, DeployOptions(topics=TOPICS)).ok
+    assert up(plan(cluster, DeployOptions(topics=TOPICS)), Session.of(cluster)).ok
     print(f"up after down: {time.monotonic() - started:.1f} s")
     after = broker_metadata("d21:9094")
     assert after.cluster_id == before.cluster_id

@@ -20,8 +20,10 @@ from swarmkit.errors import DeployError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import broker_metadata
-from swarmkit.ops.deploy import DeployOptions, DeployResult, deploy, up
+from swarmkit.ops.deploy import DeployResult, deploy, up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL
@@ -81,7 +83,7 @@ def identity_file(inventory: Inventory, result: DeployResult, host_name: str) ->
 @pytest.mark.parametrize("topics", BAD_SPECS)
 def test_bad_topic_specs_stop_up_before_preflight_or_swarm(inventory: Inventory, docker: DockerHosts, topics: str) -> None:
     with pytest.raises(SpecError) as raised:
-        up(inventory, DeployOptions(topics=topics), docker=docker)
+        up(plan(inventory, DeployOptions(topics=topics)), Session.of(inventory, docker=docker))
     assert raised.value.hint
     assert {dockerapi.engine_info(docker[h]).swarm_state for h in inventory.hosts} == {"inactive"}
 
@@ -89,7 +91,10 @@ def test_bad_topic_specs_stop_up_before_preflight_or_swarm(inventory: Inventory,
 def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inventory: Inventory, docker: DockerHosts) -> None:
     progress: list[tuple[int, int, str]] = []
     started = time.monotonic()
-    result = up(inventory, DeployOptions(topics=TOPICS), on_progress=lambda *report: progress.append(report), docker=docker)
+    result = up(
+        plan(inventory, DeployOptions(topics=TOPICS)),
+        Session.of(inventory, docker=docker, progress=lambda *report: progress.append(report)),
+    )
     print(
         f"\nup: {time.monotonic() - started:.1f}s, deploy {result.deploy.deploy_s:.1f}s, converge {result.deploy.converge_s:.1f}s"
     )
@@ -119,7 +124,7 @@ def test_up_deploys_one_broker_per_node_advertising_its_hostname_with_topics(inv
 def test_up_again_restarts_nothing(inventory: Inventory, docker: DockerHosts) -> None:
     before = running_tasks(inventory, "kafka_broker")
     started = time.monotonic()
-    result = up(inventory, DeployOptions(topics=TOPICS), docker=docker)
+    result = up(plan(inventory, DeployOptions(topics=TOPICS)), Session.of(inventory, docker=docker))
     print(f"\nunchanged up: {time.monotonic() - started:.1f}s (deploy {result.deploy.total_s:.1f}s)")
     assert result.ok
     assert not result.swarm.changed
@@ -130,7 +135,7 @@ def test_up_again_restarts_nothing(inventory: Inventory, docker: DockerHosts) ->
 
 def test_a_topic_that_differs_from_its_spec_is_reported_and_left_alone(inventory: Inventory, docker: DockerHosts) -> None:
     before = running_tasks(inventory, "kafka_broker")
-    result = deploy(inventory, DeployOptions(topics="myTopic:5:1,anotherTopic:2:1"), docker=docker)
+    result = deploy(plan(inventory, DeployOptions(topics="myTopic:5:1,anotherTopic:2:1")), Session.of(inventory, docker=docker))
     assert not result.ok
     assert {(t.name, t.status) for t in result.topics} == {("myTopic", "mismatch"), ("anotherTopic", "exists")}
     assert "myTopic" in result.error().message and "3 partitions" in result.error().message
@@ -142,7 +147,7 @@ def test_a_topic_that_differs_from_its_spec_is_reported_and_left_alone(inventory
 @pytest.mark.parametrize("topics", BAD_SPECS)
 def test_bad_topic_specs_deploy_nothing_on_a_live_swarm(inventory: Inventory, docker: DockerHosts, topics: str) -> None:
     with pytest.raises(SpecError):
-        deploy(inventory, DeployOptions(topics=topics, stack_name="bad"), docker=docker)
+        deploy(plan(inventory, DeployOptions(topics=topics, stack_name="bad")), Session.of(inventory, docker=docker))
     assert dockerapi.stack_services(manager(inventory), "bad") == []
     for host in inventory.hosts:
         assert not docker[host].client.volume.exists("bad_identity")
@@ -152,7 +157,7 @@ def test_inventory_address_mode_advertises_each_hosts_address(inventory: Invento
     options = DeployOptions(
         advertise="inventory-address", stack_name="addr", listeners=ListenerPlan.build(external_port=9194), topics="t:1:1"
     )
-    result = deploy(inventory, options, docker=docker)
+    result = deploy(plan(inventory, options), Session.of(inventory, docker=docker))
     print(f"\naddr stack: deploy {result.deploy_s:.1f}s, converge {result.converge_s:.1f}s")
     assert result.ok
     for host in inventory.hosts:
@@ -176,7 +181,9 @@ def test_a_changed_inventory_address_restarts_only_that_broker_with_its_id(
     subprocess.run([*netns, "add", f"{new_address}/24", "dev", "eth0"], check=True)
     try:
         hosts = tuple(replace(h, address=new_address) if h.name == "dp2" else h for h in inventory.hosts)
-        result = deploy(replace(inventory, hosts=hosts), options, docker=docker)
+        result = deploy(
+            plan(replace(inventory, hosts=hosts), options), Session.of(replace(inventory, hosts=hosts), docker=docker)
+        )
         after = running_tasks(inventory, "addr_broker")
         identities = {n.host: (n.identity, n.broker_id) for n in result.nodes}
         assert identities["dp2"] == ("replaced", 2) and {identities["dp1"][0], identities["dp3"][0]} == {"unchanged"}
@@ -189,7 +196,7 @@ def test_a_changed_inventory_address_restarts_only_that_broker_with_its_id(
 
 
 def test_hostname_command_mode_advertises_what_the_command_prints_on_each_node(inventory: Inventory, docker: DockerHosts) -> None:
-    result = deploy(inventory, COMMAND_OPTIONS, docker=docker)
+    result = deploy(plan(inventory, COMMAND_OPTIONS), Session.of(inventory, docker=docker))
     ids = {n.host: n.broker_id for n in result.nodes}
     for host in inventory.hosts:
         assert advertised(host.address, 9294) == [f"b{ids[host.name]}.example:9294"]
@@ -207,7 +214,7 @@ def test_a_broker_that_cannot_start_is_named_with_its_task_error(inventory: Inve
         timeout=8,
     )
     with pytest.raises(DeployError) as raised:
-        deploy(inventory, options, docker=docker)
+        deploy(plan(inventory, options), Session.of(inventory, docker=docker))
     print(f"\n{raised.value.message}\nhint: {raised.value.hint}")
     assert "3 of 3 node(s)" in raised.value.message
     for host in inventory.hosts:  # each named with its phase, then what its task says
@@ -223,7 +230,7 @@ def test_a_node_joined_by_hand_gets_an_id_and_a_broker_on_the_next_deploy(invent
     joined = sandbox.add_node("dp")
     token = dockerapi.join_token(docker[inventory.first_manager], "worker")
     dockerapi.swarm_join(joined.docker, inventory.first_manager.address, token, joined.address)  # the operator's step
-    result = deploy(inventory, COMMAND_OPTIONS, docker=docker)
+    result = deploy(plan(inventory, COMMAND_OPTIONS), Session.of(inventory, docker=docker))
     node = next(n for n in result.nodes if n.host == joined.name)
     assert (node.broker_id, node.new_id, node.identity, node.eligible) == (4, True, "written", True)
     assert advertised(joined.address, 9294) == ["b4.example:9294"]

@@ -138,7 +138,7 @@ def swarm(inventory_path: Path, request: pytest.FixtureRequest) -> Inventory:
         sandbox.up(2, NAME, NAME, SUBNET, str(inventory_path), "tansu", 1)
     request.node.stash[MODULE_SANDBOX] = sandbox.load(NAME)  # a failing test's report shows the swarm
     inventory = load_inventory(str(inventory_path))
-    swarm_up(inventory)
+    swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
     return inventory
 
 

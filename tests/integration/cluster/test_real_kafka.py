@@ -27,8 +27,10 @@ from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import ClusterMetadata, broker_metadata, ensure_topics, partition_states
-from swarmkit.ops.deploy import DeployOptions, deploy, up
+from swarmkit.ops.deploy import deploy, up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.retire import retire
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
@@ -61,7 +63,7 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str | Call
 @pytest.fixture(scope="module")
 def cluster(rk: sandbox.Sandbox) -> Inventory:
     inventory = load_inventory(rk.inventory_path)
-    result = up(inventory, DeployOptions(topics=TOPICS))
+    result = up(plan(inventory, DeployOptions(topics=TOPICS)), Session.of(inventory))
     assert result.ok, result.deploy.problems
     return inventory
 
@@ -179,7 +181,7 @@ def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inve
         listeners=ListenerPlan.build(external_port=9194),
     )
     try:
-        assert deploy(cluster, options).ok
+        assert deploy(plan(cluster, options), Session.of(cluster)).ok
         metadata = wait_until(metadata_from("rk1:9194"), 120, "rk1:9194 to answer")  # bootstrap works...
         assert isinstance(metadata, ClusterMetadata)
         assert sorted(b.endpoint for b in metadata.brokers) == ["rk1.invalid:9194", "rk2.invalid:9194", "rk3.invalid:9194"]
@@ -301,7 +303,7 @@ def test_retiring_a_manager_is_refused_before_anything_changes(rk: sandbox.Sandb
     grown = load_inventory(rk.inventory_path)
     before = broker_containers(grown)
     with pytest.raises(SpecError, match="rk1 is a manager"):
-        retire(grown, "rk1")
+        retire(Session.of(grown), "rk1")
     assert broker_containers(grown) == before
 
 

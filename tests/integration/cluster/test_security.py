@@ -23,10 +23,12 @@ from swarmkit.checks.status import status
 from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import broker_metadata
 from swarmkit.ops import deploy as deploy_module
 from swarmkit.ops import teardown, users
-from swarmkit.ops.deploy import DeployOptions, UpResult, render_for, up
+from swarmkit.ops.deploy import UpResult, render_for, up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.rebalance import RebalanceOptions, rebalance
 from swarmkit.ops.roll import RollOptions, roll
 from swarmkit.security import certs, pki
@@ -47,7 +49,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Inventor
     with fresh_sandbox(NAME, 3, "10.240.0.0/24", "se", directory, engine="apache", managers=3) as box:
         inventory = load_inventory(box.inventory_path)
         started = time.monotonic()
-        result = up(inventory, OPTIONS)
+        result = up(plan(inventory, OPTIONS), Session.of(inventory))
         yield inventory, result, time.monotonic() - started
 
 
@@ -143,7 +145,7 @@ def test_no_secret_is_shown(secured: tuple[Inventory, UpResult, float]) -> None:
         "docker service inspect": _docker(inventory, "service", "inspect", *services),
         "docker service logs": _docker(inventory, "service", "logs", "--raw", "kafka_broker")
         + _docker(inventory, "service", "logs", "--raw", "kafka_controller-1"),
-        "render": render_for(inventory, OPTIONS).text,
+        "render": render_for(plan(inventory, OPTIONS), Session.of(inventory)).text,
         "up --json": json.dumps(result.to_dict()),
     }
     for where, text in seen.items():
@@ -156,7 +158,7 @@ def test_no_secret_is_shown(secured: tuple[Inventory, UpResult, float]) -> None:
 def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, float]) -> None:
     """status, rebalance and roll reach the sasl_ssl cluster as swarmkit's admin (roll waits for the
     restarted broker through its SCRAM login), and the Kafka tools they run in a broker container use
-    mutual TLS on the internal listener. Before any user is removed: see the README's known problem."""
+    mutual TLS on the internal listener. Before any user is removed: see the known problem in docs/security.md."""
     inventory, _, _ = secured
     seen = status(inventory)
     assert not seen.kafka_error and seen.quorum is not None and seen.quorum.leader > 0, (seen.kafka_error, seen.quorum)
@@ -165,25 +167,25 @@ def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, 
     assert login is not None
     client = AdminClient({"bootstrap.servers": "10.240.0.11:9094", **login.librdkafka()})
     client.create_topics([NewTopic("lopsided", 3, replica_assignment=[[1], [1], [1]])])["lopsided"].result(TIMEOUT)
-    balanced = rebalance(inventory, RebalanceOptions(topics=("lopsided",), timeout=120))
+    balanced = rebalance(Session.of(inventory), RebalanceOptions(topics=("lopsided",), timeout=120))
     assert len(balanced.moves) == 2 and balanced.replicas == {1: 1, 2: 1, 3: 1}, balanced
-    rolled = roll(inventory, RollOptions(nodes=("se2",), broker_timeout=240))
+    rolled = roll(Session.of(inventory), RollOptions(nodes=("se2",), broker_timeout=240))
     assert rolled.ok and rolled.brokers[0].new_container != rolled.brokers[0].old_container, rolled.brokers
 
 
 def test_a_client_user_gets_a_working_configuration(secured: tuple[Inventory, UpResult, float], tmp_path: Path) -> None:
     inventory, _, _ = secured
-    users.add_user(inventory, "kafka", "alice")
-    assert "alice" in users.list_users(inventory, "kafka")
-    config = users.client_config(inventory, "kafka", "sasl_ssl", "alice", "librdkafka", str(tmp_path / "ca.crt"))
+    users.add_user(Session.of(inventory), "kafka", "alice")
+    assert "alice" in users.list_users(Session.of(inventory), "kafka")
+    config = users.client_config(Session.of(inventory), "kafka", "sasl_ssl", "alice", "librdkafka", str(tmp_path / "ca.crt"))
     (tmp_path / "ca.crt").write_text(config.ca_pem)
     settings = dict(line.split("=", 1) for line in config.text.splitlines())
     admin = AdminClient(settings | {"socket.timeout.ms": int(TIMEOUT * 1000)})
     assert len(admin.list_topics(timeout=TIMEOUT).brokers) == 3
-    java = users.client_config(inventory, "kafka", "sasl_ssl", "alice", "properties", str(tmp_path / "ca.crt")).text
+    java = users.client_config(Session.of(inventory), "kafka", "sasl_ssl", "alice", "properties", str(tmp_path / "ca.crt")).text
     assert "sasl.jaas.config=" in java and "ssl.truststore.type=PEM" in java
-    users.remove_user(inventory, "kafka", "alice")
-    assert "alice" not in users.list_users(inventory, "kafka")
+    users.remove_user(Session.of(inventory), "kafka", "alice")
+    assert "alice" not in users.list_users(Session.of(inventory), "kafka")
 
 
 def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_broker(
@@ -195,12 +197,12 @@ def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_br
     certificate gets in, a client without one or with a SASL login only is refused, and verify names
     broker 1 alone."""
     inventory, _, _ = secured
-    teardown.down(inventory, purge=True, yes=True)
+    teardown.down(Session.of(inventory), purge=True, yes=True)
     names = deploy_module._advertised_names
     monkeypatch.setattr(
         deploy_module, "_advertised_names", lambda o, host, a: ["elsewhere.example"] if host == "se1" else names(o, host, a)
     )
-    assert deploy_module.deploy(inventory, replace(OPTIONS, security="ssl")).ok
+    assert deploy_module.deploy(plan(inventory, replace(OPTIONS, security="ssl")), Session.of(inventory)).ok
     client = pki.for_stack(inventory, "kafka", "ssl")
     assert client is not None and client.client is not None
     assert len(broker_metadata("se2:9094", TIMEOUT, client).brokers) == 3

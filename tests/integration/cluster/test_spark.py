@@ -21,8 +21,10 @@ from swarmkit.errors import SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import partition_states
-from swarmkit.ops.deploy import DeployOptions, up
+from swarmkit.ops.deploy import up
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.traffic import spark as sparkjob
 from swarmkit.traffic import spark_cluster
@@ -44,13 +46,13 @@ sa = module_sandbox("sa", 3, "10.237.0.0/24", engine="apache", managers=3)
 @pytest.fixture(scope="module")
 def cluster(sa: sandbox.Sandbox) -> Iterator[Inventory]:
     inventory = load_inventory(sa.inventory_path)
-    result = up(inventory, DeployOptions(topics=f"{TOPIC}:6:3,{STREAM_TOPIC}:3:3"))
+    result = up(plan(inventory, DeployOptions(topics=f"{TOPIC}:6:3,{STREAM_TOPIC}:3:3")), Session.of(inventory))
     assert result.ok, result.deploy.problems
     try:
         yield inventory
     finally:
         with contextlib.suppress(SwarmkitError):
-            spark_cluster.spark_down(inventory)
+            spark_cluster.spark_down(Session.of(inventory))
 
 
 def test_the_job_checks_every_partition_through_its_leader(cluster: Inventory, tmp_path) -> None:
@@ -117,13 +119,13 @@ def _listening(host: sandbox.SandboxHost, port: int) -> Iterator[None]:
 
 def test_bad_input_is_refused_and_changes_nothing(cluster: Inventory, sa: sandbox.Sandbox) -> None:
     with pytest.raises(spark_cluster.SparkClusterError, match="not a manager"):
-        spark_cluster.spark_up(cluster, master_host="nosuch")
+        spark_cluster.spark_up(Session.of(cluster), master_host="nosuch")
     with pytest.raises(spark_cluster.SparkClusterError, match="is missing on") as missing:
-        spark_cluster.spark_up(cluster, image=f"{sa.registry}/swarmkit/spark:no-such-tag")
+        spark_cluster.spark_up(Session.of(cluster), image=f"{sa.registry}/swarmkit/spark:no-such-tag")
     assert missing.value.hint
     with _listening(sa.hosts[0], spark_cluster.MASTER_PORT):
         with pytest.raises(spark_cluster.SparkClusterError, match=r"port 7077/tcp on sa1 .* already in use"):
-            spark_cluster.spark_up(cluster)
+            spark_cluster.spark_up(Session.of(cluster))
     assert _spark_services(cluster) == []
 
 
@@ -171,7 +173,7 @@ def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(clust
     """The scratch topic made for 3 brokers has no leader on a 4th: verify makes it again for 4."""
     sandbox.add_node("sa")
     grown = load_inventory(sa.inventory_path)
-    assert up(grown, DeployOptions(topics=f"{TOPIC}:6:3")).ok
+    assert up(plan(grown, DeployOptions(topics=f"{TOPIC}:6:3")), Session.of(grown)).ok
     report = verify(grown, VerifyOptions(spark=True, spark_records=5000))
     assert report.ok, report.to_dict()
     assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == [*BROKERS, "sa4:9094"]

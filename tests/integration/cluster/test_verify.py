@@ -8,8 +8,11 @@ import pytest
 
 from swarmkit.checks import diagnose, verify
 from swarmkit.errors import DeployError
+from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm import bootstrap as swarm
@@ -27,7 +30,7 @@ VERIFY_BOUND_S = 30
 def vf(tmp_path_factory: pytest.TempPathFactory):
     with fresh_sandbox(NAME, 3, "10.249.0.0/24", "vf", tmp_path_factory.mktemp("vf")) as created:
         inventory = load_inventory(created.inventory_path)
-        swarm.swarm_up(inventory)
+        swarm.swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
         yield created
 
 
@@ -36,7 +39,7 @@ def inventory_of(box: sandbox.Sandbox) -> Inventory:
 
 
 def deploy_with(inventory: Inventory, **options) -> deploy.DeployResult:
-    return deploy.deploy(inventory, deploy.DeployOptions(topics=TOPICS, timeout=60, **options).resolved(inventory))
+    return deploy.deploy(plan(inventory, DeployOptions(topics=TOPICS, timeout=60, **options)), Session.of(inventory))
 
 
 def timed_verify(inventory: Inventory, **options) -> verify.VerifyReport:
@@ -100,10 +103,13 @@ def test_a_crashing_broker_is_named(vf: sandbox.Sandbox) -> None:
     command = 'test "$SWARMKIT_NODE_HOSTNAME" != vf3 && echo "$SWARMKIT_NODE_HOSTNAME"'
     with pytest.raises(DeployError, match="vf3"):
         deploy.deploy(
-            inventory,
-            deploy.DeployOptions(
-                advertise="command", hostname_command=command, topics=TOPICS, timeout=20, **side_stack("crash", 9095)
-            ).resolved(inventory),
+            plan(
+                inventory,
+                DeployOptions(
+                    advertise="command", hostname_command=command, topics=TOPICS, timeout=20, **side_stack("crash", 9095)
+                ),
+            ),
+            Session.of(inventory),
         )
     report = timed_verify(inventory, stack_name="crash", external_port=9095)
     assert not report.ok
@@ -136,7 +142,7 @@ def test_scale_out_is_reported_and_spark_runs_through_four_brokers(vf: sandbox.S
     assert timed_verify(inventory).ok
     sandbox.add_node(NAME)
     inventory = inventory_of(vf)
-    swarm.swarm_up(inventory)
+    swarm.swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
     deploy_with(inventory)
     report = timed_verify(inventory)
     assert report.ok, report.to_dict()

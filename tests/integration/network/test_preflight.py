@@ -14,11 +14,13 @@ from swarmkit.errors import PreflightError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Host, Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
 from swarmkit.images.image import PROBE_TAG
 from swarmkit.network import preflight
 from swarmkit.network.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
 from swarmkit.ops import deploy
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from tests.integration.sandboxes import module_sandbox
 
@@ -101,7 +103,7 @@ def test_a_failed_preflight_ships_nothing(inventory, docker):
             docker[host].client.image.remove(PROBE_TAG, force=True)
     local = Engine.connect("unix:///var/run/docker.sock")
     with blocked("pf3", "9094/tcp"), pytest.raises(PreflightError, match="9094"):
-        deploy.up(inventory, deploy.DeployOptions(image=PROBE_TAG), docker=docker, local=local)
+        deploy.up(plan(inventory, DeployOptions(image=PROBE_TAG)), Session.of(inventory, docker=docker, local=local))
     assert [h.name for h in inventory.hosts if dockerapi.has_image(docker[h], PROBE_TAG)] == ["pf1"]
     assert {dockerapi.engine_info(docker[h]).swarm_state for h in inventory.hosts} == {"inactive"}
 
@@ -130,7 +132,7 @@ def test_blocked_port_names_host_port_and_the_hosts_that_could_not_reach_it(inve
 def test_up_changes_no_host_when_preflight_fails(inventory, docker, port):
     with blocked("pf3", port):
         with pytest.raises(PreflightError, match=f"pf3.*{port}|{port}.*pf3"):
-            deploy.up(inventory, deploy.DeployOptions(topics="t:1:1"), docker=docker)
+            deploy.up(plan(inventory, DeployOptions(topics="t:1:1")), Session.of(inventory, docker=docker))
     assert {dockerapi.engine_info(docker[h]).swarm_state for h in inventory.hosts} == {"inactive"}
     assert all(not docker[h].client.volume.list() for h in inventory.hosts)
 
@@ -170,7 +172,7 @@ def test_swarm_ports_of_a_member_are_noted_not_failed(inventory, docker):
 def test_unreachable_engine_is_named_and_the_rest_still_probed(inventory, tmp_path):
     ghost = Host("pf9", f"unix://{tmp_path}/missing.sock", "10.232.0.99", "worker")
     with_ghost = replace(inventory, hosts=inventory.hosts + (ghost,))
-    report = run_preflight(with_ghost)
+    report = run_preflight(with_ghost, docker=DockerHosts.from_inventory(with_ghost))
     (failure,) = report.failures
     assert (failure.check, failure.to) == ("engine", "pf9") and str(tmp_path) in failure.fix
     assert any(c.check == "reachable" and c.status == "ok" for c in report.checks)

@@ -18,8 +18,10 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, TaskState
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.images import image
-from swarmkit.ops.deploy import DeployOptions, DeployResult, deploy
+from swarmkit.ops.deploy import DeployResult, deploy
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.compose import kafka_env
 from swarmkit.stack.kafka_settings import broker_settings
@@ -56,7 +58,7 @@ def first_deploy(ap: sandbox.Sandbox, recorder: str) -> DeployResult:
     inventory = load_inventory(ap.inventory_path)
     docker = DockerHosts.from_inventory(inventory)
     swarm.swarm_up(inventory, docker=docker)
-    return deploy(inventory, options(recorder), docker=docker)
+    return deploy(plan(inventory, options(recorder)), Session.of(inventory, docker=docker))
 
 
 def options(recorder: str) -> DeployOptions:
@@ -126,7 +128,7 @@ def test_the_cluster_id_is_kept_in_the_swarm_and_a_redeploy_restarts_nothing(
     labels = {n.hostname: n.labels for n in dockerapi.swarm_nodes(DockerHosts.from_inventory(inventory)[inventory.first_manager])}
     assert labels["ap1"][f"{CLUSTER_ID_LABEL}.kafka"] == first_deploy.cluster_id
     before = {name: task.id for name, (task, _) in all_recorded(inventory).items()}
-    again = deploy(inventory, options(recorder))
+    again = deploy(plan(inventory, options(recorder)), Session.of(inventory))
     assert again.cluster_id == first_deploy.cluster_id
     assert {name: task.id for name, (task, _) in all_recorded(inventory).items()} == before
 
@@ -172,7 +174,7 @@ def test_an_added_node_gets_a_new_id_and_the_other_brokers_keep_running(
     docker = DockerHosts.from_inventory(grown)
     swarm.swarm_up(grown, docker=docker)
     joined = time.monotonic()
-    result = deploy(grown, options(recorder), docker=docker)
+    result = deploy(plan(grown, options(recorder)), Session.of(grown, docker=docker))
     new = next(n for n in result.nodes if n.host == "ap4")
     assert (new.broker_id, new.new_id, new.identity) == (4, True, "written")
     _, env = wait_until("the recorder on ap4", lambda: recorded(grown, BROKER, "ap4"), timeout=45)

@@ -98,7 +98,7 @@ def test_an_engine_behind_tls_is_reached_through_the_inventory_tls_block(
         dockerapi.engine_info(Engine.connect(inventory.host("sw2").endpoint))
     joined = swarm.swarm_up(inventory, docker=docker)
     assert [(a.host, a.action) for a in joined.actions] == [("sw1", "init"), ("sw2", "join")]
-    assert swarm.swarm_down(inventory)  # a library caller without DockerHosts gets the inventory's TLS too
+    assert swarm.swarm_down(inventory, docker=DockerHosts.from_inventory(inventory))  # each host's TLS from the inventory
     assert dockerapi.engine_info(docker[inventory.host("sw2")]).swarm_state == "inactive"
 
 

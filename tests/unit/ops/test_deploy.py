@@ -10,9 +10,11 @@ from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult
 from swarmkit.ops import deploy as deploy_module
-from swarmkit.ops.deploy import DeployOptions, DeployResult, NodeResult, _Member, _Target
+from swarmkit.ops.deploy import DeployResult, NodeResult, _Member, _Target
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.engines import apache
 from swarmkit.stack.listeners import ListenerPlan
@@ -70,14 +72,14 @@ def test_another_engine_does_not_inherit_the_inventorys_image() -> None:
 )
 def test_bad_topic_specs_fail_before_any_engine_is_contacted(no_engines: None, topics: str, message: str) -> None:
     with pytest.raises(SpecError, match=message):
-        deploy_module.deploy(INVENTORY, DeployOptions(topics=topics))
+        deploy_module.deploy(plan(INVENTORY, DeployOptions(topics=topics)), Session.of(INVENTORY))
     with pytest.raises(SpecError, match=message):
-        deploy_module.up(INVENTORY, DeployOptions(topics=topics))
+        deploy_module.up(plan(INVENTORY, DeployOptions(topics=topics)), Session.of(INVENTORY))
 
 
 def test_more_replicas_than_brokers_fails_for_a_shared_cluster(no_engines: None) -> None:
     with pytest.raises(SpecError, match="3 broker"):
-        deploy_module.deploy(INVENTORY, DeployOptions(engine="apache", topics="a:3:5"))
+        deploy_module.deploy(plan(INVENTORY, DeployOptions(engine="apache", topics="a:3:5")), Session.of(INVENTORY))
 
 
 @pytest.mark.parametrize(
@@ -93,13 +95,13 @@ def test_more_replicas_than_brokers_fails_for_a_shared_cluster(no_engines: None)
 )
 def test_bad_options_fail_before_any_engine_is_contacted(no_engines: None, options: DeployOptions, message: str) -> None:
     with pytest.raises(SpecError, match=message):
-        deploy_module.deploy(INVENTORY, options)
+        deploy_module.deploy(plan(INVENTORY, options), Session.of(INVENTORY))
 
 
 def test_an_unknown_engine_in_the_inventory_fails_before_any_engine_is_contacted(no_engines: None) -> None:
     inventory = replace(INVENTORY, stack=StackDefaults(engine="redpanda"))
     with pytest.raises(SpecError, match="engine: unknown engine 'redpanda'") as caught:
-        deploy_module.up(inventory, DeployOptions())
+        deploy_module.up(plan(inventory, DeployOptions()), Session.of(inventory))
     assert "stack.engine in the inventory" in caught.value.hint
 
 
@@ -122,7 +124,7 @@ def test_up_ships_swarmkits_own_broker_image_and_pulls_any_other(
     monkeypatch.setattr(deploy_module, "deploy", lambda *args, **kwargs: None)
     engine = "apache" if image.startswith("apache") else "tansu"
     options = DeployOptions(engine=engine, image=image, cluster_id="AAAAAAAAAAAAAAAAAAAAAw")
-    deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=DOCKER[INVENTORY.hosts[0]])
+    deploy_module.up(plan(INVENTORY, options), Session.of(INVENTORY, docker=DOCKER, local=DOCKER[INVENTORY.hosts[0]]), None)
     assert calls == {"pulled": pulled * len(INVENTORY.hosts), "shipped": shipped}
 
 
@@ -133,20 +135,22 @@ def test_up_stops_before_the_swarm_step_when_this_machine_cannot_provide_swarmki
     local = Engine.connect("unix:///nonexistent/here.sock")
     options = DeployOptions(image="swarmkit/tansu:0.6.0")
     with pytest.raises(EngineError, match="nonexistent/here.sock does not answer") as raised:
-        deploy_module.up(INVENTORY, options, skip_preflight=True, docker=DOCKER, local=local)
+        deploy_module.up(plan(INVENTORY, options), Session.of(INVENTORY, docker=DOCKER, local=local), None)
     assert raised.value.hint
 
 
 def test_render_for_tansu_is_pure_and_stable(no_engines: None) -> None:
     options = DeployOptions(topics="myTopic:3:1", advertise="inventory-address")
-    first = deploy_module.render_for(INVENTORY, options)
-    assert first == deploy_module.render_for(INVENTORY, options)
+    first = deploy_module.render_for(plan(INVENTORY, options), Session.of(INVENTORY))
+    assert first == deploy_module.render_for(plan(INVENTORY, options), Session.of(INVENTORY))
     assert "registry:5000/swarmkit/tansu:0.6.0" in first.text and "SWARMKIT_ADVERTISE: inventory-address" in first.text
     assert first.files == ()  # tansu's entrypoint is image content
 
 
 def test_render_for_apache_with_a_given_cluster_id_is_pure(no_engines: None) -> None:
-    stack = deploy_module.render_for(INVENTORY, DeployOptions(engine="apache", cluster_id="c3dhcm1raXQtZXhhbXBsZQ"))
+    stack = deploy_module.render_for(
+        plan(INVENTORY, DeployOptions(engine="apache", cluster_id="c3dhcm1raXQtZXhhbXBsZQ")), Session.of(INVENTORY)
+    )
     assert "CLUSTER_ID: c3dhcm1raXQtZXhhbXBsZQ" in stack.text
     assert [config.filename for config in stack.files] == ["node-identity.sh", "entrypoint.sh"]
 
@@ -154,7 +158,7 @@ def test_render_for_apache_with_a_given_cluster_id_is_pure(no_engines: None) -> 
 def test_render_for_apache_without_any_kept_cluster_id_asks_for_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(deploy_module, "_manager_nodes", lambda inventory, docker: None)
     with pytest.raises(SpecError, match="keeps no cluster id") as raised:
-        deploy_module.render_for(INVENTORY, DeployOptions(engine="apache"))
+        deploy_module.render_for(plan(INVENTORY, DeployOptions(engine="apache")), Session.of(INVENTORY))
     assert "--cluster-id" in raised.value.hint
 
 
@@ -452,4 +456,4 @@ def test_result_to_dict_is_plain_data() -> None:
 
 def test_render_for_publishes_the_chosen_external_port(no_engines: None) -> None:
     options = DeployOptions(listeners=ListenerPlan.build(external_port=29094))
-    assert "published: 29094" in deploy_module.render_for(INVENTORY, options).text
+    assert "published: 29094" in deploy_module.render_for(plan(INVENTORY, options), Session.of(INVENTORY)).text

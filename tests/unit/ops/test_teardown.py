@@ -10,6 +10,7 @@ from swarmkit.errors import OperationError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import teardown
 from swarmkit.ops.teardown import check_purge, labels_to_purge
 
@@ -93,14 +94,14 @@ def swarm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[FakeSwarm, I
 def test_a_purge_of_a_stack_that_has_nothing_here_is_refused_and_touches_no_other_stack(swarm) -> None:
     fake, inventory, docker = swarm
     with pytest.raises(SpecError, match="stack 'nope' is not deployed") as refused:
-        teardown.down(inventory, "nope", purge=True, yes=True, docker=docker)
+        teardown.down(Session(inventory, docker), "nope", purge=True, yes=True)
     assert refused.value.exit_code == 2 and "kafka, old" in refused.value.hint
     assert fake.removed_labels == {} and fake.removed_volumes == []
 
 
 def test_a_purge_of_a_kept_stack_keeps_the_broker_ids_another_stack_still_uses(swarm) -> None:
     fake, inventory, docker = swarm
-    report = teardown.down(inventory, "old", purge=True, yes=True, docker=docker)
+    report = teardown.down(Session(inventory, docker), "old", purge=True, yes=True)
     assert fake.removed_volumes == ["old_data", "old_identity"]
     assert fake.removed_labels == {"m": ["swarmkit.cluster-id.old"]}
     assert report.shared_with == ("kafka",) and report.labels == {"k1": ["swarmkit.cluster-id.old"]}
@@ -110,7 +111,7 @@ def test_a_purge_of_a_kept_stack_keeps_the_broker_ids_another_stack_still_uses(s
 def test_down_refuses_a_stack_name_that_is_no_name_before_contacting_anything(swarm, stack: str) -> None:
     fake, inventory, docker = swarm
     with pytest.raises(SpecError, match="stack name"):
-        teardown.down(inventory, stack, purge=True, yes=True, docker=docker)
+        teardown.down(Session(inventory, docker), stack, purge=True, yes=True)
     assert fake.removed_labels == {} and fake.removed_volumes == []
 
 
@@ -126,8 +127,8 @@ def test_down_removes_what_an_interrupted_down_left_and_then_has_nothing_to_remo
 
     monkeypatch.setattr(dockerapi, "remove_stack", remove_stack)
     monkeypatch.setattr(dockerapi, "labelled_containers", lambda engine, label: 0)
-    report = teardown.down(inventory, "half", docker=docker)
+    report = teardown.down(Session(inventory, docker), "half")
     assert removed == ["half"]
     assert report.removed_services == () and report.leftovers == ("config half_broker-conf", "network half_internal")
     with pytest.raises(OperationError, match="stack 'half' is not deployed: nothing to remove"):
-        teardown.down(inventory, "half", docker=docker)
+        teardown.down(Session(inventory, docker), "half")

@@ -12,6 +12,7 @@ from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import ServiceSpec
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import users
 
 runner = CliRunner()
@@ -43,7 +44,7 @@ def test_client_config_is_refused_before_a_ca_or_password_is_made(
 ) -> None:
     deployed(monkeypatch, security)
     with pytest.raises(SpecError, match=message) as refused:
-        users.client_config(inventory(tmp_path), stack, given, "admin", "properties", str(tmp_path / "ca.crt"))
+        users.client_config(Session.of(inventory(tmp_path)), stack, given, "admin", "properties", str(tmp_path / "ca.crt"))
     assert refused.value.exit_code == 2
     assert sorted(tmp_path.rglob("*")) == []
 
@@ -55,9 +56,9 @@ def test_users_of_a_stack_that_is_not_sasl_ssl_are_refused_writing_nothing(
 ) -> None:
     deployed(monkeypatch, security)
     calls = {
-        "add": lambda: users.add_user(inventory(tmp_path), "kafka", "alice"),
-        "remove": lambda: users.remove_user(inventory(tmp_path), "kafka", "alice"),
-        "list": lambda: users.list_users(inventory(tmp_path), "kafka"),
+        "add": lambda: users.add_user(Session.of(inventory(tmp_path)), "kafka", "alice"),
+        "remove": lambda: users.remove_user(Session.of(inventory(tmp_path)), "kafka", "alice"),
+        "list": lambda: users.list_users(Session.of(inventory(tmp_path)), "kafka"),
     }
     with pytest.raises(SpecError, match="not sasl_ssl"):
         calls[action]()

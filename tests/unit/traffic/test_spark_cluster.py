@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from swarmkit.hosts.inventory import parse_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.traffic import spark as sparkjob
 from swarmkit.traffic import spark_cluster
 
@@ -104,4 +105,4 @@ def test_the_master_host_must_be_a_manager() -> None:
         ]
     }
     with pytest.raises(spark_cluster.SparkClusterError, match="not a manager"):
-        spark_cluster.spark_up(parse_inventory(document), master_host="n2", docker=None)
+        spark_cluster.spark_up(Session.of(parse_inventory(document)), master_host="n2")
