@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from swarmkit.checks import diagnose
+from swarmkit.checks import diagnose, health
 from swarmkit.checks.status import status
 from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import BrokerError
@@ -77,6 +77,13 @@ def test_up_and_verify_over_sasl_ssl(secured: tuple[Inventory, UpResult, float])
     assert [b.advertised for b in report.brokers] == ["se1:9094", "se2:9094", "se3:9094"]
     metadata = broker_metadata("se2:9094", TIMEOUT, admin(inventory))
     assert metadata.topic("orders") is not None
+    assert_quorum_through_a_broker(admin(inventory))
+
+
+def assert_quorum_through_a_broker(security: ClientSecurity) -> None:
+    """verify reads the quorum from a broker (TLS, then a SCRAM login or a client certificate), not the tool's JVM."""
+    quorum = health.quorum_from_brokers([("se2", 9094)], TIMEOUT, security, health.Controllers((), ()))
+    assert quorum.leader > 0 and len(quorum.voters) == 3 and len(quorum.observers) == 3, quorum
 
 
 def test_the_spark_job_runs_over_sasl_ssl_and_shows_no_password(
@@ -206,6 +213,7 @@ def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_br
     client = pki.for_stack(inventory, "kafka", "ssl")
     assert client is not None and client.client is not None
     assert len(broker_metadata("se2:9094", TIMEOUT, client).brokers) == 3
+    assert_quorum_through_a_broker(client)
     refused("se2:9094", replace(client, client=None), "client certificate refused")
     refused("se3:9094", admin(inventory), "client certificate refused")
     report = verify(inventory, VerifyOptions(timeout=TIMEOUT))
