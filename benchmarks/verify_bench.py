@@ -21,9 +21,10 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit.checks import verify
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.swarm import bootstrap as swarm
 
@@ -34,12 +35,11 @@ SUBNET = "10.251.0.0/24"
 
 def time_verify(inventory_path: str, runs: int) -> list[float]:
     """Wall time of each of ``runs`` verify passes; a failing pass stops the benchmark."""
-    inventory = load_inventory(inventory_path)
-    docker = DockerHosts.from_inventory(inventory)
+    session = Session.of(load_inventory(inventory_path))
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        report = verify.verify(inventory, verify.VerifyOptions(), docker=docker)
+        report = verify.verify(session, verify.VerifyOptions())
         times.append(time.perf_counter() - started)
         if not report.ok:
             failing = [f"{b.node}: {b.detail}" for b in report.brokers if not b.ok] or [report.cluster_error]
@@ -50,10 +50,9 @@ def time_verify(inventory_path: str, runs: int) -> list[float]:
 
 def up_and_deploy(inventory_path: str) -> int:
     """Join every host of the inventory and deploy; returns the number of brokers serving."""
-    inventory = load_inventory(inventory_path)
-    docker = DockerHosts.from_inventory(inventory)
-    swarm.swarm_up(inventory, docker=docker)
-    result = deploy.deploy(inventory, deploy.DeployOptions(), docker=docker)
+    session = Session.of(load_inventory(inventory_path))
+    swarm.swarm_up(session.inventory, docker=session.docker)
+    result = deploy.deploy(plan(session.inventory, DeployOptions()), session)
     return sum(1 for node in result.nodes if node.task_id)
 
 

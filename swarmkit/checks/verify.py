@@ -25,6 +25,7 @@ from swarmkit.fanout import fan_out, in_background, settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
@@ -333,13 +334,11 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 # --- the whole verification -----------------------------------------------------------------
 
 
-def verify(
-    inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None, on_progress: Say | None = None
-) -> VerifyReport:
+def verify(session: Session, options: VerifyOptions, on_progress: Say | None = None) -> VerifyReport:
     """Every check within ``options.budget`` seconds, each step within its own bound; a step that does not answer
     in time is named in the report (or, for the swarm itself, in the error) instead of holding the command."""
     say, budget = on_progress or _silent, waits.Budget(options.budget)
-    docker = dockerapi.hosts_of(inventory, docker)
+    inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
     engines, nodes, stack, controllers = _swarm_and_controllers(inventory, docker, options, budget, say)
     shared = engine_for(stack.engine).SHARED_CLUSTER

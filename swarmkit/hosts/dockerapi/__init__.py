@@ -21,7 +21,7 @@ from swarmkit.hosts.dockerapi.containers import (
     start_host_network_script,
     stop_container,
 )
-from swarmkit.hosts.dockerapi.engine import DockerHosts, Engine, engine_info, hosts_of, wait_until_ready
+from swarmkit.hosts.dockerapi.engine import DockerHosts, Engine, engine_info, wait_until_ready
 from swarmkit.hosts.dockerapi.images import build_image, ensure_image, has_image, load_image, push_image, save_image
 from swarmkit.hosts.dockerapi.models import EngineInfo, ServiceSpec, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.dockerapi.services import remove_service, run_job_on_node, service_spec, service_state, update_service
@@ -59,7 +59,6 @@ __all__ = [
     "exec_script",
     "force_remove_container",
     "has_image",
-    "hosts_of",
     "join_token",
     "labelled_containers",
     "load_image",

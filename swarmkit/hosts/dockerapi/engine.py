@@ -84,11 +84,6 @@ class DockerHosts:
         self.close()
 
 
-def hosts_of(inventory: Inventory, docker: DockerHosts | None) -> DockerHosts:
-    """The caller's DockerHosts, else the inventory's own: a library caller gets each host's TLS as the CLI does."""
-    return docker if docker is not None else DockerHosts.from_inventory(inventory)
-
-
 def engine_info(engine: Engine) -> EngineInfo:
     """``docker system info``, parsed; an engine that does not answer is an error that says how to reach it."""
     try:
