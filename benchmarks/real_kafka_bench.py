@@ -47,7 +47,7 @@ def timed(action: Callable[[], Any]) -> tuple[float, Any]:
 def verify_times(inventory: Inventory, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
-        seconds, report = timed(lambda: verify(inventory, VerifyOptions()))
+        seconds, report = timed(lambda: verify(Session.of(inventory), VerifyOptions()))
         if not report.ok:
             raise SystemExit(f"verify failed on a healthy cluster: {json.dumps(report.to_dict())[:2000]}")
         times.append(seconds)
@@ -56,7 +56,7 @@ def verify_times(inventory: Inventory, runs: int) -> list[float]:
 
 def verified_within(inventory: Inventory, timeout: float = 180.0) -> None:
     deadline = time.monotonic() + timeout
-    while not verify(inventory, VerifyOptions()).ok:
+    while not verify(Session.of(inventory), VerifyOptions()).ok:
         if time.monotonic() > deadline:
             raise SystemExit("the cluster did not verify within 180 s")
         time.sleep(0.5)

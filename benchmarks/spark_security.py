@@ -38,7 +38,7 @@ def spark_rate(inventory: Inventory, mode: str, records: int) -> dict[str, float
     deployed = up(plan(inventory, DeployOptions(security=mode, topics="bench:6:3", timeout=600)), Session.of(inventory))
     if not deployed.ok:
         raise SystemExit(f"up --security {mode} failed: {deployed.deploy.problems}")
-    report = verify(inventory, VerifyOptions(timeout=15.0, spark=True, spark_records=records))
+    report = verify(Session.of(inventory), VerifyOptions(timeout=15.0, spark=True, spark_records=records))
     if not report.ok or report.spark is None:
         raise SystemExit(f"verify --spark over {mode} failed: {report.spark_error or report.problems}")
     spark = report.spark.to_dict()

@@ -1,10 +1,12 @@
 """`swarmkit verify` wall time (no Spark) for 3 brokers and, after adding a node, for 4.
 
-Run as root: .venv/bin/python benchmarks/verify_bench.py [--runs N]
+Run as root: .venv/bin/python benchmarks/verify_bench.py [--runs N] [--engine apache] [--inventory INV]
 
-Builds its own sandbox 'vb' (hosts vb1.., 10.251.0.0/24), `swarm_up` + `deploy` (tansu engine),
-times `verify` N times (median), adds a node, `swarm_up` + `deploy` again, times `verify` for 4
-brokers, and prints one table. The sandbox is always removed, also when something fails.
+Builds its own sandbox 'vb' (hosts vb1.., 10.251.0.0/24), `swarm_up` + `deploy` (tansu engine unless
+--engine apache: 3 managers, so 3 controllers), times `verify` N times (median), adds a node,
+`swarm_up` + `deploy` again, times `verify` for 4 brokers, and prints one table. The sandbox is
+always removed, also when something fails. With --inventory, only `verify` of that deployed
+cluster is timed (nothing built or removed). Each row shows /proc/pressure/cpu: quiet means near 0.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit.checks import verify
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.swarm import bootstrap as swarm
 
@@ -32,32 +35,41 @@ SUBNET = "10.251.0.0/24"
 
 def time_verify(inventory_path: str, runs: int) -> list[float]:
     """Wall time of each of ``runs`` verify passes; a failing pass stops the benchmark."""
-    inventory = load_inventory(inventory_path)
-    docker = DockerHosts.from_inventory(inventory)
+    session = Session.of(load_inventory(inventory_path))
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        report = verify.verify(inventory, verify.VerifyOptions(), docker=docker)
+        report = verify.verify(session, verify.VerifyOptions())
         times.append(time.perf_counter() - started)
         if not report.ok:
-            failing = [f"{b.node}: {b.detail}" for b in report.brokers if not b.ok] or list(report.problems)
+            failing = [f"{b.node}: {b.detail}" for b in report.brokers if not b.ok] or [report.cluster_error]
+            failing += list(report.cluster.problems) if report.cluster else []
             raise SystemExit(f"verify failed on a healthy sandbox: {'; '.join(failing) or report.topics}")
     return times
 
 
 def up_and_deploy(inventory_path: str) -> int:
     """Join every host of the inventory and deploy; returns the number of brokers serving."""
-    inventory = load_inventory(inventory_path)
-    docker = DockerHosts.from_inventory(inventory)
-    swarm.swarm_up(inventory, docker=docker)
-    result = deploy.deploy(inventory, deploy.DeployOptions(), docker=docker)
+    session = Session.of(load_inventory(inventory_path))
+    swarm.swarm_up(session.inventory, docker=session.docker)
+    result = deploy.deploy(plan(session.inventory, DeployOptions()), session)
     return sum(1 for node in result.nodes if node.task_id)
 
 
-def measure(runs: int, directory: Path, console: Console) -> list[tuple[int, list[float]]]:
+def cpu_pressure() -> str:
+    """The machine's CPU pressure (share of time some task waited for a core, last 10 s / 60 s)."""
+    try:
+        some = Path("/proc/pressure/cpu").read_text().split()
+    except OSError:
+        return "n/a"
+    return f"{some[1].split('=')[1]}/{some[2].split('=')[1]} %"
+
+
+def measure(runs: int, directory: Path, console: Console, engine: str) -> list[tuple[int, list[float], str]]:
     sandbox.down(NAME)  # leftovers of a crashed run
     try:
-        built = sandbox.up(3, NAME, PREFIX, SUBNET, str(directory / f"{NAME}.yaml"), engine="tansu", managers=1)
+        managers = 3 if engine == "apache" else 1
+        built = sandbox.up(3, NAME, PREFIX, SUBNET, str(directory / f"{NAME}.yaml"), engine=engine, managers=managers)
         rows = []
         for step in ("3 hosts", "add a node"):
             if step == "add a node":
@@ -66,7 +78,8 @@ def measure(runs: int, directory: Path, console: Console) -> list[tuple[int, lis
             console.print(f"{step}: swarm up + deploy...")
             brokers = up_and_deploy(built.inventory_path)
             console.print(f"timing verify with {brokers} brokers, {runs} runs...")
-            rows.append((brokers, time_verify(built.inventory_path, runs)))
+            times = time_verify(built.inventory_path, runs)
+            rows.append((brokers, times, cpu_pressure()))
         return rows
     finally:
         sandbox.down(NAME)
@@ -75,17 +88,24 @@ def measure(runs: int, directory: Path, console: Console) -> list[tuple[int, lis
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="verify passes per size (the median is shown)")
+    parser.add_argument("--engine", choices=("tansu", "apache"), default="tansu", help="the sandbox's broker engine")
+    parser.add_argument("--inventory", help="time verify of this deployed cluster only (no sandbox built)")
     args = parser.parse_args()
     console = Console()
-    with tempfile.TemporaryDirectory(prefix="swarmkit-verify-bench-") as scratch:
-        rows = measure(args.runs, Path(scratch), console)
+    if args.inventory:
+        times = time_verify(args.inventory, args.runs)
+        rows = [(len(load_inventory(args.inventory).hosts), times, cpu_pressure())]
+    else:
+        with tempfile.TemporaryDirectory(prefix="swarmkit-verify-bench-") as scratch:
+            rows = measure(args.runs, Path(scratch), console, args.engine)
     baseline = statistics.median(rows[0][1])
     table = Table(title=f"swarmkit verify wall time, no Spark (median of {args.runs} runs)")
-    for column in ("brokers", "verify wall time (s)", "min-max (s)", "ratio vs 3 brokers"):
+    for column in ("brokers", "verify wall time (s)", "min-max (s)", "ratio vs 3 brokers", "cpu pressure 10s/60s"):
         table.add_column(column, justify="right")
-    for brokers, times in rows:
+    for brokers, times, pressure in rows:
         median = statistics.median(times)
-        table.add_row(str(brokers), f"{median:.3f}", f"{min(times):.3f}-{max(times):.3f}", f"{median / baseline:.2f}x")
+        row = (f"{median:.3f}", f"{min(times):.3f}-{max(times):.3f}", f"{median / baseline:.2f}x", pressure)
+        table.add_row(str(brokers), *row)
     console.print(table)
 
 

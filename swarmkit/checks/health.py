@@ -2,9 +2,10 @@
 
 Brokers registered against the nodes that should run one, the KRaft controller quorum, partitions
 without a leader, short of replicas or below ``min.insync.replicas``, and how replicas and leaders
-spread over the brokers. Partitions come from one broker through confluent-kafka; the quorum comes
-from Kafka's own ``kafka-metadata-quorum.sh`` run inside a controller container (the Admin API has
-no quorum description), so no Java is needed where swarmkit runs. Judging is pure.
+spread over the brokers. Partitions come from one broker through confluent-kafka; the quorum from a
+broker's answer to one DescribeQuorum request (``kafka.quorum``: librdkafka has none), else from
+Kafka's own ``kafka-metadata-quorum.sh`` run inside a controller container (a JVM start: it still
+answers when no broker does), so no Java is needed where swarmkit runs. Judging is pure.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
-from swarmkit.errors import SwarmkitError
+from swarmkit.errors import BrokerError, SwarmkitError
 from swarmkit.fanout import fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.kafka import admin
+from swarmkit.kafka import admin, quorum
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.engines.apache import controllers_of
@@ -79,6 +80,38 @@ def parse_quorum_replication(text: str, now_ms: int) -> Quorum:
     voters = tuple(m for m in members if m.status in ("Leader", "Follower"))
     observers = tuple(m for m in members if m.status == "Observer")
     return Quorum(leader, voters, observers)
+
+
+def quorum_from_state(state: quorum.QuorumState, now_ms: int) -> Quorum:
+    """Pure: the members as the quorum tool prints them (lag behind the leader's log end, caught-up age)."""
+    leader_end = next((v.log_end_offset for v in state.voters if v.node_id == state.leader), state.high_watermark)
+
+    def member(replica: quorum.Replica, status: str) -> QuorumMember:
+        caught_up = replica.last_caught_up_ms
+        ago = max(0, now_ms - caught_up) if caught_up > 0 else None
+        return QuorumMember(replica.node_id, status, max(0, leader_end - replica.log_end_offset), ago)
+
+    ordered = sorted(state.voters, key=lambda v: v.node_id != state.leader)  # the leader first, as the tool prints
+    voters = tuple(member(v, "Leader" if v.node_id == state.leader else "Follower") for v in ordered)
+    return Quorum(state.leader, voters, tuple(member(o, "Observer") for o in state.observers))
+
+
+def quorum_from_brokers(
+    addresses: Sequence[tuple[str, int]], seconds: float, security: ClientSecurity | None, controllers: Controllers
+) -> Quorum:
+    """The first broker that describes the quorum within ``seconds`` in all; BrokerError naming the last failure."""
+    deadline, failure = time.monotonic() + seconds, BrokerError("no broker address to ask for the quorum")
+    for host, port in addresses:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            state = quorum.describe_quorum(host, port, left, security)
+        except BrokerError as error:
+            failure = error
+            continue
+        return replace(quorum_from_state(state, int(time.time() * 1000)), unavailable=controllers.unavailable)
+    raise failure
 
 
 @dataclass(frozen=True)

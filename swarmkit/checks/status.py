@@ -20,7 +20,7 @@ from swarmkit.errors import BrokerError, OperationError
 from swarmkit.fanout import in_background
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
-from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
 from swarmkit.security import pki
@@ -166,12 +166,10 @@ def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) 
     return service, spec.image
 
 
-def status(
-    inventory: Inventory, stack: str = "kafka", external_port: int = 9094, *, docker: DockerHosts | None = None
-) -> ClusterStatus:
+def status(session: Session, stack: str = "kafka", external_port: int = 9094) -> ClusterStatus:
     """Read the cluster once; OperationError only when no manager answers or the stack is not deployed."""
     started = time.monotonic()
-    docker = dockerapi.hosts_of(inventory, docker)
+    inventory, docker = session.inventory, session.docker
     engines = engine_states(inventory, docker)
     manager = docker[active_manager(inventory, engines)]
     nodes = dockerapi.swarm_nodes(manager)

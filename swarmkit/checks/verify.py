@@ -21,10 +21,11 @@ from swarmkit.checks import diagnose, health
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
-from swarmkit.fanout import fan_out, settle_by
+from swarmkit.fanout import fan_out, in_background, settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
@@ -199,29 +200,37 @@ def _judge_node(
 
 
 def _check_broker(host: Host, node: SwarmNode, expected: str, mode: str, options: VerifyOptions) -> BrokerCheck:
-    """Bootstrap through the node's own port, find its broker in the metadata, then dial what it advertises."""
-    where = diagnose.endpoint(host.address, options.external_port)
-    bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout, pki.by_address(options.security))
-    if not bootstrap.answered:
-        return _unanswered(host, where, bootstrap, options)
-    own = _own_entry(bootstrap.answered_brokers, node)
-    if own is None:
-        detail = (
-            f"{where} answers, but broker {broker_id_of(node)} of {host.name} is not in its metadata "
-            "(not registered with the controllers yet, or fenced)"
-        )
-        fix = f"see `docker service logs {broker_service(options.stack_name)}` for {host.name}'s broker"
-        return BrokerCheck(-1, "", False, True, False, detail, fix=fix)
-    node_id, advertised = own
-    if expected and advertised != expected:
-        detail = f"{host.name} advertises {advertised}, but clients should get {expected}"
-        return BrokerCheck(node_id, advertised, False, True, True, detail, fix=FIX_BY_MODE[mode])
-    adv_host, adv_port = diagnose.split_endpoint(advertised)
-    probe = diagnose.probe_address(adv_host, adv_port, options.timeout, options.security)
+    """Bootstrap through the node's own port, find its broker in the metadata, then dial what it advertises.
+    The address it should advertise is dialled while the bootstrap is asked: when it advertises that, the answer is ready."""
+    ahead = functools.partial(_probe_advertised, expected, options) if expected else lambda: None
+    with in_background(ahead) as expected_probe:
+        where = diagnose.endpoint(host.address, options.external_port)
+        security = pki.by_address(options.security)
+        bootstrap = diagnose.probe_address(host.address, options.external_port, options.timeout, security)
+        if not bootstrap.answered:
+            return _unanswered(host, where, bootstrap, options)
+        own = _own_entry(bootstrap.answered_brokers, node)
+        if own is None:
+            detail = (
+                f"{where} answers, but broker {broker_id_of(node)} of {host.name} is not in its metadata "
+                "(not registered with the controllers yet, or fenced)"
+            )
+            fix = f"see `docker service logs {broker_service(options.stack_name)}` for {host.name}'s broker"
+            return BrokerCheck(-1, "", False, True, False, detail, fix=fix)
+        node_id, advertised = own
+        if expected and advertised != expected:
+            detail = f"{host.name} advertises {advertised}, but clients should get {expected}"
+            return BrokerCheck(node_id, advertised, False, True, True, detail, fix=FIX_BY_MODE[mode])
+        probe = expected_probe.result() or _probe_advertised(advertised, options)
     check = diagnose.judge_broker(node_id, probe, client_local=False)
     if options.security and (check.ok or diagnose.security_failure(probe.metadata_error)):
-        return _with_certificate(check, adv_host, adv_port, options)  # a fix about certificates, not addresses
+        return _with_certificate(check, probe.host, probe.port, options)  # a fix about certificates, not addresses
     return replace(check, fix=check.fix and f"{check.cause}. {FIX_BY_MODE[mode]}")
+
+
+def _probe_advertised(advertised: str, options: VerifyOptions) -> diagnose.Probe:
+    host, port = diagnose.split_endpoint(advertised)
+    return diagnose.probe_address(host, port, options.timeout, options.security)
 
 
 def _with_certificate(check: BrokerCheck, host: str, port: int, options: VerifyOptions) -> BrokerCheck:
@@ -325,25 +334,21 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 # --- the whole verification -----------------------------------------------------------------
 
 
-def verify(
-    inventory: Inventory, options: VerifyOptions, *, docker: DockerHosts | None = None, on_progress: Say | None = None
-) -> VerifyReport:
+def verify(session: Session, options: VerifyOptions, on_progress: Say | None = None) -> VerifyReport:
     """Every check within ``options.budget`` seconds, each step within its own bound; a step that does not answer
     in time is named in the report (or, for the swarm itself, in the error) instead of holding the command."""
     say, budget = on_progress or _silent, waits.Budget(options.budget)
-    docker = dockerapi.hosts_of(inventory, docker)
+    inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
-    engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
-    manager = active_manager(inventory, engines)
-    say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
-    nodes, stack = _swarm_view(manager, docker, options, budget.until(SWARM_BOUND))
+    engines, nodes, stack, controllers = _swarm_and_controllers(inventory, docker, options, budget, say)
     shared = engine_for(stack.engine).SHARED_CLUSTER
     if options.security is None:
         options = replace(options, security=pki.for_stack(inventory, options.stack_name, stack.security))
-    say("checking every broker from here" + (", and the controller quorum in a controller" if shared else ""))
-    brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget)
-    cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
-    topics = _check_topics(brokers, stack.topics, shared, options)
+    say("checking every broker from here" + (", and the controller quorum through a broker" if shared else ""))
+    brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget, controllers)
+    with in_background(lambda: _check_topics(brokers, stack.topics, shared, options)) as topics_read:
+        cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
+    topics = topics_read.result()
     path = verified_state_path(inventory, options.stack_name)
     changes = compare(_load_previous(path), brokers)
     report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error)
@@ -354,6 +359,35 @@ def verify(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
     return report
+
+
+def _swarm_and_controllers(
+    inventory: Inventory, docker: DockerHosts, options: VerifyOptions, budget: waits.Budget, say: Say
+) -> tuple[dict[str, EngineInfo | SwarmkitError], list[SwarmNode], DeployedStack, health.Controllers | None]:
+    """Every engine, the swarm as the active manager sees it and, for a stack with controllers, their containers.
+    The first manager (usually the active one) and the controllers are read while the engines are asked."""
+    first = inventory.managers[0] if inventory.managers else None
+    view_deadline = budget.until(ENGINE_BOUND + SWARM_BOUND)
+    with (
+        in_background(lambda: _swarm_view(first, docker, options, view_deadline) if first else None) as early_view,
+        in_background(lambda: _controllers_if_shared(inventory, docker, options, inventory.stack.engine)) as early_controllers,
+    ):
+        engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
+        manager = active_manager(inventory, engines)
+        say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
+        view = early_view.result() if manager == first else None
+        nodes, stack = view or _swarm_view(manager, docker, options, budget.until(SWARM_BOUND))
+        controllers = early_controllers.result()
+    if not engine_for(stack.engine).SHARED_CLUSTER:
+        return engines, nodes, stack, None
+    return engines, nodes, stack, controllers or health.controller_containers(inventory, docker, options.stack_name)
+
+
+def _controllers_if_shared(
+    inventory: Inventory, docker: DockerHosts, options: VerifyOptions, engine: str
+) -> health.Controllers | None:
+    """The controllers' containers, when the inventory's engine has them (the deployed stack's engine is checked after)."""
+    return health.controller_containers(inventory, docker, options.stack_name) if engine_for(engine).SHARED_CLUSTER else None
 
 
 def _swarm_view(
@@ -391,11 +425,11 @@ def _brokers_and_quorum(
     stack: DeployedStack,
     options: VerifyOptions,
     budget: waits.Budget,
+    controllers: health.Controllers | None,
 ) -> tuple[list[BrokerVerdict], health.Quorum | None]:
-    """Each broker judged from here while a controller describes the quorum (shared clusters), all bounded."""
+    """Each broker judged from here while the quorum is read (shared clusters), all bounded."""
     service = stack.service
     mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
-    shared = engine_for(stack.engine).SHARED_CLUSTER
     seconds = budget.left(max(BROKER_BOUND, PROBES_PER_BROKER * options.timeout))
 
     def judge(host: Host) -> BrokerVerdict:
@@ -404,17 +438,18 @@ def _brokers_and_quorum(
         return _judge_node(host, engines[host.name], node, tasks, mode, options)
 
     calls: list[Callable[[], object]] = [functools.partial(judge, host) for host in inventory.hosts]
-    if shared:  # the containers first (cheap), so a quorum tool that does not answer in time still leaves them named
-        controllers = health.controller_containers(inventory, docker, options.stack_name)
+    if controllers is not None:  # read first (cheap), so a quorum read that does not answer in time still names them
         tool_seconds = max(1.0, seconds - QUORUM_MARGIN)
         calls.append(lambda: quorum_of(inventory, docker, service, options, controllers, tool_seconds))
     answers = settle_by(calls, time.monotonic() + seconds)
     brokers = [_verdict_of(host, answer, seconds) for host, answer in zip(inventory.hosts, answers)]
-    if not shared:
+    if controllers is None:
         return brokers, None
     quorum = answers[-1]
     if isinstance(quorum, TimeoutError):
-        return brokers, health.unread_quorum(controllers, f"the quorum read in a controller did not answer within {seconds:.0f}s")
+        return brokers, health.unread_quorum(
+            controllers, f"the quorum read (a broker, else the tool in a controller) did not answer within {seconds:.0f}s"
+        )
     if isinstance(quorum, Exception):
         raise quorum
     return brokers, cast(health.Quorum, quorum)
@@ -438,14 +473,22 @@ def quorum_of(
     controllers: health.Controllers | None = None,
     seconds: float = health.QUORUM_TIMEOUT,
 ) -> health.Quorum:
-    """The controller port comes from the voters the brokers were given (``id@host:port,...``)."""
+    """A broker describes the quorum (one request, within one probe timeout); when none does, Kafka's quorum tool
+    in a controller, on the controller port the brokers were given (``id@host:port,...``), in the time left."""
+    deadline = time.monotonic() + seconds
     voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
     port = voters.split(",")[0].rsplit(":", 1)[-1]
     if not port.isdigit():
         return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")
-    command_config = internal_client_config().target if options.security else None
     controllers = controllers or health.controller_containers(inventory, docker, options.stack_name)
-    return health.read_quorum(inventory, docker, controllers, int(port), command_config, seconds)
+    addresses = [(host.address, options.external_port) for host in inventory.hosts]
+    try:
+        return health.quorum_from_brokers(addresses, min(options.timeout, seconds), pki.by_address(options.security), controllers)
+    except BrokerError:
+        pass  # the tool in a controller answers without any broker
+    command_config = internal_client_config().target if options.security else None
+    left = max(1.0, deadline - time.monotonic())
+    return health.read_quorum(inventory, docker, controllers, int(port), command_config, left)
 
 
 def _cluster(

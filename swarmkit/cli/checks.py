@@ -28,9 +28,11 @@ from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
     from swarmkit.checks import diagnose, verify
+    from swarmkit.hosts import session as sessions
     from swarmkit.security import settings
     from swarmkit.traffic import spark_streaming
 else:
+    sessions = lazy("swarmkit.hosts.session")
     diagnose = lazy("swarmkit.checks.diagnose")
     settings = lazy("swarmkit.security.settings")
     spark_streaming = lazy("swarmkit.traffic.spark_streaming")
@@ -74,7 +76,7 @@ def verify_command(
     )
     with reporting("verifying every broker from this machine" + (", then the Spark job" if spark else "")) as say:
         hosts, docker = load_hosts(inventory)
-        result = verify.verify(hosts, options, docker=docker, on_progress=say)
+        result = verify.verify(sessions.Session(hosts, docker), options, on_progress=say)
     if as_json:
         print_json(result.to_dict())
     else:

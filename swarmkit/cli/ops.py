@@ -50,7 +50,7 @@ def status_command(
     """Nodes, brokers, controllers and topics as they are now; changes nothing."""
     with err.status("reading the swarm, the brokers and the controller quorum..."):
         hosts, docker = load_hosts(inventory)
-        report = status.status(hosts, stack_name, external_port, docker=docker)
+        report = status.status(sessions.Session(hosts, docker), stack_name, external_port)
     if as_json:
         print_json(report.to_dict())
     else:

@@ -563,7 +563,7 @@ def run_preflight(
     if not image:
         raise PreflightError(
             f"{inventory.path or 'the inventory'}: field 'stack.probe_image' is missing",
-            hint="name an image with sh and socat every host can pull, or call cluster.images.with_probe_image first (the CLI does)",
+            hint="name an image with sh and socat every host can pull, or call images.shipping.with_probe_image first (the CLI does)",
         )
     ports = cluster_ports(client_port, internal_port)
     started = time.monotonic()

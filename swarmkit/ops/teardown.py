@@ -25,13 +25,13 @@ from swarmkit.errors import OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
+from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.stack.deployed import (
     CLUSTER_ID_LABEL,
     ID_LABEL,
     NEXT_LABEL,
-    STACK_LABEL,
     broker_service,
     data_volume,
     identity_volume,

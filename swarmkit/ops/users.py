@@ -1,6 +1,6 @@
 """Client users of a sasl_ssl cluster and the configuration files clients connect with.
 
-A user's password is made here, kept in the stack's store beside the inventory (``cluster.pki``)
+A user's password is made here, kept in the stack's store beside the inventory (``security.pki``)
 and given to the cluster as a salted SCRAM-SHA-512 credential through the admin API, as swarmkit's
 own admin.  Calls go through the first inventory host's published port; the CA is checked, the
 host name is not (that host's certificate names what it advertises, which may not be its address).

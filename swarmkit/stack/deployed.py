@@ -1,5 +1,5 @@
 """A deployed stack as its readers see it: the one module that spells its service and volume names and the
-``swarmkit.*`` labels the writer (``stack.compose``, ``swarm``) puts on services and nodes.
+``swarmkit.*`` labels (Docker's own stack label comes from the Docker adapter) the writer (``stack.compose``, ``swarm``) puts on services and nodes.
 
 verify, status, roll, rebalance, reassign, remove-node, users and down all read a stack that an earlier
 run wrote; naming it here keeps a rename from silently splitting writer and readers.
@@ -25,7 +25,6 @@ ID_LABEL = "swarmkit.broker-id"  # a swarm node's broker id, kept for the node's
 NEXT_LABEL = "swarmkit.broker-id.next"  # on managers: the next free broker id
 CLUSTER_ID_LABEL = "swarmkit.cluster-id"  # on managers, suffixed with the stack: its KRaft cluster id
 PROBE_LABEL = "swarmkit.probe"  # preflight's probe containers
-STACK_LABEL = "com.docker.stack.namespace"  # what docker stack deploy puts on its own volumes
 
 IDENTITY_DIR = "/swarmkit/identity"  # where a broker finds its node's identity file
 IDENTITY_FILE = f"{IDENTITY_DIR}/node.env"

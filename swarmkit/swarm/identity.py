@@ -26,6 +26,7 @@ from swarmkit.errors import DeployError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.stack.deployed import (
     CLUSTER_ID_LABEL,
     ID_LABEL,
@@ -33,7 +34,6 @@ from swarmkit.stack.deployed import (
     IDENTITY_FILE,
     MAX_BROKER_ID,
     NEXT_LABEL,
-    STACK_LABEL,
     identity_job,
 )
 

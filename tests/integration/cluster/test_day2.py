@@ -74,7 +74,7 @@ def stack_left(inventory: Inventory, label: str) -> dict[str, int]:
 
 def test_status_shows_nodes_brokers_controllers_and_topics(cluster: Inventory) -> None:
     started = time.monotonic()
-    report = status(cluster)
+    report = status(Session.of(cluster))
     print(f"status read in {time.monotonic() - started:.2f} s")
     assert report.ok, report.kafka_error
     assert [(n.host, n.role, n.availability, n.broker_id) for n in report.nodes] == [

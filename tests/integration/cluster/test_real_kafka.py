@@ -69,7 +69,7 @@ def cluster(rk: sandbox.Sandbox) -> Inventory:
 
 
 def verified(inventory: Inventory, **options: object) -> VerifyReport:
-    return verify(inventory, VerifyOptions(**options))
+    return verify(Session.of(inventory), VerifyOptions(**options))
 
 
 class EveryBrokerSeen:

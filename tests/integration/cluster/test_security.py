@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from swarmkit.checks import diagnose
+from swarmkit.checks import diagnose, health
 from swarmkit.checks.status import status
 from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import BrokerError
@@ -72,11 +72,18 @@ def test_up_and_verify_over_sasl_ssl(secured: tuple[Inventory, UpResult, float])
     inventory, result, seconds = secured
     assert result.ok, result.deploy.problems
     print(f"sasl_ssl up: {seconds:.1f} s")
-    report = verify(inventory, VerifyOptions(timeout=TIMEOUT))
+    report = verify(Session.of(inventory), VerifyOptions(timeout=TIMEOUT))
     assert report.ok, [b.detail for b in report.brokers] + [report.cluster_error]
     assert [b.advertised for b in report.brokers] == ["se1:9094", "se2:9094", "se3:9094"]
     metadata = broker_metadata("se2:9094", TIMEOUT, admin(inventory))
     assert metadata.topic("orders") is not None
+    assert_quorum_through_a_broker(admin(inventory))
+
+
+def assert_quorum_through_a_broker(security: ClientSecurity) -> None:
+    """verify reads the quorum from a broker (TLS, then a SCRAM login or a client certificate), not the tool's JVM."""
+    quorum = health.quorum_from_brokers([("se2", 9094)], TIMEOUT, security, health.Controllers((), ()))
+    assert quorum.leader > 0 and len(quorum.voters) == 3 and len(quorum.observers) == 3, quorum
 
 
 def test_the_spark_job_runs_over_sasl_ssl_and_shows_no_password(
@@ -85,7 +92,7 @@ def test_the_spark_job_runs_over_sasl_ssl_and_shows_no_password(
     inventory, _, _ = secured
     report_path = tmp_path / "spark.json"
     options = VerifyOptions(timeout=TIMEOUT, spark=True, spark_records=2000, spark_report=str(report_path))
-    report = verify(inventory, options)
+    report = verify(Session.of(inventory), options)
     assert report.ok and report.spark is not None, report.spark_error
     assert {b["broker"] for b in report.spark.to_dict()["brokers"]} == {"se1:9094", "se2:9094", "se3:9094"}
     password = admin(inventory).password
@@ -160,7 +167,7 @@ def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, 
     restarted broker through its SCRAM login), and the Kafka tools they run in a broker container use
     mutual TLS on the internal listener. Before any user is removed: see the known problem in docs/security.md."""
     inventory, _, _ = secured
-    seen = status(inventory)
+    seen = status(Session.of(inventory))
     assert not seen.kafka_error and seen.quorum is not None and seen.quorum.leader > 0, (seen.kafka_error, seen.quorum)
     assert [b.registered for b in seen.brokers] == [True, True, True]
     login = pki.by_address(admin(inventory))
@@ -206,9 +213,10 @@ def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_br
     client = pki.for_stack(inventory, "kafka", "ssl")
     assert client is not None and client.client is not None
     assert len(broker_metadata("se2:9094", TIMEOUT, client).brokers) == 3
+    assert_quorum_through_a_broker(client)
     refused("se2:9094", replace(client, client=None), "client certificate refused")
     refused("se3:9094", admin(inventory), "client certificate refused")
-    report = verify(inventory, VerifyOptions(timeout=TIMEOUT))
+    report = verify(Session.of(inventory), VerifyOptions(timeout=TIMEOUT))
     by_node = {b.node: b for b in report.brokers}
     assert not by_node["se1"].ok and by_node["se1"].cause.startswith("hostname mismatch"), by_node["se1"]
     assert by_node["se2"].ok and by_node["se3"].ok, [by_node["se2"].detail, by_node["se3"].detail]

@@ -72,7 +72,7 @@ def test_the_job_checks_every_partition_through_its_leader(cluster: Inventory, t
 
 
 def test_verify_spark_runs_the_job_through_every_broker(cluster: Inventory) -> None:
-    report = verify(cluster, VerifyOptions(spark=True, spark_records=5000))
+    report = verify(Session.of(cluster), VerifyOptions(spark=True, spark_records=5000))
     assert report.ok, report.to_dict()
     assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == BROKERS
     assert all(b.consumed == 5000 and b.checksum_ok and b.partitions for b in report.spark.brokers)
@@ -174,7 +174,7 @@ def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(clust
     sandbox.add_node("sa")
     grown = load_inventory(sa.inventory_path)
     assert up(plan(grown, DeployOptions(topics=f"{TOPIC}:6:3")), Session.of(grown)).ok
-    report = verify(grown, VerifyOptions(spark=True, spark_records=5000))
+    report = verify(Session.of(grown), VerifyOptions(spark=True, spark_records=5000))
     assert report.ok, report.to_dict()
     assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == [*BROKERS, "sa4:9094"]
     assert all(b.consumed == 5000 and b.partitions for b in report.spark.brokers)

@@ -1,0 +1,79 @@
+"""What swarmkit reads from Docker, as typed values: the parsing layer builds them, the callers use them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What ``docker system info`` says of an engine that preflight, swarm and sandbox decide on."""
+
+    endpoint: str
+    version: str
+    hostname: str
+    swarm_state: str
+    swarm_node_id: str
+    swarm_cluster_id: str
+    memory_bytes: int
+
+
+@dataclass(frozen=True)
+class SwarmNode:
+    """One swarm node as a manager sees it, labels included (they carry broker ids and host names)."""
+
+    id: str
+    hostname: str
+    role: str
+    state: str
+    availability: str
+    address: str
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class TaskState:
+    """One task of a service, as ``docker service ps --no-trunc`` shows it."""
+
+    id: str
+    name: str
+    node_id: str
+    desired_state: str
+    state: str
+    message: str
+    error: str
+    container_id: str
+    created_at: str
+    current: bool  # runs the service's present container spec (not a task an update will replace)
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    """A service and every task it has: what convergence, status and roll decide on."""
+
+    name: str
+    update_state: str  # "" (never updated), updating, paused, completed, rollback_*
+    update_message: str
+    env: dict[str, str]
+    tasks: tuple[TaskState, ...]
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def tasks_on(self, node_id: str) -> list[TaskState]:
+        """The node's tasks, newest first."""
+        return sorted((t for t in self.tasks if t.node_id == node_id), key=lambda t: t.created_at, reverse=True)
+
+    def running_on(self, node_id: str) -> TaskState | None:
+        """The node's task that runs the present spec now; None while it starts, fails or is replaced."""
+        for task in self.tasks_on(node_id):
+            if task.current and task.desired_state == "running" and task.state == "running":
+                return task
+        return None
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """What a running service was told to run, beyond its tasks: its image and rolling-update delay."""
+
+    image: str
+    update_delay_ns: int
+    labels: dict[str, str]

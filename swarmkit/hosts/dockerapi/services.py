@@ -1,0 +1,101 @@
+"""Swarm services and their tasks: read (state, spec), updated, removed, and one-off jobs run as a service.
+
+Services and tasks are read as raw JSON: the typed python-on-whales models drop fields (mounts, update
+status) that convergence needs."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, cast
+
+from swarmkit.errors import EngineError
+from swarmkit.hosts.dockerapi import parse
+from swarmkit.hosts.dockerapi.calls import cli, failed, listed_documents, output
+from swarmkit.hosts.dockerapi.engine import Engine
+from swarmkit.hosts.dockerapi.models import ServiceSpec, ServiceState
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from python_on_whales import exceptions as whales_errors
+else:
+    whales_errors = lazy("python_on_whales.exceptions")
+
+JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
+
+
+def _task_documents(engine: Engine, service: str) -> list[dict]:
+    """Every task of a service, inspected."""
+    return listed_documents(engine, f"the tasks of {service}", ("service", "ps", "--quiet", "--no-trunc", service))
+
+
+def _service_document(engine: Engine, service: str) -> dict | None:
+    """``docker service inspect``, one call; None when the service does not exist."""
+    try:
+        (spec,) = json.loads(output(engine, "service", "inspect", service))
+    except whales_errors.NoSuchService:
+        return None
+    except whales_errors.DockerException as error:
+        raise failed(engine, f"inspecting service {service}", error) from error
+    return cast(dict, spec)
+
+
+def service_state(engine: Engine, service: str) -> ServiceState | None:
+    """A service's update status, environment and every task it has (history included); None if absent."""
+    spec = _service_document(engine, service)
+    return None if spec is None else parse.service_state(service, spec, _task_documents(engine, service))
+
+
+def service_spec(engine: Engine, service: str) -> ServiceSpec | None:
+    """The service's image, update delay and labels; None if it does not exist."""
+    spec = _service_document(engine, service)
+    return None if spec is None else parse.service_spec(spec)
+
+
+def update_service(
+    engine: Engine,
+    service: str,
+    *,
+    image: str | None = None,
+    env: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    update_delay_ns: int | None = None,
+) -> None:
+    """``docker service update --detach``: the image as written (no registry query), env and labels added, and
+    the delay swarm waits between two tasks of a rolling update."""
+    args = ["service", "update", "--detach", "--quiet", "--no-resolve-image"]
+    args += ["--image", image] if image else []
+    args += [arg for key, value in (env or {}).items() for arg in ("--env-add", f"{key}={value}")]
+    args += [arg for key, value in (labels or {}).items() for arg in ("--label-add", f"{key}={value}")]
+    args += ["--update-delay", f"{update_delay_ns}ns"] if update_delay_ns is not None else []
+    cli(engine, f"updating service {service}", *args, service)
+
+
+def remove_service(engine: Engine, service: str) -> None:
+    """``docker service rm``: its tasks are stopped (each with its stop grace period) in the background."""
+    cli(engine, f"removing service {service}", "service", "rm", service)
+
+
+def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: str, script: str, env: dict[str, str]) -> str:
+    """Run a shell script as root once on one swarm node, through the manager (for a node whose own
+    engine swarmkit cannot reach); returns what it printed.  The job service is removed afterwards."""
+    args = ["service", "create", "--detach", "--quiet", "--mode", "replicated-job", "--name", job]
+    args += ["--constraint", f"node.id=={node_id}", "--mount", mount, "--user", "0", "--entrypoint", "/bin/sh"]
+    args += [arg for key, value in env.items() for arg in ("--env", f"{key}={value}")]
+    cli(manager, f"starting job {job}", *args, image, "-c", script)
+    try:
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while not _job_ended(manager, job):
+            if time.monotonic() > deadline:
+                raise EngineError(f"job {job} did not finish within {JOB_TIMEOUT:.0f} s", hint=f"see `docker service ps {job}`")
+            time.sleep(0.2)
+        return cli(manager, f"reading job {job}", "service", "logs", "--raw", job)
+    finally:
+        cli(manager, f"removing job {job}", "service", "rm", job)
+
+
+def _job_ended(manager: Engine, job: str) -> bool:
+    """A one-off job ends in one of these states; it is never restarted."""
+    state = service_state(manager, job)
+    return state is not None and any(t.state in ("complete", "failed", "rejected") for t in state.tasks)

@@ -1,0 +1,70 @@
+"""The swarm itself: init, join, leave, and its nodes (read, labelled, drained, removed)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from swarmkit.hosts.dockerapi import parse
+from swarmkit.hosts.dockerapi.calls import call, failure, listed_documents, short
+from swarmkit.hosts.dockerapi.engine import Engine
+from swarmkit.hosts.dockerapi.models import SwarmNode
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from python_on_whales import exceptions as whales_errors
+else:
+    whales_errors = lazy("python_on_whales.exceptions")
+
+JOIN_IN_BACKGROUND = "will continue in the background"  # Docker's answer when a join outlasts its own timeout
+
+
+def swarm_init(engine: Engine, advertise_address: str) -> None:
+    """Make this engine the swarm's first manager, reached by the others at ``advertise_address``."""
+    call(engine, "docker swarm init", lambda c: c.swarm.init(advertise_address=advertise_address))
+
+
+def join_token(engine: Engine, role: str) -> str:
+    """Read from the manager's API into memory only: never printed, logged or stored."""
+    return call(engine, f"reading the {role} join token", lambda c: c.swarm.join_token(role))
+
+
+def swarm_join(engine: Engine, manager_address: str, token: str, advertise_address: str) -> bool:
+    """Join a swarm; True when Docker is still joining in the background (a slow manager), False once joined."""
+    try:
+        engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
+    except whales_errors.DockerException as error:
+        detail = short(error).replace(token, "<token>")
+        if JOIN_IN_BACKGROUND in (error.stderr or "") + detail:
+            return True
+        raise failure(engine, f"joining the swarm from {engine.endpoint} failed: {detail}", error) from None
+    return False
+
+
+def swarm_leave(engine: Engine, force: bool) -> None:
+    """Leave the swarm; ``force`` lets a manager leave too (Docker refuses that without it, to guard the quorum)."""
+    call(engine, "docker swarm leave", lambda c: c.swarm.leave(force=force))
+
+
+def swarm_nodes(engine: Engine) -> list[SwarmNode]:
+    """Every node of the swarm, inspected in one call (not one call per node)."""
+    return [parse.swarm_node(node) for node in listed_documents(engine, "the swarm's nodes", ("node", "ls", "--quiet"))]
+
+
+def update_node_labels(engine: Engine, node_id: str, labels: dict[str, str]) -> None:
+    """Add or change node labels (a broker id, a host name): a manager keeps them for the node's life."""
+    call(engine, f"labelling node {node_id}", lambda c: c.node.update(node_id, labels_add=labels))
+
+
+def remove_node_labels(engine: Engine, node_id: str, names: list[str]) -> None:
+    """Drop node labels by name (a purged stack's ids and cluster id)."""
+    call(engine, f"removing labels from node {node_id}", lambda c: c.node.update(node_id, rm_labels=names))
+
+
+def set_node_availability(engine: Engine, node_id: str, availability: str) -> None:
+    """active, pause or drain: a drained node's tasks shut down (with their stop grace) and none start there."""
+    call(engine, f"setting node {node_id} to {availability}", lambda c: c.node.update(node_id, availability=availability))
+
+
+def remove_node(engine: Engine, node_id: str) -> None:
+    """Forget a node in the swarm's list (forced: also one the swarm still sees as up)."""
+    call(engine, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))

@@ -1,0 +1,104 @@
+"""The KRaft quorum as a broker describes it: one DescribeQuorum request through kafka-python.
+
+librdkafka has no DescribeQuorum, and Kafka's own ``kafka-metadata-quorum.sh`` costs a JVM start in a
+controller container (about a second on a quiet machine, tens of seconds on a busy one). A broker forwards
+the request to the active controller, so one exchange from here gives the leader and every voter's and
+observer's log end offset and last caught-up time, in the same client security as the metadata probes
+(TLS, mutual TLS, SCRAM over TLS). Failures raise ``BrokerError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import ssl
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from swarmkit.errors import BrokerError
+from swarmkit.lazy import lazy
+from swarmkit.security.settings import MECHANISM, ClientSecurity
+
+if TYPE_CHECKING:
+    import kafka.admin as kafka_admin
+    import kafka.errors as kafka_errors
+else:
+    kafka_admin, kafka_errors = lazy("kafka.admin"), lazy("kafka.errors")
+
+METADATA_TOPIC = "__cluster_metadata"
+
+
+@dataclass(frozen=True)
+class Replica:
+    node_id: int
+    log_end_offset: int
+    last_caught_up_ms: int  # -1: never
+
+
+@dataclass(frozen=True)
+class QuorumState:
+    leader: int
+    high_watermark: int
+    voters: tuple[Replica, ...]
+    observers: tuple[Replica, ...]
+
+
+def _replicas(states: list[Mapping[str, Any]]) -> tuple[Replica, ...]:
+    return tuple(Replica(s["replica_id"], s["log_end_offset"], s.get("last_caught_up_timestamp", -1)) for s in states)
+
+
+def quorum_state_from(answer: Mapping[str, Any]) -> QuorumState:
+    """Pure: the metadata partition of a DescribeQuorum answer (kafka-python's dict of the response)."""
+    partitions = [p for t in answer.get("topics", ()) if t.get("topic_name") == METADATA_TOPIC for p in t["partitions"]]
+    if not partitions:
+        raise BrokerError("the quorum description named no metadata partition")
+    partition = partitions[0]
+    if partition.get("error"):
+        raise BrokerError(f"the quorum description failed for the metadata partition: {partition['error']}")
+    voters, observers = _replicas(partition["current_voters"]), _replicas(partition["observers"])
+    return QuorumState(partition["leader_id"], partition["high_watermark"], voters, observers)
+
+
+@contextlib.contextmanager
+def _client_settings(security: ClientSecurity | None) -> Iterator[dict[str, Any]]:
+    """kafka-python's security settings; a client certificate lives in a private file while the client runs
+    (ssl loads one from files only)."""
+    if security is None:
+        yield {"security_protocol": "PLAINTEXT"}
+        return
+    context = ssl.create_default_context(cadata=security.ca_pem)
+    context.check_hostname = security.verify_hostname
+    settings: dict[str, Any] = {"security_protocol": security.protocol, "ssl_context": context}
+    if security.protocol == "SASL_SSL":
+        settings |= {"sasl_mechanism": MECHANISM, "sasl_plain_username": security.username}
+        settings["sasl_plain_password"] = security.password
+    with tempfile.TemporaryDirectory(prefix="swarmkit-tls-") as scratch:
+        if security.client is not None:
+            pem = os.path.join(scratch, "client.pem")
+            with open(os.open(pem, os.O_WRONLY | os.O_CREAT, 0o600), "w") as out:
+                out.write(security.client.cert_pem + security.client.key_pem)
+            context.load_cert_chain(pem)
+        yield settings
+
+
+def describe_quorum(host: str, port: int, timeout: float, security: ClientSecurity | None = None) -> QuorumState:
+    """Ask the broker at host:port to describe the KRaft quorum, within about ``timeout`` seconds."""
+    milliseconds = max(1, int(timeout * 1000))
+    try:
+        with _client_settings(security) as settings:
+            client = kafka_admin.KafkaAdminClient(
+                bootstrap_servers=f"{host}:{port}",
+                client_id="swarmkit",
+                request_timeout_ms=milliseconds,
+                bootstrap_timeout_ms=milliseconds,
+                **settings,
+            )
+            try:
+                answer = client.describe_metadata_quorum()
+            finally:
+                client.close()
+    except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
+        raise BrokerError(f"no quorum description from {host}:{port}: {error or type(error).__name__}") from None
+    return quorum_state_from(answer)
