@@ -8,6 +8,7 @@ waits far too long for one that is stuck; polling fast takes the CPU from the ve
 from __future__ import annotations
 
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -78,3 +79,12 @@ class Budget:
     def left(self, bound: float) -> float:
         """Seconds a step that may take ``bound`` has from now."""
         return max(0.0, self.until(bound) - time.monotonic())
+
+
+def answers_ok(url: str, timeout: float = 1.0) -> bool:
+    """Whether an HTTP GET of ``url`` is answered 200 now: what waits for a registry or a server to be up poll."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status == 200
+    except OSError:
+        return False

@@ -11,7 +11,6 @@ from __future__ import annotations
 import socket
 import tempfile
 import time
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,13 @@ from typing import Any
 from swarmkit.errors import OperationError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
+from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host
 from swarmkit.hosts.session import Session
 from swarmkit.images import image as images
 from swarmkit.stack import prometheus
 from swarmkit.stack.deployed import DeployedStack, controller_services, overlay_network
-from swarmkit.waits import Pause
+from swarmkit.waits import Pause, answers_ok
 
 READY_TIMEOUT = 180.0  # the image's first pull or build is before this; the server starts in seconds
 GONE_TIMEOUT = 60.0
@@ -51,11 +51,7 @@ def _url(host: Host, port: int) -> str:
 
 
 def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}-/ready", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
+    return answers_ok(f"{url}-/ready", timeout=2.0)
 
 
 def _provide_image(manager: Engine, image: str | None, say: Any) -> str:
@@ -152,7 +148,7 @@ def metrics_down(session: Session, *, kafka_stack: str = "kafka", purge: bool = 
     removed = dockerapi.stack_services(manager, name)
     if removed or dockerapi.stack_leftovers(manager, name):
         dockerapi.remove_stack(manager, name)
-    label = f"com.docker.stack.namespace={name}"
+    label = f"{STACK_LABEL}={name}"
     deadline, pause = time.monotonic() + GONE_TIMEOUT, Pause()
     while dockerapi.labelled_containers(manager, label) or dockerapi.stack_leftovers(manager, name):
         if time.monotonic() > deadline:

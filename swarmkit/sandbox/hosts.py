@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -34,6 +33,7 @@ from swarmkit.sandbox.system import in_netns as _in_netns
 from swarmkit.sandbox.system import run as _run
 from swarmkit.sandbox.system import spawn_in_host
 from swarmkit.sandbox.system import wait_for as _wait_for
+from swarmkit.waits import answers_ok
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
 HOSTS_FILE = Path("/etc/hosts")
@@ -317,11 +317,7 @@ def _start_registry(sandbox: Sandbox) -> int:
 
 
 def _registry_answers(registry: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{registry}/v2/", timeout=1) as response:
-            return response.status == 200
-    except OSError:
-        return False
+    return answers_ok(f"http://{registry}/v2/")
 
 
 def _new_host(sandbox: Sandbox, index: int) -> SandboxHost:
