@@ -28,6 +28,8 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
+from swarmkit.ops import metrics
+from swarmkit.stack import prometheus
 from swarmkit.stack.deployed import (
     CLUSTER_ID_LABEL,
     ID_LABEL,
@@ -179,6 +181,14 @@ def _purge(inventory: Inventory, docker: DockerHosts, manager: Engine, stack: st
     return DownReport(stack, (), True, removed, labels, others)
 
 
+def _remove_metrics(session: Session, stack: str, purge: bool) -> tuple[str, ...]:
+    """The stack's Prometheus goes first: it is attached to the stack's network, which would otherwise stay."""
+    if not dockerapi.stack_services(session.docker[session.inventory.first_manager], prometheus.stack_name(stack)):
+        return ()
+    session.progress(0, 1, f"removing {prometheus.stack_name(stack)}, which watches stack {stack}")
+    return metrics.metrics_down(session, kafka_stack=stack, purge=purge).removed
+
+
 def down(session: Session, stack: str = "kafka", *, purge: bool = False, yes: bool = False) -> DownReport:
     """Remove the stack and wait until its containers are gone everywhere; with ``purge``, its kept state too."""
     started = time.monotonic()
@@ -195,12 +205,13 @@ def down(session: Session, stack: str = "kafka", *, purge: bool = False, yes: bo
             hint=f"its data, if any, is kept; `swarmkit down --purge-data --yes` deletes it (check --stack, now '{stack}')",
         )
     removing = services or leftovers
+    watching = _remove_metrics(session, stack, purge)
     brokers_gone = _remove_stack(inventory, docker, manager, stack, services, progress) if removing else 0.0
     # not deployed: nothing was removed above, and _purge refuses a stack that keeps nothing here either
     report = _purge(inventory, docker, manager, stack, bool(services)) if purge else DownReport(stack, (), False)
     return replace(
         report,
-        removed_services=tuple(services),
+        removed_services=tuple(services) + watching,
         leftovers=leftovers,
         brokers_gone_s=brokers_gone,
         total_s=time.monotonic() - started,

@@ -248,9 +248,13 @@ def test_down_then_up_brings_the_same_cluster_back_with_its_data(cluster: Invent
 
 
 def test_down_with_purge_removes_volumes_and_kept_labels(cluster: Inventory) -> None:
+    """With Prometheus watching (it holds the stack's network), `down` removes it first."""
+    assert run(SWARMKIT, "metrics", "up", "-i", cluster.path, "--json", timeout=600).returncode == 0
     done = run(RUNBOOKS / "down.sh", cluster.path, "--purge-data")
     assert done.returncode == 0 and "purged" in done.stdout
     docker = DockerHosts.from_inventory(cluster)
+    manager = docker[cluster.first_manager]
+    assert dockerapi.stack_services(manager, "kafka-metrics") == dockerapi.stack_leftovers(manager, "kafka") == []
     for host in cluster.hosts:
         assert dockerapi.remove_labelled_volumes(docker[host], "com.docker.stack.namespace=kafka") == [], host.name
     for node in dockerapi.swarm_nodes(docker[cluster.first_manager]):
