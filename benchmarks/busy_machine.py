@@ -7,7 +7,8 @@ apache sandbox 'bm' (10.251.0.0/24) gets `swarmkit up --topics bench:6:3` and `s
 a user runs them (the CLI, in subprocesses).  Measured per round: seconds from nothing to a verified
 cluster; whether it converged with no broker or controller task restarted; the CPU seconds the `up`
 process used (its Docker CLI children included); each broker's JVM start -> serving (from its log's
-timestamps); the idle cluster's CPU (its Kafka JVMs over --idle-seconds, percent of one core); and
+timestamps); the idle cluster's CPU (its Kafka JVMs over --idle-seconds, percent of one core, in total
+and per JVM; other Kafka processes on the machine are not counted); and
 `verify`'s wall time (median of 3).  /proc/pressure/cpu is read before and after each round.
 Prints a table, or with --json one object whose `ratios` compare each busy round with the quiet one.
 The sandbox is always removed.
@@ -94,18 +95,31 @@ def jvm_start_to_serving(built: sandbox.Sandbox) -> dict[str, float]:
     return seconds
 
 
-def kafka_jvm_cpu_seconds() -> float:
-    """CPU seconds used so far by every Kafka JVM on this machine (the sandbox's brokers and controllers)."""
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if b"kafka.Kafka" not in (stat.parent / "cmdline").read_bytes():
-                continue
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
+def kafka_jvms(built: sandbox.Sandbox) -> dict[str, int]:
+    """The process id of each Kafka JVM in the sandbox's containers, by host and service.  Only this
+    sandbox's: other clusters on the machine (other engineers', other sandboxes) are not counted."""
+    pids = {}
+    for host in built.hosts:
+        for container in host.docker.client.container.list():
+            pid = container.state.pid
+            if pid and b"kafka.Kafka" in Path(f"/proc/{pid}/cmdline").read_bytes():  # the entrypoints exec the JVM
+                service = container.config.labels.get("com.docker.swarm.service.name", container.name)
+                pids[f"{host.name}/{service}"] = pid
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds one process has used so far (user and system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_cpu(built: sandbox.Sandbox, seconds: float) -> dict[str, float]:
+    """Percent of one core each of the sandbox's Kafka JVMs uses over ``seconds`` with no client traffic."""
+    pids = kafka_jvms(built)
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    time.sleep(seconds)
+    return {name: 100 * (cpu_seconds(pid) - before[name]) / seconds for name, pid in sorted(pids.items())}
 
 
 def one_round(cores: int, idle_seconds: float, directory: Path, console: Console) -> dict[str, Any]:
@@ -124,9 +138,8 @@ def one_round(cores: int, idle_seconds: float, directory: Path, console: Console
         result["jvm_start_to_serving_s"] = jvm_start_to_serving(built)
         result["verify_s"] = statistics.median(run_cli("verify", "-i", inventory)[0] for _ in range(3))
         console.print(f"{cores} busy core(s): the idle cluster for {idle_seconds:g} s...")
-        used = kafka_jvm_cpu_seconds()
-        time.sleep(idle_seconds)
-        result["idle_cluster_core_pct"] = 100 * (kafka_jvm_cpu_seconds() - used) / idle_seconds
+        result["idle_core_pct_per_jvm"] = idle_cpu(built, idle_seconds)
+        result["idle_cluster_core_pct"] = sum(result["idle_core_pct_per_jvm"].values())
     result["pressure_after"] = pressure()
     return result
 
@@ -167,6 +180,8 @@ def print_table(result: dict[str, Any], console: Console) -> None:
         "JVM start -> serving per broker, s",
         *(", ".join(f"{v:.1f}" for v in r["jvm_start_to_serving_s"].values()) for r in result["rounds"]),
     )
+    for name in result["rounds"][0]["idle_core_pct_per_jvm"]:
+        table.add_row(f"  idle {name}, %", *(f"{r['idle_core_pct_per_jvm'].get(name, 0):.1f}" for r in result["rounds"]))
     console.print(table)
     for name, ratio in result["ratios"].items():
         console.print(f"{name}: " + ", ".join(f"{key} {value:.2f}x" for key, value in ratio.items()))

@@ -71,6 +71,12 @@ CONTROLLER_JVM = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=t
 # small host runs several Kafka processes on 2 cores.  The brokers' are defaults that extra_env overrides.
 BROKER_THREADS = {"num.network.threads": "2", "num.io.threads": "4", "background.threads": "4"}
 CONTROLLER_THREADS = {"num.network.threads": "1", "num.io.threads": "2", "background.threads": "2"}
+# An idle cluster's own traffic (measured per thread on a 3-node sandbox, benchmarks/busy_machine.py):
+# the active controller appends a no-op record every 500 ms by default, which every controller writes
+# and flushes and every broker fetches and applies: the largest share of an idle cluster's CPU.  Every
+# 5 s keeps the metadata-lag metrics (KIP-835) meaningful at a tenth of that; elections and fencing do
+# not depend on it (Raft fetches still poll every 500 ms, heartbeats every 2 s).
+CONTROLLER_IDLE = {"metadata.max.idle.interval.ms": "5000"}
 # A broker that cannot register yet keeps trying instead of exiting after Kafka's 60 s: on a busy
 # host the controllers' first election can take minutes, and an exit means a cold JVM restart.
 REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
@@ -223,7 +229,9 @@ def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str
         **_common_env(request, "controller"),
         **_metrics_env(request),
     }
-    env.update(kafka_env(CONTROLLER_THREADS | controller_settings(plan) | security_settings(plan, "controller")))
+    env.update(
+        kafka_env(CONTROLLER_THREADS | CONTROLLER_IDLE | controller_settings(plan) | security_settings(plan, "controller"))
+    )
     service: dict[str, Any] = {"image": request.image or DEFAULT_IMAGE}
     if plan.sasl:
         env["SWARMKIT_SCRAM_FILE"] = secret_path(SCRAM_TARGET)

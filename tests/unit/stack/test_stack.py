@@ -418,3 +418,11 @@ def test_heap_defaults_can_be_raised_for_real_servers():
     assert (
         build_stack(replace(request, extra_env=()))["services"]["broker"]["environment"]["KAFKA_HEAP_OPTS"] == "-Xmx512m -Xms512m"
     )
+
+
+def test_controllers_write_fewer_no_op_records_through_the_images_variables():
+    """An idle cluster's largest cost is the metadata no-op record; the controllers write one every 5 s, not 500 ms."""
+    services = build_stack(StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID))["services"]
+    for name in ("controller-1", "controller-2", "controller-3"):
+        assert services[name]["environment"]["KAFKA_METADATA_MAX_IDLE_INTERVAL_MS"] == "5000"
+    assert "KAFKA_METADATA_MAX_IDLE_INTERVAL_MS" not in services["broker"]["environment"]  # a controller setting
