@@ -144,7 +144,6 @@ class SshMux:
         """The host's Docker client: its forwarded local socket, opened by the first command built."""
         if not self.share:
             return whales.DockerClient(host=endpoint, client_call=self._per_call_ssh())
-        self._locks.setdefault(endpoint, threading.Lock())
         config = _forwarded_config()(host=f"unix://{self._path('docker', endpoint)}")
         config.opener = functools.partial(self.open, endpoint)  # type: ignore[attr-defined]
         return whales.DockerClient(client_config=config)
@@ -162,7 +161,7 @@ class SshMux:
 
     def open(self, endpoint: str) -> None:
         """The host's connection and forward, made once (calls to the host meanwhile wait); a failure stays."""
-        with self._locks[endpoint]:
+        with self._locks.setdefault(endpoint, threading.Lock()):
             if endpoint not in self._opened:
                 try:
                     self._forward(endpoint)
