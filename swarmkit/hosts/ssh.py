@@ -93,10 +93,10 @@ def _shut(directory: Path, masters: list[subprocess.Popen[bytes]]) -> None:
 
 def _private_directory() -> Path:
     """A new directory only this user can enter (its sockets give Docker on the servers), short enough
-    for a socket's path: at most 107 bytes, of which ``docker/`` and a 16-character name take 28, so
-    a long TMPDIR falls back to /tmp."""
+    for a socket's path: at most 107 bytes, of which the directory's own name and ``/docker/NAME.sock``
+    take 51, so a long TMPDIR falls back to /tmp."""
     base = tempfile.gettempdir()
-    if len(base) > SOCKET_PATH_MAX - len("/swarmkit-ssh-XXXXXXXX/control/") - 20:
+    if len(base) > SOCKET_PATH_MAX - len("/swarmkit-ssh-XXXXXXXX/docker/0123456789abcdef.sock"):
         base = "/tmp"
     return Path(tempfile.mkdtemp(prefix="swarmkit-ssh-", dir=base))
 
