@@ -9,6 +9,7 @@ socket over the same connection to a local unix socket in a private directory (`
 through the master's control socket): from then on the host is a unix-socket engine for the Docker
 CLI.  On the server sshd opens the socket as the user, so the user needs the socket's group
 (``docker``) as for ``docker`` there, and sshd must allow unix-socket forwarding (its default).
+Forwardings of the user's ssh config (``LocalForward``...) are not set up on these masters.
 ``close`` ends the masters and removes the directory (also at garbage collection or interpreter
 exit); a master whose swarmkit died sees its stdin close and ends too.  Nothing is contacted
 before the first call.
@@ -178,7 +179,8 @@ class SshMux:
         with log.open("wb") as stderr:
             master = subprocess.Popen(
                 [self._ssh, *self.options, *shared, "-o", "ControlMaster=yes", "-o", "ControlPersist=no"]
-                + ["-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}", "-T", *target.args(), WHICH_SOCKET],
+                + ["-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}", "-o", "ClearAllForwardings=yes", "-T"]
+                + [*target.args(), WHICH_SOCKET],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
