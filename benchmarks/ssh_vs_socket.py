@@ -1,8 +1,8 @@
 """`up` and `verify` over SSH against the same over unix sockets, and SSH connections per command.
 
-Run as root: .venv/bin/python benchmarks/ssh_vs_socket.py [--rounds N] [--json]
+Run as root: .venv/bin/python benchmarks/ssh_vs_socket.py [--rounds N] [--json] [--name NAME --subnet CIDR]
 
-Builds its own sandbox 'ss' (hosts ss1..ss3, 10.249.0.0/24, tansu brokers, reached over SSH) and
+Builds its own sandbox (default 'ss': hosts ss1..ss3, 10.249.0.0/24, tansu brokers, reached over SSH) and
 derives a second inventory naming the same engines by their unix sockets.  A first `up` forms the
 swarm (not timed).  Then each round, for each way in (alternating which goes first): `down`
 (not timed), `up` (preflight, swarm, deploy, a topic) and `verify`, each a command of its own: its
@@ -29,7 +29,9 @@ from rich.table import Table
 from swarmkit.checks import verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy, teardown
+from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 
@@ -61,10 +63,10 @@ def socket_inventory(built: sandbox.Sandbox, directory: Path) -> str:
 def command(name: str, inventory: Inventory) -> Callable[[DockerHosts], bool]:
     """What `swarmkit NAME -i INVENTORY` does; True when it succeeded."""
     if name == "up":
-        return lambda docker: deploy.up(inventory, deploy.DeployOptions(topics=TOPICS), docker=docker).ok
+        return lambda docker: deploy.up(plan(inventory, DeployOptions(topics=TOPICS)), Session(inventory, docker)).ok
     if name == "verify":
-        return lambda docker: verify.verify(inventory, verify.VerifyOptions(), docker=docker).ok
-    return lambda docker: teardown.down(inventory, docker=docker) is not None
+        return lambda docker: verify.verify(Session(inventory, docker), verify.VerifyOptions()).ok
+    return lambda docker: teardown.down(Session(inventory, docker)) is not None
 
 
 def run(built: sandbox.Sandbox, way: str, inventory: Inventory, name: str) -> Sample:
@@ -80,16 +82,17 @@ def run(built: sandbox.Sandbox, way: str, inventory: Inventory, name: str) -> Sa
     return Sample(way, name, seconds, opened)
 
 
-def measure(rounds: int, directory: Path, console: Console) -> list[Sample]:
-    sandbox.down(NAME)  # leftovers of a crashed run
+def measure(args: argparse.Namespace, directory: Path, console: Console) -> list[Sample]:
+    sandbox.down(args.name)  # leftovers of a crashed run
     try:
-        built = sandbox.up(3, NAME, NAME, SUBNET, str(directory / "ssh.yaml"), engine="tansu", managers=1, endpoint="ssh")
+        ssh_inventory = str(directory / "ssh.yaml")
+        built = sandbox.up(3, args.name, args.name, args.subnet, ssh_inventory, engine="tansu", managers=1, endpoint="ssh")
         inventories = {"ssh": load_inventory(built.inventory_path), "socket": load_inventory(socket_inventory(built, directory))}
         inventories["ssh-unshared"] = inventories["ssh"]
         console.print("forming the swarm (not timed)...")
         run(built, "socket", inventories["socket"], "up")
         samples = []
-        plan = [WAYS if r % 2 == 0 else WAYS[::-1] for r in range(rounds)] + [("ssh-unshared",)]
+        plan = [WAYS if r % 2 == 0 else WAYS[::-1] for r in range(args.rounds)] + [("ssh-unshared",)]
         for number, ways in enumerate(plan, 1):
             for way in ways:
                 console.print(f"round {number}/{len(plan)}: {way}")
@@ -97,7 +100,7 @@ def measure(rounds: int, directory: Path, console: Console) -> list[Sample]:
                 samples += [run(built, way, inventories[way], name) for name in ("up", "verify")]
         return samples
     finally:
-        sandbox.down(NAME)
+        sandbox.down(args.name)
 
 
 def summary(samples: list[Sample]) -> dict:
@@ -124,10 +127,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of up + verify each way (medians are shown)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    parser.add_argument("--name", default=NAME, help="the sandbox's name (and its hosts' prefix)")
+    parser.add_argument("--subnet", default=SUBNET, help="the sandbox's subnet")
     args = parser.parse_args()
     console = Console(stderr=args.json)
     with tempfile.TemporaryDirectory(prefix="swarmkit-ssh-bench-") as scratch:
-        result = summary(measure(args.rounds, Path(scratch), console))
+        result = summary(measure(args, Path(scratch), console))
     if args.json:
         print(json.dumps(result))
         return

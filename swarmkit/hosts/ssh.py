@@ -1,34 +1,58 @@
-"""Docker engines reached over SSH (``ssh://user@host[:port]``): shared connections and plain errors.
+"""Docker engines reached over SSH (``ssh://user@host[:port]``): one connection per host, and plain errors.
 
-For every call the Docker CLI runs ``ssh -l USER -p PORT -- HOST docker system dial-stdio``, with
-the ``ssh`` it finds on PATH; without help each call is a new SSH connection (TCP, key exchange,
-authentication), and swarmkit makes hundreds of calls per command.  An ``SshMux`` is a private
-directory holding an ``ssh`` wrapper that adds OpenSSH connection sharing (``ControlMaster``, the
-control sockets in that directory) and ``BatchMode`` (never a prompt: a failure is an error), and
-the PATH the Docker CLI is started with.  The first call to a host opens its master connection
-(calls to that host meanwhile wait for it); ``close`` ends them all and removes the directory
-(also at garbage collection or interpreter exit, for library callers that never call it).
-Nothing is contacted before the first call.
+Left to itself the Docker CLI runs ``ssh ... docker system dial-stdio`` for every call: an SSH
+session and a remote docker process each time (and a new connection, unless shared), for the
+hundreds of calls of a command.  Instead an ``SshMux`` opens, at the first call to a host, one
+OpenSSH master connection (``BatchMode``: never a prompt), asks the server's docker which socket it
+uses (``DOCKER_HOST`` or context there; ``/var/run/docker.sock`` by default), and forwards that
+socket over the same connection to a local unix socket in a private directory (``ssh -O forward``
+through the master's control socket): from then on the host is a unix-socket engine for the Docker
+CLI.  On the server sshd opens the socket as the user, so the user needs the socket's group
+(``docker``) as for ``docker`` there, and sshd must allow unix-socket forwarding (its default).
+Forwardings of the user's ssh config (``LocalForward``...) are not set up on these masters.
+``close`` ends the masters and removes the directory (also at garbage collection or interpreter
+exit); a master whose swarmkit died sees its stdin close and ends too.  Nothing is contacted
+before the first call.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import select
 import shlex
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
+import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import IO, TYPE_CHECKING
+from urllib.parse import quote, urlsplit
 
 from swarmkit.errors import EngineError, SshError
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    import python_on_whales as whales
+    from python_on_whales import client_config as whales_config
+else:
+    whales = lazy("python_on_whales")
+    whales_config = lazy("python_on_whales.client_config")
 
 CONNECT_TIMEOUT_S = 10
-PERSIST_S = 120  # a master left behind by a killed swarmkit ends itself after this long idle
+ALIVE_INTERVAL_S = 15  # a server that stops answering is given up after 3 missed keep-alives
 OPEN_TIMEOUT_S = 30.0
 SOCKET_PATH_MAX = 104  # bytes in a unix socket's path, less on some systems than Linux's 107
+# The master's one session: the socket the server's docker uses, then held open until swarmkit ends
+# (its stdin closes, also when swarmkit is killed: then the master ends as well).
+WHICH_SOCKET = "docker context inspect --format '{{.Endpoints.docker.Host}}' && exec cat >/dev/null"
+PING = b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"
 
 
 @dataclass(frozen=True)
@@ -56,76 +80,142 @@ def is_ssh(endpoint: str) -> bool:
     return endpoint.startswith("ssh://")
 
 
-def _shut(directory: Path, ssh: str) -> None:
-    """End every master connection (``ssh -O exit`` on its control socket), then remove the directory."""
-    for socket in (directory / "control").glob("*"):
-        subprocess.run([ssh, "-o", f"ControlPath={socket}", "-O", "exit", "swarmkit"], capture_output=True, timeout=10)
+def _shut(directory: Path, masters: list[subprocess.Popen[bytes]]) -> None:
+    """End every master connection, then remove the directory."""
+    for master in masters:
+        master.terminate()
+    for master in masters:
+        try:
+            master.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            master.kill()
     shutil.rmtree(directory, ignore_errors=True)
 
 
 def _private_directory() -> Path:
-    """A new directory only this user can enter, short enough for a control socket's path.
-
-    A socket's path has at most 107 bytes; ``control/`` and ssh's 40-character %C hash take 49,
-    so a long TMPDIR falls back to /tmp."""
+    """A new directory only this user can enter (its sockets give Docker on the servers), short enough
+    for a socket's path: at most 107 bytes, of which the directory's own name and ``/docker/NAME.sock``
+    take 51, so a long TMPDIR falls back to /tmp."""
     base = tempfile.gettempdir()
-    if len(base) > SOCKET_PATH_MAX - len("/swarmkit-ssh-XXXXXXXX/control/") - 40:
+    if len(base) > SOCKET_PATH_MAX - len("/swarmkit-ssh-XXXXXXXX/docker/0123456789abcdef.sock"):
         base = "/tmp"
     return Path(tempfile.mkdtemp(prefix="swarmkit-ssh-", dir=base))
 
 
-WRAPPER = """#!/bin/sh
-# The ssh swarmkit gives the Docker CLI: every call to a host goes through one master connection.
-# The first call to a host opens it while other calls to that host wait (a mkdir lock per host), so
-# a burst of parallel calls still opens one connection; a failed open reports as ssh does.
-shared() {{ {ssh} "$@"; }}
-if ! shared -O check "$@" 2>/dev/null; then
-    key=$(printf '%s' "$*" | cksum)
-    lock={locks}/"${{key%% *}}"
-    tries=0
-    until mkdir "$lock" 2>/dev/null || [ "$tries" -gt 400 ]; do tries=$((tries + 1)); sleep 0.05; done
-    shared -O check "$@" 2>/dev/null || shared -o ControlMaster=yes -f -N "$@" || {{ status=$?; rmdir "$lock"; exit "$status"; }}
-    rmdir "$lock"
-fi
-exec {ssh} "$@"
-"""
+@functools.cache
+def _forwarded_config() -> type[whales_config.ClientConfig]:
+    """python-on-whales' client settings, opening the host's forward before the first command is built."""
+
+    class ForwardedConfig(whales_config.ClientConfig):
+        opener: Callable[[], None] = staticmethod(lambda: None)
+
+        @property
+        def docker_cmd(self) -> whales_config.Command:
+            self.opener()
+            return super().docker_cmd
+
+    return ForwardedConfig
 
 
 class SshMux:
-    """One shared SSH connection per host for the Docker CLI calls of one command (see the module doc)."""
+    """One SSH connection per host for the Docker CLI calls of one command (see the module doc)."""
 
     def __init__(self, config: str = "", share: bool = True) -> None:
-        """``share=False``: the same ssh settings, but a connection per call (to measure what sharing saves)."""
+        """``share=False``: the CLI's own ``ssh`` per call, no connection kept (to measure what sharing saves)."""
         ssh = shutil.which("ssh")
         if ssh is None:
             raise EngineError(
                 "the inventory names ssh:// endpoints but this machine has no ssh client", hint="install openssh-client"
             )
         self.directory = _private_directory()
-        for part in ("control", "locks", "bin"):
+        for part in ("control", "docker", "log", "bin"):
             (self.directory / part).mkdir(mode=0o700)
-        sharing = ["-o", f"ControlPath={self.directory}/control/%C", "-o", f"ControlPersist={PERSIST_S}"]
         self.options = [
             *(["-F", config] if config else []),
-            *(sharing if share else ["-o", "ControlPath=none"]),
             *("-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"),
         ]
-        command = shlex.join([ssh, *self.options])
-        wrapper = self.directory / "bin" / "ssh"
-        script = WRAPPER.format(ssh=command, locks=shlex.quote(str(self.directory / "locks")))
-        wrapper.write_text(script if share else f'#!/bin/sh\nexec {command} "$@"\n')
-        wrapper.chmod(0o700)
+        self.share = share
         self._ssh = ssh
-        self._finalizer = weakref.finalize(self, _shut, self.directory, ssh)
+        self._masters: list[subprocess.Popen[bytes]] = []
+        self._opened: dict[str, SshError | None] = {}  # by endpoint: None once forwarded, else why not
+        self._locks: dict[str, threading.Lock] = {}
+        self._finalizer = weakref.finalize(self, _shut, self.directory, self._masters)
 
-    @property
-    def client_call(self) -> list[str]:
-        """How python-on-whales starts the Docker CLI: with the wrapper first on its PATH."""
-        return ["env", f"PATH={self.directory / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "docker"]
+    def client(self, endpoint: str) -> whales.DockerClient:
+        """The host's Docker client: its forwarded local socket, opened by the first command built."""
+        if not self.share:
+            return whales.DockerClient(host=endpoint, client_call=self._per_call_ssh())
+        config = _forwarded_config()(host=f"unix://{self._path('docker', endpoint)}")
+        config.opener = functools.partial(self.open, endpoint)  # type: ignore[attr-defined]
+        return whales.DockerClient(client_config=config)
+
+    def _per_call_ssh(self) -> list[str]:
+        """The Docker CLI started with an ``ssh`` first on its PATH that shares nothing."""
+        wrapper = self.directory / "bin" / "ssh"
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.join([self._ssh, *self.options, "-o", "ControlPath=none"])} "$@"\n')
+        wrapper.chmod(0o700)
+        return ["env", f"PATH={wrapper.parent}{os.pathsep}{os.environ.get('PATH', '')}", "docker"]
+
+    def _path(self, part: str, endpoint: str) -> Path:
+        name = hashlib.sha256(endpoint.encode()).hexdigest()[:16]
+        return self.directory / part / (f"{name}.sock" if part == "docker" else name)
+
+    def open(self, endpoint: str) -> None:
+        """The host's connection and forward, made once (calls to the host meanwhile wait); a failure stays."""
+        with self._locks.setdefault(endpoint, threading.Lock()):
+            if endpoint not in self._opened:
+                try:
+                    self._forward(endpoint)
+                    self._opened[endpoint] = None
+                except SshError as error:
+                    self._opened[endpoint] = error
+        failed = self._opened[endpoint]
+        if failed is not None:
+            raise SshError(failed.message, hint=failed.hint)
+
+    def _forward(self, endpoint: str) -> None:
+        target, local, log = SshTarget.parse(endpoint), self._path("docker", endpoint), self._path("log", endpoint)
+        shared = ["-o", f"ControlPath={self._path('control', endpoint)}"]
+        with log.open("wb") as stderr:
+            master = subprocess.Popen(
+                [self._ssh, *self.options, *shared, "-o", "ControlMaster=yes", "-o", "ControlPersist=no"]
+                + ["-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}", "-o", "ClearAllForwardings=yes", "-T"]
+                + [*target.args(), WHICH_SOCKET],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+            )
+        self._masters.append(master)
+        assert master.stdout is not None  # noqa: S101  # a pipe, asked for above
+        answer = _first_line(master.stdout, OPEN_TIMEOUT_S)
+        if not answer:
+            master.terminate()
+            master.wait(timeout=5)
+            raise self._failed(endpoint, log.read_text(errors="replace"))
+        remote = _remote_socket(target, answer)
+        forward = [self._ssh, *self.options, *shared, "-O", "forward", "-L", f"{local}:{remote}", *target.args()]
+        done = subprocess.run(forward, capture_output=True, text=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        if done.returncode != 0 or not _answers_ping(local):
+            raise self._failed(endpoint, done.stderr + log.read_text(errors="replace") + self.ask(endpoint, ASK_DOCKER))
+
+    def _failed(self, endpoint: str, said: str) -> SshError:
+        """What went wrong opening a host's connection, with its fix (what ssh said, when not a usual failure)."""
+        known = _classify(SshTarget.parse(endpoint), endpoint, said.lower())
+        last = said.strip().splitlines()[-1] if said.strip() else "nothing"
+        return known or SshError(
+            f"could not reach Docker on {SshTarget.parse(endpoint).host} over SSH ({endpoint}): ssh said {last}",
+            hint=f"`ssh {SshTarget.parse(endpoint)} docker version` must work from this machine, without a prompt",
+        )
+
+    def carried(self, text: str) -> bool:
+        """Whether a Docker CLI message names one of this mux's forwarded sockets (plain or URL-escaped)."""
+        place = str(self.directory / "docker")
+        return self.share and (place.lower() in text or quote(place, safe="").lower() in text)
 
     def ask(self, endpoint: str, command: str) -> str:
-        """Run a command on the host over its shared connection; what it printed on stderr (for diagnosis)."""
-        asked = [self._ssh, *self.options, *SshTarget.parse(endpoint).args(), command]
+        """Run a command on the host (over its connection, when open); what it printed on stderr (for diagnosis)."""
+        shared = ["-o", f"ControlPath={self._path('control', endpoint)}", "-o", "ControlMaster=no"]
+        asked = [self._ssh, *self.options, *shared, *SshTarget.parse(endpoint).args(), command]
         try:
             return subprocess.run(asked, capture_output=True, text=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL).stderr
         except subprocess.TimeoutExpired:
@@ -133,6 +223,42 @@ class SshMux:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _first_line(stream: IO[bytes], timeout: float) -> str:
+    """The first line a master's session printed (empty when it ended first or took too long)."""
+    data, deadline = b"", time.monotonic() + timeout
+    while not data.endswith(b"\n") and time.monotonic() < deadline:
+        readable, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(stream.fileno(), 4096) if readable else b""
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace").strip() if data.endswith(b"\n") else ""
+
+
+def _remote_socket(target: SshTarget, docker_host: str) -> str:
+    """The path of the unix socket the server's docker uses; another kind of endpoint cannot be forwarded."""
+    path = docker_host.removeprefix("unix://")
+    if path == docker_host or ":" in path or not path.startswith("/"):
+        raise SshError(
+            f"the docker of {target.user} on {target.host} talks to {docker_host}, not to a local unix socket",
+            hint=f"swarmkit forwards the server's Docker socket: unset DOCKER_HOST/DOCKER_CONTEXT for {target.user}'s"
+            f" SSH sessions on {target.host} (or point them at unix:///var/run/docker.sock)",
+        )
+    return path
+
+
+def _answers_ping(path: Path) -> bool:
+    """The engine answers through the forward (sshd may refuse to forward, or the user may not use the socket)."""
+    try:
+        with socket.socket(socket.AF_UNIX) as connection:
+            connection.settimeout(OPEN_TIMEOUT_S)
+            connection.connect(str(path))
+            connection.sendall(PING)
+            return b" 200 " in connection.recv(4096).split(b"\r\n", 1)[0]
+    except OSError:
+        return False
 
 
 # --- what went wrong: the usual SSH failures, each with its fix --------------------------------
@@ -145,14 +271,14 @@ ASK_DOCKER = "docker version --format '{{.Server.Version}}'"
 def diagnose(endpoint: str, stderr: str, mux: SshMux | None = None) -> SshError | None:
     """The Docker CLI's stderr for an ``ssh://`` endpoint, read as one of the usual SSH failures (or None).
 
-    The CLI reports a failed ``ssh ... docker system dial-stdio`` with that command line (or its
-    placeholder URL, http://docker.example.com) and what ssh, or the remote shell and docker, printed.  When SSH worked but the remote docker could not
-    reach its daemon, the CLI says only that it cannot connect: then the server's own docker is
-    asked, through ``mux``, and what it says is read instead."""
+    Through a forwarded socket (``mux``) the CLI says only that it could not talk to that socket:
+    then the server's own docker is asked and what it says is read instead.  Without sharing, the
+    CLI reports a failed ``ssh ... docker system dial-stdio`` with that command line (or its
+    placeholder URL, http://docker.example.com) and what ssh, or the remote shell and docker, printed."""
     if not is_ssh(endpoint):
         return None
     text = stderr.lower()
-    if NO_DAEMON_SEEN in text and mux is not None:
+    if mux is not None and (mux.carried(text) or NO_DAEMON_SEEN in text):
         return _classify(SshTarget.parse(endpoint), endpoint, mux.ask(endpoint, ASK_DOCKER).lower())
     if "dial-stdio" not in text and "docker.example.com" not in text:
         return None  # not the SSH leg: e.g. a registry that refuses connections is the engine's error
@@ -199,6 +325,12 @@ def _classify(target: SshTarget, endpoint: str, text: str) -> SshError | None:
             f"nothing answers SSH on {target.host} port {port}",
             f"start sshd on {target.host} or open port {port}/tcp to it from this machine"
             " (or give the right port: ssh://USER@HOST:PORT)",
+        ),
+        (
+            ("administratively prohibited",),
+            f"the sshd of {target.host} does not let {target.user} forward the Docker socket",
+            f"in {target.host}'s sshd_config: AllowStreamLocalForwarding yes (its default) and no DisableForwarding"
+            f" for {target.user}; swarmkit talks to Docker through its one SSH connection",
         ),
         (
             ("could not resolve hostname",),

@@ -5,8 +5,8 @@
   the user is in it: the user may use Docker there as a member of ``docker`` may on a server.
 - On each host an OpenSSH server on ADDRESS:22, in the host's namespace, with its own host key,
   accepting only that user and only keys.  In its private /run, ``/run/docker.sock`` (the Docker
-  CLI's default, ``/var/run`` being ``/run``) is the host's socket: the remote end of
-  ``docker system dial-stdio`` needs no setting, as on a server.
+  CLI's default, ``/var/run`` being ``/run``) is the host's socket: the server's ``docker`` names
+  it and sshd forwards it to swarmkit with no setting, as on a server.
 - On this machine, in the sandbox's ``ssh/`` directory: the key pair, a known_hosts file written
   from the hosts' own public keys (nothing is learnt on first use) and an ssh_config naming both,
   which the inventory names (``ssh_config``).

@@ -36,11 +36,11 @@ class Engine:
     @classmethod
     def connect(cls, endpoint: str, tls: TlsFiles | None = None, mux: SshMux | None = None) -> Engine:
         """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine; an
-        ssh:// endpoint given ``mux`` shares that mux's one connection to its host."""
+        ssh:// endpoint given ``mux`` is reached through that mux's one connection to its host."""
         if tls is None:
-            shared = mux if is_ssh(endpoint) else None
-            call = shared.client_call if shared is not None else ["docker"]
-            return cls(endpoint, whales.DockerClient(host=endpoint, client_call=call), shared)
+            if mux is not None and is_ssh(endpoint):
+                return cls(endpoint, mux.client(endpoint), mux)
+            return cls(endpoint, whales.DockerClient(host=endpoint))
         docker = whales.DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
         return cls(endpoint, docker)
 

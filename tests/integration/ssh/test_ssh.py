@@ -29,6 +29,7 @@ import yaml
 from swarmkit.hosts import dockerapi
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
+from swarmkit.sandbox.system import wait_for
 from tests.integration.sandboxes import module_sandbox
 from tests.integration.test_install import installed
 
@@ -286,3 +287,22 @@ def test_a_stopped_docker_is_named_with_its_fix(ss: sandbox.Sandbox, tmpdir_of_c
     assert result.returncode != 0
     assert "Docker does not run on ss2" in result.stdout and "start Docker on ss2" in result.stdout, result.stdout
     assert left_behind(tmpdir_of_command) == []
+
+
+def masters(tmp: Path) -> list[str]:
+    """The SSH master connections of the command whose TMPDIR is ``tmp``."""
+    return [c for c in processes_naming(str(tmp)) if "ControlMaster=yes" in c]
+
+
+def test_a_killed_swarmkit_leaves_no_ssh_connection_behind(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+    """The masters hold their session on swarmkit's stdin pipe: SIGKILL (no clean-up runs) still ends them.
+    Last in the module: the `up` it kills may leave the stack half deployed."""
+    environment = {**os.environ, "TMPDIR": str(tmpdir_of_command)}
+    command = [str(Path(sys.executable).with_name("swarmkit")), "up", "-i", ss.inventory_path, "--topics", "orders:3:1"]
+    running = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(masters(tmpdir_of_command)) == 3, 60, "an SSH master to every host")
+    finally:
+        running.kill()
+        running.wait()
+    wait_for(lambda: processes_naming(str(tmpdir_of_command)) == [], 10, "the ssh processes of a killed swarmkit to end")

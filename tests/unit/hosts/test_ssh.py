@@ -1,9 +1,8 @@
-"""ssh:// endpoints: the Docker CLI's ssh failures read as their cause, and the shared-connection
-directory made and removed without contacting anything."""
+"""ssh:// endpoints: the Docker CLI's ssh failures read as their cause, the forwarded sockets' directory
+made and removed without contacting anything, and a failed connection tried once."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from swarmkit.errors import InventoryError, SshError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Host, Inventory, parse_inventory
-from swarmkit.hosts.ssh import SshMux, SshTarget, diagnose
+from swarmkit.hosts.ssh import SshMux, SshTarget, _remote_socket, diagnose
 
 ENDPOINT = "ssh://ops@kafka2.example.net"
 CLI = (
@@ -70,22 +69,40 @@ def test_other_failures_are_not_read_as_ssh_failures() -> None:
     assert diagnose("unix:///var/run/docker.sock", CLI.format(status=255, stderr="Host key verification failed.")) is None
 
 
-def test_a_daemon_the_remote_docker_cannot_reach_is_asked_about() -> None:
-    """The CLI hides why the remote docker could not connect: the server's own docker is asked."""
+SOCKET = "unix:///tmp/swarmkit-ssh-x/docker/0123456789abcdef.sock"
 
-    class Asked(SshMux):
-        def __init__(self) -> None:
-            self.asked: list[tuple[str, str]] = []
 
-        def ask(self, endpoint: str, command: str) -> str:
-            self.asked.append((endpoint, command))
-            return "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock"
+class Answering(SshMux):
+    """A mux whose server's docker says ``said`` when asked (nothing is contacted)."""
 
-    mux = Asked()
-    said = "Cannot connect to the Docker daemon at http://docker.example.com. Is the docker daemon running?"
+    def __init__(self, said: str) -> None:
+        self.directory, self.share, self.said = Path("/tmp/swarmkit-ssh-x"), True, said
+        self.asked: list[tuple[str, str]] = []
+
+    def ask(self, endpoint: str, command: str) -> str:
+        self.asked.append((endpoint, command))
+        return self.said
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        f"Cannot connect to the Docker daemon at {SOCKET}. Is the docker daemon running?",
+        'error during connect: Get "http://%2Ftmp%2Fswarmkit-ssh-x%2Fdocker%2F0123456789abcdef.sock/v1.47/info": EOF',
+    ],
+)
+def test_a_daemon_the_forward_cannot_reach_is_asked_about(said: str) -> None:
+    """Through the forwarded socket the CLI cannot say why: the server's own docker is asked."""
+    mux = Answering("permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock")
     error = diagnose(ENDPOINT, said, mux)
     assert error is not None and "may not use Docker on kafka2.example.net" in error.message
     assert [endpoint for endpoint, _ in mux.asked] == [ENDPOINT]
+
+
+def test_an_engines_own_error_through_the_forward_is_not_asked_about() -> None:
+    mux = Answering("")
+    assert diagnose(ENDPOINT, "Error response from daemon: No such container: x", mux) is None
+    assert mux.asked == []
 
 
 def test_targets_keep_user_host_and_port() -> None:
@@ -93,15 +110,49 @@ def test_targets_keep_user_host_and_port() -> None:
     assert str(SshTarget.parse("ssh://ops@kafka1")) == "ops@kafka1"
 
 
-def test_shared_connections_live_in_a_private_directory_removed_on_close() -> None:
-    inventory = Inventory(hosts=(Host("a", ENDPOINT, "10.0.0.2", "manager"),))
+def test_hosts_are_local_sockets_in_a_private_directory_removed_on_close() -> None:
+    inventory = Inventory(hosts=(Host("a", ENDPOINT, "10.0.0.2", "manager"), Host("b", ENDPOINT + ":2222", "10.0.0.3", "worker")))
     with DockerHosts.from_inventory(inventory) as docker:
         assert docker.mux is not None
         directory = docker.mux.directory
-        assert (directory.stat().st_mode & 0o077) == 0 and os.access(directory / "bin" / "ssh", os.X_OK)
-        assert docker[inventory.hosts[0]].client.client_config.client_call[1] == f"PATH={directory / 'bin'}:{os.environ['PATH']}"
+        assert (directory.stat().st_mode & 0o077) == 0
+        hosts = [docker[h].client.client_config.host for h in inventory.hosts]
+        assert len(set(hosts)) == 2 and all(h and h.startswith(f"unix://{directory}/docker/") for h in hosts)
         assert list((directory / "control").iterdir()) == []  # nothing contacted before a call
     assert not directory.exists()
+
+
+def test_a_failed_connection_fails_every_call_to_that_host_without_reconnecting(tmp_path: Path) -> None:
+    """The first call opens the connection; later calls get the same error, not one more attempt each."""
+    (tmp_path / "ssh_config").write_text("Host *\n    Hostname 127.0.0.1\n    Port 1\n")
+    inventory = Inventory(hosts=(Host("a", ENDPOINT, "10.0.0.2", "manager"),), ssh_config=str(tmp_path / "ssh_config"))
+    with DockerHosts.from_inventory(inventory) as docker:
+        assert docker.mux is not None
+        client = docker[inventory.hosts[0]].client
+        with pytest.raises(SshError, match="nothing answers SSH on kafka2.example.net port 22") as first:
+            client.system.info()
+        masters = list(docker.mux._masters)
+        with pytest.raises(SshError) as second:
+            client.container.list()
+        assert second.value.message == first.value.message and docker.mux._masters == masters
+
+
+@pytest.mark.parametrize("docker_host", ["tcp://10.0.0.5:2375", "ssh://other@host", "unix://relative.sock"])
+def test_a_server_docker_not_on_a_unix_socket_is_named_with_its_fix(docker_host: str) -> None:
+    with pytest.raises(SshError, match=f"talks to {docker_host}") as raised:
+        _remote_socket(SshTarget.parse(ENDPOINT), docker_host)
+    assert "unset DOCKER_HOST" in raised.value.hint
+
+
+def test_a_server_docker_socket_is_forwarded_by_its_path() -> None:
+    assert _remote_socket(SshTarget.parse(ENDPOINT), "unix:///run/user/1000/docker.sock") == "/run/user/1000/docker.sock"
+
+
+def test_a_forward_the_server_refuses_is_named_with_its_fix() -> None:
+    said = "channel 3: open failed: administratively prohibited: open failed"
+    error = diagnose(ENDPOINT, f"error during connect: EOF {SOCKET}", Answering(said))
+    assert error is not None and "does not let ops forward the Docker socket" in error.message
+    assert "AllowStreamLocalForwarding yes" in error.hint
 
 
 def test_no_ssh_directory_without_ssh_hosts() -> None:
