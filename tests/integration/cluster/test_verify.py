@@ -44,7 +44,7 @@ def deploy_with(inventory: Inventory, **options) -> deploy.DeployResult:
 
 def timed_verify(inventory: Inventory, **options) -> verify.VerifyReport:
     started = time.monotonic()
-    report = verify.verify(inventory, verify.VerifyOptions(timeout=3, **options))
+    report = verify.verify(Session.of(inventory), verify.VerifyOptions(timeout=3, **options))
     assert time.monotonic() - started < VERIFY_BOUND_S
     return report
 
@@ -148,7 +148,7 @@ def test_scale_out_is_reported_and_spark_runs_through_four_brokers(vf: sandbox.S
     assert report.ok, report.to_dict()
     assert "node added: vf4 (broker ok)" in report.changes
     assert by_node(report)["vf4"].advertised == "vf4:9094"
-    spark = verify.verify(inventory, verify.VerifyOptions(spark=True, spark_records=5000))
+    spark = verify.verify(Session.of(inventory), verify.VerifyOptions(spark=True, spark_records=5000))
     assert spark.ok, spark.to_dict()
     assert spark.spark is not None
     assert sorted(b.broker for b in spark.spark.brokers) == [f"vf{i}:9094" for i in (1, 2, 3, 4)]
