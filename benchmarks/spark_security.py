@@ -40,7 +40,7 @@ def spark_rate(inventory: Inventory, mode: str, records: int) -> dict[str, float
         raise SystemExit(f"up --security {mode} failed: {deployed.deploy.problems}")
     report = verify(Session.of(inventory), VerifyOptions(timeout=15.0, spark=True, spark_records=records))
     if not report.ok or report.spark is None:
-        raise SystemExit(f"verify --spark over {mode} failed: {report.spark_error or report.problems}")
+        raise SystemExit(f"verify --spark over {mode} failed: {'; '.join(report.problems) or 'no Spark report'}")
     spark = report.spark.to_dict()
     return {"records_per_s": spark["records_per_s"], "startup_s": spark["spark_startup_s"], "load": os.getloadavg()[0]}
 

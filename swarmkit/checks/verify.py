@@ -110,6 +110,14 @@ class VerifyReport:
             and (self.cluster is None or self.cluster.ok)
         )
 
+    @property
+    def problems(self) -> list[str]:
+        """Every failed check, one line each (empty when ``ok``)."""
+        found = [f"{b.node}: {b.detail}" for b in self.brokers if not b.ok]
+        found += [f"topic {t.topic} on {t.broker}: {t.detail}" for t in self.topics if not t.ok]
+        found += [e for e in (self.cluster_error, self.spark_error) if e]
+        return found + (list(self.cluster.problems) if self.cluster else [])
+
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swarmkit.checks.verify import BrokerVerdict, _task_summary, compare
+from swarmkit.checks.verify import BrokerVerdict, TopicVerdict, VerifyReport, _task_summary, compare
 from swarmkit.hosts.dockerapi import TaskState
 
 
@@ -52,3 +52,15 @@ def test_a_crash_loop_is_described_between_attempts() -> None:
 def test_a_healthy_task_has_no_problem_and_no_task_is_named() -> None:
     assert _task_summary([task("running", "running", "1")]) == ("running", "")
     assert _task_summary([]) == ("none", "no broker task is scheduled on this node")
+
+
+def test_a_report_lists_every_failed_check_and_none_when_ok() -> None:
+    failed = VerifyReport(
+        (verdict("k1", "k1:9094"), verdict("k2", "k2:9094", ok=False)),
+        (TopicVerdict("k1:9094", "orders", False, "missing"),),
+        (),
+        cluster_error="no broker passed its checks",
+    )
+    assert not failed.ok
+    assert [line.split(":")[0] for line in failed.problems] == ["k2", "topic orders on k1", "no broker passed its checks"]
+    assert VerifyReport((verdict("k1", "k1:9094"),), (), ()).problems == []
