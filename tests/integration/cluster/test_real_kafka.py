@@ -149,8 +149,13 @@ def test_verify_is_bounded_and_names_a_paused_controller(cluster: Inventory, rk:
 
 def test_a_client_given_one_broker_follows_the_metadata_to_every_leader(cluster: Inventory) -> None:
     assert ensure_topics("rk1:9094", [TopicSpec("reach", 6, 3)])[0].ok
-    leaders = {p.partition: p.leader for p in partition_states("rk1:9094")[1] if p.topic == "reach"}
-    assert set(leaders.values()) == {1, 2, 3}, "the test needs leaders on every broker"
+
+    def leaders() -> dict[int, int]:  # rk1 learns of the new topic from the controllers a moment later
+        found = {p.partition: p.leader for p in partition_states("rk1:9094")[1] if p.topic == "reach" and p.leader >= 0}
+        return found if len(found) == 6 else {}
+
+    placed = wait_until(leaders, 30, "every partition of the new topic to have a leader in rk1's metadata")
+    assert set(placed.values()) == {1, 2, 3}, "the test needs leaders on every broker"  # type: ignore[union-attr]
     delivered: list[int] = []
     producer = Producer(producer_config("rk1:9094"))
     for number in range(600):
