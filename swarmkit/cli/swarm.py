@@ -28,25 +28,19 @@ from swarmkit.stack.listeners import ListenerPlan
 if TYPE_CHECKING:
     from swarmkit.hosts import dockerapi
     from swarmkit.hosts.dockerapi import DockerHosts
-    from swarmkit.images import shipping
     from swarmkit.network import preflight
+    from swarmkit.ops import deploy
     from swarmkit.swarm import bootstrap as swarm
 else:
     dockerapi = lazy("swarmkit.hosts.dockerapi")
     preflight = lazy("swarmkit.network.preflight")
-    shipping = lazy("swarmkit.images.shipping")
+    deploy = lazy("swarmkit.ops.deploy")
     swarm = lazy("swarmkit.swarm.bootstrap")
 
 
 def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:
     with err.status("probing engines and ports between every pair of hosts..."):
-        return preflight.run_preflight(
-            shipping.with_probe_image(hosts, docker),
-            docker=docker,
-            memory_per_broker=int(memory_gib * preflight.GIB),
-            client_port=plan.external_listener.port,
-            internal_port=plan.internal_listener.port,
-        )
+        return deploy.probe(hosts, docker, plan, memory_gib)
 
 
 def show_preflight(report: preflight.PreflightReport, as_json: bool) -> None:

@@ -39,6 +39,7 @@ from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.compose import StackRequest, expected_advertised_host
 from swarmkit.stack.deployed import broker_id_of, host_of
 from swarmkit.stack.engines import BrokerEngine
+from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import RenderedStack, image_of, render
 from swarmkit.stack.topics import TopicSpec
 from swarmkit.swarm import bootstrap as swarm
@@ -653,18 +654,22 @@ def _distribute(
     return None
 
 
+def probe(inventory: Inventory, docker: DockerHosts, listeners: ListenerPlan, memory_gib: float) -> PreflightReport:
+    """Preflight with the probe image (shipped where missing): `swarmkit preflight`, `swarm up` and `up`."""
+    return run_preflight(
+        shipping.with_probe_image(inventory, docker),
+        docker=docker,
+        memory_per_broker=int(memory_gib * GIB),
+        client_port=listeners.external_listener.port,
+        internal_port=listeners.internal_listener.port,
+    )
+
+
 def gate_preflight(plan: DeployPlan, session: Session, gate: PreflightGate) -> PreflightReport:
     """Probe engines, ports and memory with the probe image (shipped where missing); show the report, then
     refuse to go on when it failed."""
     session.progress(0, len(plan.inventory.hosts), "preflight")
-    listeners = plan.options.listeners
-    report = run_preflight(
-        shipping.with_probe_image(plan.inventory, session.docker),
-        docker=session.docker,
-        memory_per_broker=int(gate.memory_gib * GIB),
-        client_port=listeners.external_listener.port,
-        internal_port=listeners.internal_listener.port,
-    )
+    report = probe(plan.inventory, session.docker, plan.options.listeners, gate.memory_gib)
     gate.on_report(report)
     if not report.ok:
         raise report.error()
