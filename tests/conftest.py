@@ -14,3 +14,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "integration" in item.keywords or "e2e" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: ANN001 (pytest's own type)
+    """Seconds per module (setup, calls and teardown): the suite's budget is spent by modules, a sandbox each."""
+    seconds: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport):
+                module = report.nodeid.split("::")[0]
+                seconds[module] = seconds.get(module, 0.0) + report.duration
+    slowest = sorted(seconds.items(), key=lambda item: -item[1])[:15]
+    if slowest and slowest[0][1] >= 5:
+        terminalreporter.write_sep("=", "seconds per module")
+        for module, spent in slowest:
+            terminalreporter.write_line(f"{spent:8.1f}s {module}")

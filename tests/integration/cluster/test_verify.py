@@ -1,4 +1,4 @@
-"""`swarmkit verify` and `listeners diagnose` on a real 3-host swarm: health, every failure named, scale-out."""
+"""`swarmkit verify` on a real 3-host swarm (tansu): health, a crashing broker named, scale-out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from swarmkit.checks import diagnose, verify
+from swarmkit.checks import verify
 from swarmkit.errors import DeployError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
@@ -21,7 +21,6 @@ from tests.integration.sandboxes import fresh_sandbox
 pytestmark = pytest.mark.integration
 
 NAME = "vf"
-INTERNAL_NAME = "ip-172-31-18-160.us-west-2.compute.internal"
 TOPICS = "myTopic:3:1,anotherTopic:2:1"
 VERIFY_BOUND_S = 30
 
@@ -116,24 +115,6 @@ def test_a_crashing_broker_is_named(vf: sandbox.Sandbox) -> None:
     (failing,) = [b for b in report.brokers if not b.ok]
     assert failing.node == "vf3"
     assert "exit" in failing.detail or "failed" in failing.detail, failing.detail
-
-
-def test_an_unresolvable_advertised_name_fails_verify_and_diagnose(vf: sandbox.Sandbox) -> None:
-    """The seeds' failure: the bootstrap answers, then the advertised cloud-internal name resolves nowhere."""
-    inventory = inventory_of(vf)
-    deploy_with(inventory, advertise="command", hostname_command=f"echo {INTERNAL_NAME}", **side_stack("cloud", 9096))
-    report = timed_verify(inventory, stack_name="cloud", external_port=9096)
-    assert not report.ok
-    for broker in report.brokers:
-        assert broker.advertised == f"{INTERNAL_NAME}:9096"
-        assert not broker.resolves and "does not resolve" in broker.detail
-        assert "HOSTNAME_COMMAND" in broker.fix
-    diagnosis = diagnose.diagnose("vf1:9096", timeout=15)  # a loaded CI machine: the bootstrap answers slowly
-    assert not diagnosis.ok
-    assert len(diagnosis.brokers) == 1, diagnosis.to_dict()
-    (broker,) = diagnosis.brokers
-    assert broker.advertised == f"{INTERNAL_NAME}:9096" and not broker.resolves
-    assert "internal" in broker.cause.lower()
 
 
 def test_scale_out_is_reported_and_spark_runs_through_four_brokers(vf: sandbox.Sandbox) -> None:
