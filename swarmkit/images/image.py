@@ -8,6 +8,7 @@ outside git (``$SWARMKIT_CACHE``, default /var/cache/swarmkit) and reused by eve
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import platform
 import re
@@ -15,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -341,8 +343,39 @@ def build(engine: Engine, recipe: ImageRecipe, tag: str) -> None:
 
 
 def publish(engine: Engine, recipe: ImageRecipe, registry: str) -> str:
-    """Build on one engine and push to the registry every host pulls from; returns the full reference."""
-    reference = f"{registry}/{recipe.tag}"
-    build(engine, recipe, reference)
-    dockerapi.push_image(engine, reference)
+    """Build on one engine and push to the registry every host pulls from; returns the full reference.
+
+    The tag ends with a digest of the build context, so a registry that already holds this very image
+    (the sandboxes' registries share one store) is neither built for nor pushed to again."""
+    with build_context(recipe) as context:
+        reference = f"{registry}/{recipe.tag}-{context_digest(context)[:12]}"
+        if not registry_holds(reference):
+            dockerapi.build_image(engine, context, reference)
+            dockerapi.push_image(engine, reference)
     return reference
+
+
+def context_digest(context: Path) -> str:
+    """sha256 over every file's path, mode and content: equal digests, equal builds."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in context.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(context)}\0{path.stat().st_mode:o}\0".encode())
+        with path.open("rb") as content:
+            digest.update(hashlib.file_digest(content, "sha256").digest())
+    return digest.hexdigest()
+
+
+def registry_holds(reference: str) -> bool:
+    """Whether a plain-HTTP registry (the sandbox's) has the manifest; any other answer means build and push."""
+    registry, _, name = reference.partition("/")
+    repository, _, tag = name.rpartition(":")
+    request = urllib.request.Request(
+        f"http://{registry}/v2/{repository}/manifests/{tag}",
+        method="HEAD",
+        headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=3) as response:
+            return response.status == 200
+    except (OSError, ValueError):
+        return False

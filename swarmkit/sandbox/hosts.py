@@ -27,7 +27,7 @@ from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
-from swarmkit.images import image
+from swarmkit.images import image, maven
 from swarmkit.sandbox import sshd
 from swarmkit.sandbox.system import in_netns as _in_netns
 from swarmkit.sandbox.system import run as _run
@@ -297,11 +297,13 @@ def _create_bridge(sandbox: Sandbox) -> None:
 
 def _start_registry(sandbox: Sandbox) -> int:
     directory = sandbox.directory / "registry"
-    (directory / "data").mkdir(parents=True, exist_ok=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    store = maven.cache_dir() / "sandbox-registry"  # shared: an image built for one sandbox serves the next
+    store.mkdir(parents=True, exist_ok=True)
     config = {
         "version": 0.1,
         "log": {"level": "warn"},
-        "storage": {"filesystem": {"rootdirectory": str(directory / "data")}, "delete": {"enabled": True}},
+        "storage": {"filesystem": {"rootdirectory": str(store)}},
         "http": {"addr": sandbox.registry},
     }
     (directory / "config.yml").write_text(yaml.safe_dump(config))
