@@ -53,7 +53,7 @@ def tmpdir_of_command() -> Iterator[Path]:
     is short); the connections they kept are closed after the test."""
     directory = Path(tempfile.mkdtemp(prefix="ss-", dir="/tmp"))
     yield directory
-    swarmkit(directory, "ssh", "close", "--all")
+    sshmasters.close_masters({"XDG_RUNTIME_DIR": str(directory)}, lambda master: True)
     shutil.rmtree(directory, ignore_errors=True)
 
 
