@@ -6,15 +6,18 @@ Builds its own sandbox (default 'ss': hosts ss1..ss3, 10.249.0.0/24, tansu broke
 derives a second inventory naming the same engines by their unix sockets.  A first `up` forms the
 swarm (not timed).  Then each round, for each way in (alternating which goes first): `down`
 (not timed), `up` (preflight, swarm, deploy, a topic) and `verify`, each a command of its own: its
-own DockerHosts, so over SSH the handshakes are paid in every command, as from the CLI.  The SSH
-connections every command opened are counted on the hosts' sshd logs; one more round over SSH
-without connection sharing shows what sharing saves.  The sandbox is always removed.
+own DockerHosts, as from the CLI.  Over SSH two ways: cold, the kept connections closed before each
+command (so it opens its own, as the first command does), and warm, using the connections the
+previous command kept (ControlPersist).  The SSH connections every command opened are counted on the
+hosts' sshd logs; one more round over SSH without connection sharing shows what sharing saves.  The
+kept connections live in a scratch XDG_RUNTIME_DIR; they and the sandbox are always removed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -30,6 +33,8 @@ from swarmkit.checks import verify
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
+from swarmkit.hosts.ssh import close_kept
+from swarmkit.hosts.sshmasters import PERSIST_ENV
 from swarmkit.ops import deploy, teardown
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
@@ -38,12 +43,13 @@ from swarmkit.sandbox import sshd
 NAME = "ss"
 SUBNET = "10.249.0.0/24"
 TOPICS = "bench:3:1"
-WAYS = ("ssh", "socket")
+WAYS = ("socket", "ssh-cold", "ssh-warm")
+SSH_WAYS = ("ssh-cold", "ssh-warm", "ssh-unshared")
 
 
 @dataclass
 class Sample:
-    way: str  # ssh | socket | ssh-unshared
+    way: str  # socket | ssh-cold | ssh-warm | ssh-unshared
     command: str  # up | verify
     seconds: float
     connections: list[int]  # opened per host during the command (ssh only)
@@ -70,7 +76,10 @@ def command(name: str, inventory: Inventory) -> Callable[[DockerHosts], bool]:
 
 
 def run(built: sandbox.Sandbox, way: str, inventory: Inventory, name: str) -> Sample:
-    """One command with DockerHosts of its own (closed at its end), timed; its SSH connections counted."""
+    """One command with DockerHosts of its own (closed at its end), timed; its SSH connections counted.
+    ssh-cold: the kept connections are closed first (not timed)."""
+    if way == "ssh-cold":
+        close_kept(inventory)
     before = [sshd.connections(h) for h in built.hosts]
     started = time.perf_counter()
     with DockerHosts.from_inventory(inventory, share_ssh=way != "ssh-unshared") as docker:
@@ -87,8 +96,8 @@ def measure(args: argparse.Namespace, directory: Path, console: Console) -> list
     try:
         ssh_inventory = str(directory / "ssh.yaml")
         built = sandbox.up(3, args.name, args.name, args.subnet, ssh_inventory, engine="tansu", managers=1, endpoint="ssh")
-        inventories = {"ssh": load_inventory(built.inventory_path), "socket": load_inventory(socket_inventory(built, directory))}
-        inventories["ssh-unshared"] = inventories["ssh"]
+        over_ssh = load_inventory(built.inventory_path)
+        inventories = {way: over_ssh for way in SSH_WAYS} | {"socket": load_inventory(socket_inventory(built, directory))}
         console.print("forming the swarm (not timed)...")
         run(built, "socket", inventories["socket"], "up")
         samples = []
@@ -100,24 +109,29 @@ def measure(args: argparse.Namespace, directory: Path, console: Console) -> list
                 samples += [run(built, way, inventories[way], name) for name in ("up", "verify")]
         return samples
     finally:
+        close_kept(None)
         sandbox.down(args.name)
 
 
 def summary(samples: list[Sample]) -> dict:
     medians = {
         (way, name): statistics.median(s.seconds for s in samples if (s.way, s.command) == (way, name))
-        for way in ("ssh", "socket", "ssh-unshared")
+        for way in (*WAYS, "ssh-unshared")
         for name in ("up", "verify")
     }
     connections = {
         f"{way}_{name}": max(max(s.connections) for s in samples if (s.way, s.command) == (way, name))
-        for way in ("ssh", "ssh-unshared")
+        for way in SSH_WAYS
         for name in ("up", "verify")
     }
     return {
-        "rounds": sum(1 for s in samples if (s.way, s.command) == ("ssh", "up")),
+        "rounds": sum(1 for s in samples if (s.way, s.command) == ("ssh-warm", "up")),
         "median_s": {f"{way}_{name}": round(value, 3) for (way, name), value in medians.items()},
-        "ratio_ssh_vs_socket": {name: round(medians["ssh", name] / medians["socket", name], 2) for name in ("up", "verify")},
+        "ratio_vs_socket": {
+            f"{way}_{name}": round(medians[way, name] / medians["socket", name], 2)
+            for way in WAYS[1:]
+            for name in ("up", "verify")
+        },
         "max_connections_per_host": connections,
         "samples": [vars(s) for s in samples],
     }
@@ -131,26 +145,29 @@ def main() -> None:
     parser.add_argument("--subnet", default=SUBNET, help="the sandbox's subnet")
     args = parser.parse_args()
     console = Console(stderr=args.json)
-    with tempfile.TemporaryDirectory(prefix="swarmkit-ssh-bench-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="skb-", dir="/tmp") as scratch:
+        os.environ.update({"XDG_RUNTIME_DIR": scratch, PERSIST_ENV: ""})  # kept connections of this run only
         result = summary(measure(args, Path(scratch), console))
     if args.json:
         print(json.dumps(result))
         return
+    console.print(table_of(result))
+
+
+def table_of(result: dict) -> Table:
+    """Medians by command: over the sockets, then each way over SSH with its ratio and connections per host."""
     table = Table(title=f"3 hosts, tansu: seconds, median of {result['rounds']} rounds (without sharing: 1 round)")
-    for column in ("command", "socket", "ssh", "ssh/socket", "ssh conns", "no sharing", "conns"):
+    for column in ("command", "socket", "ssh cold", "ratio", "conns", "ssh warm", "ratio", "conns", "no sharing", "conns"):
         table.add_column(column, justify="right")
-    medians, connections = result["median_s"], result["max_connections_per_host"]
+    medians, connections, ratios = result["median_s"], result["max_connections_per_host"], result["ratio_vs_socket"]
     for name in ("up", "verify"):
-        table.add_row(
-            name,
-            f"{medians[f'socket_{name}']:.2f}",
-            f"{medians[f'ssh_{name}']:.2f}",
-            f"{result['ratio_ssh_vs_socket'][name]:.2f}x",
-            str(connections[f"ssh_{name}"]),
-            f"{medians[f'ssh-unshared_{name}']:.2f}",
-            str(connections[f"ssh-unshared_{name}"]),
-        )
-    console.print(table)
+        cells = [f"{medians[f'socket_{name}']:.2f}"]
+        for way in SSH_WAYS:
+            cells.append(f"{medians[f'{way}_{name}']:.2f}")
+            cells += [f"{ratios[f'{way}_{name}']:.2f}x"] if f"{way}_{name}" in ratios else []
+            cells.append(str(connections[f"{way}_{name}"]))
+        table.add_row(name, *cells)
+    return table
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ ROLES = ("manager", "worker")
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
-TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config")
+TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persist")
 STACK_FIELDS = ("engine", "image", "probe_image", "security")
 TLS_FIELDS = ("ca", "cert", "key")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
@@ -69,6 +69,7 @@ class Inventory:
     stack: StackDefaults = field(default_factory=StackDefaults)
     allow_even_managers: bool = False
     ssh_config: str = ""  # an ssh_config file for the ssh:// hosts (ssh -F), resolved; "" = ssh's own defaults
+    ssh_persist: int | None = None  # seconds an idle SSH connection outlives its command; None = not set (the default)
 
     @property
     def managers(self) -> tuple[Host, ...]:
@@ -94,6 +95,7 @@ FIELD_HINTS = {
     "labels": "labels: a mapping of names to string values, e.g. {zone: a}",
     "tls": "tls: {ca: PATH, cert: PATH, key: PATH}, paths relative to the inventory file",
     "ssh_config": "ssh_config: PATH of an ssh_config file for the ssh:// hosts, relative to the inventory file",
+    "ssh_persist": "ssh_persist: SECONDS an idle SSH connection is kept for the next command (0: closed with each command)",
     "stack": "stack: {engine: apache|tansu, image: IMAGE, probe_image: IMAGE, security: sasl_ssl|ssl|plaintext}",
 }
 
@@ -154,6 +156,7 @@ def parse_inventory(document: object, path: str = "inventory", base_dir: Path | 
         stack=_parse_stack(document.get("stack", {}), where),
         allow_even_managers=allow_even,
         ssh_config=_parse_ssh_config(document.get("ssh_config"), where.at("ssh_config"), base_dir or Path.cwd()),
+        ssh_persist=_parse_seconds(document.get("ssh_persist"), where.at("ssh_persist")),
     )
 
 
@@ -293,6 +296,14 @@ def _existing_file(value: object, where: _Where, base_dir: Path) -> str:
 
 def _parse_ssh_config(raw: object, where: _Where, base_dir: Path) -> str:
     return "" if raw is None else _existing_file(raw, where, base_dir)
+
+
+def _parse_seconds(raw: object, where: _Where) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise where.error(f"{raw!r} is not a whole number of seconds (0 or more)")
+    return raw
 
 
 def _parse_labels(raw: object, where: _Where) -> dict[str, str]:

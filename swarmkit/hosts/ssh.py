@@ -1,24 +1,31 @@
-"""Docker engines reached over SSH (``ssh://user@host[:port]``): one connection per host, and plain errors.
+"""Docker engines reached over SSH (``ssh://user@host[:port]``): one connection per host, kept for the next
+command, and plain errors.
 
 Left to itself the Docker CLI runs ``ssh ... docker system dial-stdio`` for every call: an SSH
 session and a remote docker process each time (and a new connection, unless shared), for the
 hundreds of calls of a command.  Instead an ``SshMux`` opens, at the first call to a host, one
 OpenSSH master connection (``BatchMode``: never a prompt), asks the server's docker which socket it
 uses (``DOCKER_HOST`` or context there; ``/var/run/docker.sock`` by default), and forwards that
-socket over the same connection to a local unix socket in a private directory (``ssh -O forward``
-through the master's control socket): from then on the host is a unix-socket engine for the Docker
-CLI.  On the server sshd opens the socket as the user, so the user needs the socket's group
-(``docker``) as for ``docker`` there, and sshd must allow unix-socket forwarding (its default).
-Forwardings of the user's ssh config (``LocalForward``...) are not set up on these masters.
-``close`` ends the masters and removes the directory (also at garbage collection or interpreter
-exit); a master whose swarmkit died sees its stdin close and ends too.  Nothing is contacted
-before the first call.
+socket over the same connection to a local unix socket (``ssh -O forward`` through the master's
+control socket): from then on the host is a unix-socket engine for the Docker CLI.  On the server
+sshd opens the socket as the user, so the user needs the socket's group (``docker``) as for
+``docker`` there, and sshd must allow unix-socket forwarding (its default).  Forwardings of the
+user's ssh config (``LocalForward``...) are not set up on these masters.
+
+The master is kept for ``persist`` idle seconds after the command (OpenSSH ``ControlPersist``; see
+``sshmasters`` for where and how): the next command whose call finds the host's forwarded socket
+answering uses it with no handshake; a dead or broken master is replaced.  While a command runs it
+holds one connection open through each host's forward (a Docker event stream that never sends
+anything), so no master idles out under it; when the command ends, also killed, that connection
+closes and the idle time starts.  ``persist=0``: the masters live in a private directory of the
+command, ended and removed by ``close`` (or at garbage collection or interpreter exit; a killed
+swarmkit's masters end one idle second later).  Nothing is contacted before the first call.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
+import json
 import os
 import select
 import shlex
@@ -29,18 +36,22 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from swarmkit.errors import EngineError, SshError
+from swarmkit.hosts import sshmasters
+from swarmkit.hosts.sshmasters import MasterFiles
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
     import python_on_whales as whales
     from python_on_whales import client_config as whales_config
+
+    from swarmkit.hosts.inventory import Inventory
 else:
     whales = lazy("python_on_whales")
     whales_config = lazy("python_on_whales.client_config")
@@ -48,11 +59,11 @@ else:
 CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 15  # a server that stops answering is given up after 3 missed keep-alives
 OPEN_TIMEOUT_S = 30.0
-SOCKET_PATH_MAX = 104  # bytes in a unix socket's path, less on some systems than Linux's 107
-# The master's one session: the socket the server's docker uses, then held open until swarmkit ends
-# (its stdin closes, also when swarmkit is killed: then the master ends as well).
+REUSE_TIMEOUT_S = 10.0  # a kept master whose forward does not answer by then is replaced
+# The master's first session: the socket the server's docker uses, then held open until the forward answers.
 WHICH_SOCKET = "docker context inspect --format '{{.Endpoints.docker.Host}}' && exec cat >/dev/null"
-PING = b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n"
+# A Docker event stream no event matches: answered at once (the engine is there), then open as long as it is held.
+HOLD = f"GET /events?filters={quote(json.dumps({'event': ['swarmkit-hold']}))} HTTP/1.1\r\nHost: docker\r\n\r\n".encode()
 
 
 @dataclass(frozen=True)
@@ -80,24 +91,21 @@ def is_ssh(endpoint: str) -> bool:
     return endpoint.startswith("ssh://")
 
 
-def _shut(directory: Path, masters: list[subprocess.Popen[bytes]]) -> None:
-    """End every master connection, then remove the directory."""
-    for master in masters:
-        master.terminate()
-    for master in masters:
-        try:
-            master.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            master.kill()
-    shutil.rmtree(directory, ignore_errors=True)
+def _shut(holds: dict[str, socket.socket], private: Path | None, ssh: str) -> None:
+    """Let go of the kept masters (their idle time starts); a command's private masters end, their directory goes."""
+    for held in holds.values():
+        held.close()
+    if private is not None:
+        for master in sshmasters.kept_masters(private):
+            sshmasters.end_master(ssh, master.files)
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _private_directory() -> Path:
     """A new directory only this user can enter (its sockets give Docker on the servers), short enough
-    for a socket's path: at most 107 bytes, of which the directory's own name and ``/docker/NAME.sock``
-    take 51, so a long TMPDIR falls back to /tmp."""
+    for a socket's path, so a long TMPDIR falls back to /tmp."""
     base = tempfile.gettempdir()
-    if len(base) > SOCKET_PATH_MAX - len("/swarmkit-ssh-XXXXXXXX/docker/0123456789abcdef.sock"):
+    if len(base) > sshmasters.DIRECTORY_MAX - len("/swarmkit-ssh-XXXXXXXX"):
         base = "/tmp"
     return Path(tempfile.mkdtemp(prefix="swarmkit-ssh-", dir=base))
 
@@ -118,54 +126,56 @@ def _forwarded_config() -> type[whales_config.ClientConfig]:
 
 
 class SshMux:
-    """One SSH connection per host for the Docker CLI calls of one command (see the module doc)."""
+    """One SSH connection per host for the Docker CLI calls of a command, kept for the next (see the module doc)."""
 
-    def __init__(self, config: str = "", share: bool = True) -> None:
-        """``share=False``: the CLI's own ``ssh`` per call, no connection kept (to measure what sharing saves)."""
+    def __init__(self, config: str = "", share: bool = True, persist: int = 0, environ: Mapping[str, str] | None = None) -> None:
+        """``persist``: idle seconds a master is kept after the command (0: none); ``share=False``: the CLI's own
+        ``ssh`` per call, no connection kept (to measure what sharing saves)."""
         ssh = shutil.which("ssh")
         if ssh is None:
             raise EngineError(
                 "the inventory names ssh:// endpoints but this machine has no ssh client", hint="install openssh-client"
             )
-        self.directory = _private_directory()
-        for part in ("control", "docker", "log", "bin"):
-            (self.directory / part).mkdir(mode=0o700)
+        self.persist = persist if share else 0
+        private = None if self.persist else _private_directory()
+        self._environ = os.environ if environ is None else environ
+        self.directory = private or sshmasters.control_path(self._environ)  # made (and checked) by the first call
         self.options = [
             *(["-F", config] if config else []),
             *("-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}"),
         ]
-        self.share = share
+        self.config, self.share = config, share
         self._ssh = ssh
-        self._masters: list[subprocess.Popen[bytes]] = []
+        self._holds: dict[str, socket.socket] = {}  # by endpoint: the connection that keeps its master in use
         self._opened: dict[str, SshError | None] = {}  # by endpoint: None once forwarded, else why not
         self._locks: dict[str, threading.Lock] = {}
-        self._finalizer = weakref.finalize(self, _shut, self.directory, self._masters)
+        self._finalizer = weakref.finalize(self, _shut, self._holds, private, ssh)
 
     def client(self, endpoint: str) -> whales.DockerClient:
         """The host's Docker client: its forwarded local socket, opened by the first command built."""
         if not self.share:
             return whales.DockerClient(host=endpoint, client_call=self._per_call_ssh())
-        config = _forwarded_config()(host=f"unix://{self._path('docker', endpoint)}")
+        config = _forwarded_config()(host=f"unix://{self.files(endpoint).docker}")
         config.opener = functools.partial(self.open, endpoint)  # type: ignore[attr-defined]
         return whales.DockerClient(client_config=config)
 
     def _per_call_ssh(self) -> list[str]:
         """The Docker CLI started with an ``ssh`` first on its PATH that shares nothing."""
         wrapper = self.directory / "bin" / "ssh"
+        wrapper.parent.mkdir(mode=0o700, exist_ok=True)
         wrapper.write_text(f'#!/bin/sh\nexec {shlex.join([self._ssh, *self.options, "-o", "ControlPath=none"])} "$@"\n')
         wrapper.chmod(0o700)
         return ["env", f"PATH={wrapper.parent}{os.pathsep}{os.environ.get('PATH', '')}", "docker"]
 
-    def _path(self, part: str, endpoint: str) -> Path:
-        name = hashlib.sha256(endpoint.encode()).hexdigest()[:16]
-        return self.directory / part / (f"{name}.sock" if part == "docker" else name)
+    def files(self, endpoint: str) -> MasterFiles:
+        return MasterFiles.of(self.directory, self.config, endpoint)
 
     def open(self, endpoint: str) -> None:
         """The host's connection and forward, made once (calls to the host meanwhile wait); a failure stays."""
         with self._locks.setdefault(endpoint, threading.Lock()):
             if endpoint not in self._opened:
                 try:
-                    self._forward(endpoint)
+                    self._holds[endpoint] = self._forward(endpoint)
                     self._opened[endpoint] = None
                 except SshError as error:
                     self._opened[endpoint] = error
@@ -173,30 +183,56 @@ class SshMux:
         if failed is not None:
             raise SshError(failed.message, hint=failed.hint)
 
-    def _forward(self, endpoint: str) -> None:
-        target, local, log = SshTarget.parse(endpoint), self._path("docker", endpoint), self._path("log", endpoint)
-        shared = ["-o", f"ControlPath={self._path('control', endpoint)}"]
-        with log.open("wb") as stderr:
+    def _forward(self, endpoint: str) -> socket.socket:
+        """The host's kept master when its forward answers, else a new one in its place; held for this command."""
+        if self.persist:
+            sshmasters.control_directory(self._environ)
+        files = self.files(endpoint)
+        with sshmasters.locked(files, f"{self.config}\n{endpoint}\n"):
+            held = _hold(files.docker, REUSE_TIMEOUT_S) if files.control.exists() else None
+            if held is None:
+                sshmasters.end_master(self._ssh, files)
+                held = self._start(endpoint, files)
+        return held
+
+    def _start(self, endpoint: str, files: MasterFiles) -> socket.socket:
+        """A new master (kept ``persist`` idle seconds, at least one) whose first session lasts until its forward
+        answers; a master that fails is ended."""
+        shared = ["-o", f"ControlPath={files.control}", "-o", "ControlMaster=yes", "-o", f"ControlPersist={self.persist or 1}"]
+        with tempfile.TemporaryFile() as log:
             master = subprocess.Popen(
-                [self._ssh, *self.options, *shared, "-o", "ControlMaster=yes", "-o", "ControlPersist=no"]
-                + ["-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}", "-o", "ClearAllForwardings=yes", "-T"]
-                + [*target.args(), WHICH_SOCKET],
+                [self._ssh, *self.options, *shared, "-o", f"ServerAliveInterval={ALIVE_INTERVAL_S}"]
+                + ["-o", "ClearAllForwardings=yes", "-o", "StreamLocalBindUnlink=yes", "-T"]
+                + [*SshTarget.parse(endpoint).args(), WHICH_SOCKET],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=stderr,
+                stderr=log,
             )
-        self._masters.append(master)
+            try:
+                return self._forwarded(endpoint, files, master, log)
+            except SshError:
+                sshmasters.end_master(self._ssh, files)
+                raise
+            finally:
+                _end_session(master)
+
+    def _forwarded(self, endpoint: str, files: MasterFiles, master: subprocess.Popen[bytes], log: IO[bytes]) -> socket.socket:
+        """The server's Docker socket forwarded through the new master, and held."""
         assert master.stdout is not None  # noqa: S101  # a pipe, asked for above
         answer = _first_line(master.stdout, OPEN_TIMEOUT_S)
         if not answer:
             master.terminate()
             master.wait(timeout=5)
-            raise self._failed(endpoint, log.read_text(errors="replace"))
+            raise self._failed(endpoint, _text(log))
+        target = SshTarget.parse(endpoint)
         remote = _remote_socket(target, answer)
-        forward = [self._ssh, *self.options, *shared, "-O", "forward", "-L", f"{local}:{remote}", *target.args()]
+        forward = [self._ssh, *self.options, "-o", f"ControlPath={files.control}", "-O", "forward"]
+        forward += ["-L", f"{files.docker}:{remote}", *target.args()]
         done = subprocess.run(forward, capture_output=True, text=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL)
-        if done.returncode != 0 or not _answers_ping(local):
-            raise self._failed(endpoint, done.stderr + log.read_text(errors="replace") + self.ask(endpoint, ASK_DOCKER))
+        held = _hold(files.docker, OPEN_TIMEOUT_S) if done.returncode == 0 else None
+        if held is None:
+            raise self._failed(endpoint, done.stderr + _text(log) + self.ask(endpoint, ASK_DOCKER))
+        return held
 
     def _failed(self, endpoint: str, said: str) -> SshError:
         """What went wrong opening a host's connection, with its fix (what ssh said, when not a usual failure)."""
@@ -209,12 +245,12 @@ class SshMux:
 
     def carried(self, text: str) -> bool:
         """Whether a Docker CLI message names one of this mux's forwarded sockets (plain or URL-escaped)."""
-        place = str(self.directory / "docker")
+        place = str(self.directory)
         return self.share and (place.lower() in text or quote(place, safe="").lower() in text)
 
     def ask(self, endpoint: str, command: str) -> str:
         """Run a command on the host (over its connection, when open); what it printed on stderr (for diagnosis)."""
-        shared = ["-o", f"ControlPath={self._path('control', endpoint)}", "-o", "ControlMaster=no"]
+        shared = ["-o", f"ControlPath={self.files(endpoint).control}", "-o", "ControlMaster=no"]
         asked = [self._ssh, *self.options, *shared, *SshTarget.parse(endpoint).args(), command]
         try:
             return subprocess.run(asked, capture_output=True, text=True, timeout=OPEN_TIMEOUT_S, stdin=subprocess.DEVNULL).stderr
@@ -223,6 +259,33 @@ class SshMux:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def close_kept(inventory: Inventory | None, environ: Mapping[str, str] | None = None) -> list[sshmasters.ClosedMaster]:
+    """End now the masters kept for the inventory's ssh:// hosts (with its ssh config), or every kept master (None)."""
+    if inventory is None:
+        return sshmasters.close_masters(os.environ if environ is None else environ, lambda master: True)
+    endpoints = {h.endpoint for h in inventory.hosts if is_ssh(h.endpoint)}
+    return sshmasters.close_masters(
+        os.environ if environ is None else environ,
+        lambda master: master.config == inventory.ssh_config and master.endpoint in endpoints,
+    )
+
+
+def _end_session(master: subprocess.Popen[bytes]) -> None:
+    """End the master's first session (its stdin closes); the master itself stays, kept or ended by the caller."""
+    if master.stdin is not None and not master.stdin.closed:
+        master.stdin.close()
+    try:
+        master.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        master.kill()
+        master.wait()
+
+
+def _text(log: IO[bytes]) -> str:
+    log.seek(0)
+    return log.read().decode(errors="replace")
 
 
 def _first_line(stream: IO[bytes], timeout: float) -> str:
@@ -249,16 +312,20 @@ def _remote_socket(target: SshTarget, docker_host: str) -> str:
     return path
 
 
-def _answers_ping(path: Path) -> bool:
-    """The engine answers through the forward (sshd may refuse to forward, or the user may not use the socket)."""
+def _hold(path: Path, timeout: float) -> socket.socket | None:
+    """A connection through the forward that the engine answered and that stays open (the master is in use while
+    it is), or None: no master behind the socket, sshd refused to forward, or the user may not use the socket."""
+    connection = socket.socket(socket.AF_UNIX)
     try:
-        with socket.socket(socket.AF_UNIX) as connection:
-            connection.settimeout(OPEN_TIMEOUT_S)
-            connection.connect(str(path))
-            connection.sendall(PING)
-            return b" 200 " in connection.recv(4096).split(b"\r\n", 1)[0]
+        connection.settimeout(timeout)
+        connection.connect(str(path))
+        connection.sendall(HOLD)
+        if b" 200 " in connection.recv(4096).split(b"\r\n", 1)[0]:
+            return connection
     except OSError:
-        return False
+        pass
+    connection.close()
+    return None
 
 
 # --- what went wrong: the usual SSH failures, each with its fix --------------------------------

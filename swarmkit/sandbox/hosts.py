@@ -670,7 +670,7 @@ def down(name: str) -> list[str]:
     """Remove everything the named sandbox created; safe to run after a crash or twice."""
     directory = _directory(name)
     check_prerequisites()
-    removed = []
+    removed = sshd.close_connections(directory)
     pids = _processes_under(directory)
     if pids:
         _kill(pids)

@@ -17,12 +17,14 @@
 from __future__ import annotations
 
 import grp
+import os
 import pwd
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmkit.errors import SandboxError
+from swarmkit.hosts import sshmasters
 from swarmkit.sandbox.system import run, spawn_in_host, wait_for
 
 if TYPE_CHECKING:
@@ -155,6 +157,13 @@ def connections(host: SandboxHost) -> int:
     """SSH connections the host's sshd accepted so far (one log line per authenticated connection)."""
     log = Path(host.directory) / "sshd.log"
     return log.read_text(errors="replace").count(ACCEPTED) if log.exists() else 0
+
+
+def close_connections(sandbox_directory: Path) -> list[str]:
+    """End the SSH connections swarmkit keeps to the sandbox's hosts (those made with its ssh_config)."""
+    config = client_config(sandbox_directory).resolve()
+    closed = sshmasters.close_masters(os.environ, lambda master: Path(master.config).resolve() == config)
+    return [f"SSH connection {master.endpoint}" for master in closed]
 
 
 def remove_accounts(sandbox: str) -> list[str]:

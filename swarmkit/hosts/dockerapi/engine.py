@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from swarmkit.hosts.dockerapi.calls import failure, output, short, unanswered_hi
 from swarmkit.hosts.dockerapi.models import EngineInfo
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
 from swarmkit.hosts.ssh import SshMux, is_ssh
+from swarmkit.hosts.sshmasters import persist_seconds
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,9 @@ class DockerHosts:
 
     Each host's client holds its own endpoint and TLS files, so what a call uses never depends on
     what ran before.  ssh:// hosts share one SSH connection each (``mux``), made by the first call
-    to that host and ended by ``close`` (or a ``with`` block, or when the DockerHosts is dropped)."""
+    to that host or kept from an earlier command, and let go by ``close`` (or a ``with`` block, or when
+    the DockerHosts is dropped): kept for the next command for the inventory's ``ssh_persist`` idle
+    seconds (``SWARMKIT_SSH_PERSIST``; 60 by default), ended at once with 0."""
 
     engines: Mapping[str, Engine]  # by inventory host name
     mux: SshMux | None = None
@@ -59,7 +63,9 @@ class DockerHosts:
     @classmethod
     def from_inventory(cls, inventory: Inventory, share_ssh: bool = True) -> DockerHosts:
         """``share_ssh=False``: a new SSH connection for every call (only to measure what sharing saves)."""
-        mux = SshMux(inventory.ssh_config, share_ssh) if any(is_ssh(h.endpoint) for h in inventory.hosts) else None
+        mux = None
+        if any(is_ssh(h.endpoint) for h in inventory.hosts):
+            mux = SshMux(inventory.ssh_config, share_ssh, persist_seconds(inventory.ssh_persist, os.environ))
         return cls({host.name: Engine.connect(host.endpoint, host.tls, mux) for host in inventory.hosts}, mux)
 
     def __getitem__(self, host: Host) -> Engine:
@@ -73,7 +79,7 @@ class DockerHosts:
         return engine
 
     def close(self) -> None:
-        """End the shared SSH connections (nothing to do without ssh:// hosts)."""
+        """Let go of the shared SSH connections (nothing to do without ssh:// hosts)."""
         if self.mux is not None:
             self.mux.close()
 

@@ -1,10 +1,12 @@
 """swarmkit over SSH, as on real servers: the sandbox's hosts reached as ``ssh://sk-ss@HOST`` by a user
-that is not root, in each host's docker group; one SSH connection per host for a whole command; the
-usual SSH failures named with host and fix, changing nothing.
+that is not root, in each host's docker group; one SSH connection per host for a whole command, kept
+for the next command until it idles out or `swarmkit ssh close`; the usual SSH failures named with host
+and fix, changing nothing.
 
 tansu brokers (each its own one-node cluster): what is tested is the way to the engines, not
 replication.  Commands run as the installed CLI in a process of their own, as an operator runs them,
-with their own TMPDIR, so what they leave behind (control sockets, ssh masters) is seen.
+with their own TMPDIR and XDG_RUNTIME_DIR (where the kept connections live), so what they leave behind
+(control sockets, forwarded sockets, ssh masters) is seen.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swarmkit.hosts import dockerapi
+from swarmkit.hosts import dockerapi, sshmasters
+from swarmkit.hosts.inventory import load_inventory
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 from swarmkit.sandbox.system import wait_for
@@ -46,22 +49,44 @@ ss = module_sandbox(NAME, 3, "10.249.0.0/24", endpoint="ssh")
 
 @pytest.fixture
 def tmpdir_of_command() -> Iterator[Path]:
-    """A short TMPDIR for a command (its ssh control sockets go there; a socket's path is short)."""
+    """A short TMPDIR and XDG_RUNTIME_DIR for a test's commands (its ssh control sockets go there; a socket's path
+    is short); the connections they kept are closed after the test."""
     directory = Path(tempfile.mkdtemp(prefix="ss-", dir="/tmp"))
     yield directory
+    sshmasters.close_masters({"XDG_RUNTIME_DIR": str(directory)}, lambda master: True)
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def swarmkit(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The installed CLI, in its own process, with its own TMPDIR."""
-    environment = {**os.environ, "TMPDIR": str(tmp)}
+def environment_of(tmp: Path, **settings: str) -> dict[str, str]:
+    return {**os.environ, "TMPDIR": str(tmp), "XDG_RUNTIME_DIR": str(tmp), **settings}
+
+
+def swarmkit(tmp: Path, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
+    """The installed CLI, in its own process, with its own TMPDIR and XDG_RUNTIME_DIR (and ``settings``)."""
     command = [str(Path(sys.executable).with_name("swarmkit")), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=environment)
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=environment_of(tmp, **settings))
 
 
 def left_behind(tmp: Path) -> list[str]:
-    """Files and processes (ssh masters) a command left in its TMPDIR."""
-    return [str(p) for p in tmp.iterdir()] + processes_naming(str(tmp))
+    """Files, sockets and processes (ssh masters) commands left in their TMPDIR and XDG_RUNTIME_DIR."""
+    return [str(p) for p in tmp.rglob("*") if not p.is_dir()] + processes_naming(str(tmp))
+
+
+def closed(tmp: Path, inventory: str) -> list[str]:
+    """What is left once `swarmkit ssh close -i INVENTORY` has ended the connections kept for the inventory."""
+    result = swarmkit(tmp, "ssh", "close", "-i", inventory)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return left_behind(tmp)
+
+
+def master_pids(created: sandbox.Sandbox, tmp: Path) -> list[int | None]:
+    """The pid of each host's kept master (None: none runs), as `ssh -O check` on its control socket says."""
+    directory = sshmasters.control_path({"XDG_RUNTIME_DIR": str(tmp)})
+    config = load_inventory(created.inventory_path).ssh_config
+    return [
+        sshmasters.master_pid("ssh", sshmasters.MasterFiles.of(directory, config, f"ssh://{USER}@{h.name}"))
+        for h in created.hosts
+    ]
 
 
 def connections(created: sandbox.Sandbox) -> list[int]:
@@ -116,23 +141,37 @@ COMMANDS = (
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c[0] for c in COMMANDS])
-def test_command_over_ssh_opens_one_connection_per_host_and_closes_it(
+def test_command_over_ssh_opens_one_connection_per_host_kept_until_ssh_close(
     ss: sandbox.Sandbox, command: tuple[str, ...], tmpdir_of_command: Path
 ) -> None:
     before = connections(ss)
     result = swarmkit(tmpdir_of_command, *command, "-i", ss.inventory_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]
-    assert left_behind(tmpdir_of_command) == []
+    assert None not in master_pids(ss, tmpdir_of_command)
+    assert closed(tmpdir_of_command, ss.inventory_path) == []
 
 
-def test_up_over_ssh_runs_a_broker_on_every_host(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
-    result = swarmkit(tmpdir_of_command, "up", "-i", ss.inventory_path, "--json")
-    assert result.returncode == 0, result.stdout + result.stderr
-    verified = swarmkit(tmpdir_of_command, "verify", "-i", ss.inventory_path, "--json")
-    assert verified.returncode == 0 and '"ok": true' in verified.stdout, verified.stdout + verified.stderr
+def opened_by(created: sandbox.Sandbox, tmp: Path, *command: str) -> list[int]:
+    """SSH connections a successful command opened to each host."""
+    before = connections(created)
+    result = swarmkit(tmp, *command, "-i", created.inventory_path, "--json")
+    assert result.returncode == 0 and '"ok": true' in result.stdout, result.stdout + result.stderr
+    return [after - earlier for after, earlier in zip(connections(created), before)]
+
+
+def test_up_then_verify_use_the_same_kept_connections_until_ssh_close(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+    """The second command opens no connection (same masters); a killed master is replaced by the next command."""
+    assert opened_by(ss, tmpdir_of_command, "up") == [1, 1, 1]
+    masters = master_pids(ss, tmpdir_of_command)
+    assert opened_by(ss, tmpdir_of_command, "verify") == [0, 0, 0]
+    assert master_pids(ss, tmpdir_of_command) == masters and None not in masters
     for host in ss.hosts:
         assert dockerapi.labelled_containers(host.docker, "com.docker.swarm.service.name=kafka_broker") == 1
+    os.kill(masters[0], signal.SIGKILL)  # a master of this test's own commands, found by its control socket
+    assert opened_by(ss, tmpdir_of_command, "verify") == [1, 0, 0]
+    assert master_pids(ss, tmpdir_of_command)[1:] == masters[1:]
+    assert closed(tmpdir_of_command, ss.inventory_path) == []
 
 
 def test_verify_with_spark_over_ssh(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
@@ -146,8 +185,9 @@ def test_the_installed_wheel_drives_the_hosts_over_ssh(
     ss: sandbox.Sandbox, installed: Path, tmp_path: Path, tmpdir_of_command: Path
 ) -> None:
     """As `pipx install .` would: the wheel outside the checkout, run from another directory, no PYTHONPATH."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TMPDIR": str(tmpdir_of_command)}
+    environment = {k: v for k, v in environment_of(tmpdir_of_command).items() if k != "PYTHONPATH"}
     shutil.copy(ss.inventory_path, tmp_path / "servers.yaml")
+    before = connections(ss)
     for command in (("up", "--topics", "orders:3:1"), ("verify",)):
         result = subprocess.run(
             [str(installed / "swarmkit"), *command, "-i", "servers.yaml"],
@@ -158,13 +198,17 @@ def test_the_installed_wheel_drives_the_hosts_over_ssh(
             timeout=TIMEOUT,
         )
         assert result.returncode == 0, result.stdout + result.stderr
-    assert left_behind(tmpdir_of_command) == []
+    assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]  # verify used up's
+    assert closed(tmpdir_of_command, ss.inventory_path) == []
 
 
-def test_image_push_over_ssh_loads_the_image_on_every_host(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+def test_image_push_over_ssh_without_persistence_loads_the_image_on_every_host(
+    ss: sandbox.Sandbox, tmpdir_of_command: Path
+) -> None:
     """The image streams from this machine's engine (built here if need be, as `up` does) over each host's one connection."""
     before = connections(ss)
-    result = swarmkit(tmpdir_of_command, "image", "push", "-i", ss.inventory_path, "--image", "swarmkit/probe:1", "--json")
+    command = ("image", "push", "-i", ss.inventory_path, "--image", "swarmkit/probe:1", "--json")
+    result = swarmkit(tmpdir_of_command, *command, SWARMKIT_SSH_PERSIST="0")  # none kept: ended with the command
     assert result.returncode == 0, result.stdout + result.stderr
     assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]
     assert all(dockerapi.has_image(h.docker, "swarmkit/probe:1") for h in ss.hosts)
@@ -274,11 +318,14 @@ def test_ssh_failure_names_host_and_fix_and_changes_nothing(
     assert result.returncode != 0
     assert message in result.stdout and fix in result.stdout, result.stdout + result.stderr
     assert snapshot(ss) == before
-    assert left_behind(tmpdir_of_command) == []
+    assert closed(tmpdir_of_command, str(inventory)) == []
 
 
 def test_a_stopped_docker_is_named_with_its_fix(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
-    """The Docker CLI only says it cannot connect: the server's own docker is asked why (last: it restarts an engine)."""
+    """The Docker CLI only says it cannot connect: the server's own docker is asked why, also when the connection
+    was kept from an earlier command (late in the module: it restarts an engine)."""
+    swarmkit(tmpdir_of_command, "preflight", "-i", ss.inventory_path)  # keeps a connection to every host
+    assert None not in master_pids(ss, tmpdir_of_command)
     sandbox.stop_engine(NAME, "ss2")
     try:
         result = swarmkit(tmpdir_of_command, "preflight", "-i", ss.inventory_path, "--json")
@@ -286,18 +333,21 @@ def test_a_stopped_docker_is_named_with_its_fix(ss: sandbox.Sandbox, tmpdir_of_c
         sandbox.start_engine(NAME, "ss2")
     assert result.returncode != 0
     assert "Docker does not run on ss2" in result.stdout and "start Docker on ss2" in result.stdout, result.stdout
-    assert left_behind(tmpdir_of_command) == []
+    assert closed(tmpdir_of_command, ss.inventory_path) == []
 
 
 def masters(tmp: Path) -> list[str]:
-    """The SSH master connections of the command whose TMPDIR is ``tmp``."""
-    return [c for c in processes_naming(str(tmp)) if "ControlMaster=yes" in c]
+    """The SSH master connections of the commands whose TMPDIR is ``tmp`` (ssh names a master by its control socket)."""
+    return [c for c in processes_naming(str(tmp)) if c.startswith("ssh: ") and "[mux]" in c]
 
 
-def test_a_killed_swarmkit_leaves_no_ssh_connection_behind(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
-    """The masters hold their session on swarmkit's stdin pipe: SIGKILL (no clean-up runs) still ends them.
-    Last in the module: the `up` it kills may leave the stack half deployed."""
-    environment = {**os.environ, "TMPDIR": str(tmpdir_of_command)}
+def test_a_killed_swarmkit_without_persistence_leaves_no_ssh_connection_behind(
+    ss: sandbox.Sandbox, tmpdir_of_command: Path
+) -> None:
+    """Each master is held by a connection of swarmkit's: SIGKILL (no clean-up runs) closes it, and with
+    SWARMKIT_SSH_PERSIST=0 the master ends a second later.  Late in the module: the `up` it kills may leave the
+    stack half deployed."""
+    environment = environment_of(tmpdir_of_command, SWARMKIT_SSH_PERSIST="0")
     command = [str(Path(sys.executable).with_name("swarmkit")), "up", "-i", ss.inventory_path, "--topics", "orders:3:1"]
     running = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -306,3 +356,12 @@ def test_a_killed_swarmkit_leaves_no_ssh_connection_behind(ss: sandbox.Sandbox, 
         running.kill()
         running.wait()
     wait_for(lambda: processes_naming(str(tmpdir_of_command)) == [], 10, "the ssh processes of a killed swarmkit to end")
+
+
+def test_sandbox_down_ends_the_connections_kept_to_its_hosts(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+    """Last in the module: the sandbox is gone after it (the module's own teardown then finds nothing to remove)."""
+    swarmkit(tmpdir_of_command, "preflight", "-i", ss.inventory_path)  # keeps a connection to every host
+    assert None not in master_pids(ss, tmpdir_of_command)
+    result = swarmkit(tmpdir_of_command, "sandbox", "down", "--name", NAME)
+    assert result.returncode == 0 and f"SSH connection ssh://{USER}@ss1" in result.stdout, result.stdout + result.stderr
+    assert left_behind(tmpdir_of_command) == []

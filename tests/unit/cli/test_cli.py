@@ -107,3 +107,16 @@ def test_replication_factor_is_checked_against_the_brokers(tmp_path: Path) -> No
     assert runner.invoke(app, [*args, "4"]).exit_code == 2
     pinned = yaml.safe_load(runner.invoke(app, [*args, "2"]).stdout)
     assert pinned["services"]["broker"]["environment"]["KAFKA_DEFAULT_REPLICATION_FACTOR"] == "2"
+
+
+@pytest.mark.parametrize("args", [[], ["--all", "-i", "inventory.yaml"]])
+def test_ssh_close_wants_an_inventory_or_all(args: list[str]) -> None:
+    result = runner.invoke(app, ["ssh", "close", *args])
+    assert result.exit_code == 2 and "name the inventory (-i INVENTORY) or --all" in result.output
+
+
+def test_ssh_close_says_when_nothing_is_kept(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    result = runner.invoke(app, ["ssh", "close", "--all", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == {"closed": []}
+    assert list(tmp_path.iterdir()) == []

@@ -3,6 +3,10 @@ made and removed without contacting anything, and a failed connection tried once
 
 from __future__ import annotations
 
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,7 @@ from swarmkit.errors import InventoryError, SshError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Host, Inventory, parse_inventory
 from swarmkit.hosts.ssh import SshMux, SshTarget, _remote_socket, diagnose
+from swarmkit.hosts.sshmasters import PERSIST_ENV
 
 ENDPOINT = "ssh://ops@kafka2.example.net"
 CLI = (
@@ -110,31 +115,59 @@ def test_targets_keep_user_host_and_port() -> None:
     assert str(SshTarget.parse("ssh://ops@kafka1")) == "ops@kafka1"
 
 
-def test_hosts_are_local_sockets_in_a_private_directory_removed_on_close() -> None:
-    inventory = Inventory(hosts=(Host("a", ENDPOINT, "10.0.0.2", "manager"), Host("b", ENDPOINT + ":2222", "10.0.0.3", "worker")))
-    with DockerHosts.from_inventory(inventory) as docker:
-        assert docker.mux is not None
+@pytest.fixture(autouse=True)
+def own_control_directory(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Kept masters in a short directory of the test's own (a socket's path is short), never the user's; the
+    persist setting as by default."""
+    runtime = Path(tempfile.mkdtemp(prefix="sk-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.delenv(PERSIST_ENV, raising=False)
+    yield runtime / "swarmkit-ssh"
+    shutil.rmtree(runtime)
+
+
+TWO_HOSTS = Inventory(hosts=(Host("a", ENDPOINT, "10.0.0.2", "manager"), Host("b", ENDPOINT + ":2222", "10.0.0.3", "worker")))
+
+
+def test_hosts_are_local_sockets_in_the_users_own_directory_made_by_the_first_call(own_control_directory: Path) -> None:
+    with DockerHosts.from_inventory(TWO_HOSTS) as docker:
+        assert docker.mux is not None and docker.mux.directory == own_control_directory and docker.mux.persist == 60
+        hosts = [docker[h].client.client_config.host for h in TWO_HOSTS.hosts]
+        assert len(set(hosts)) == 2 and all(h and h.startswith(f"unix://{own_control_directory}/") for h in hosts)
+        assert not own_control_directory.exists()  # nothing made, nothing contacted before a call
+
+
+def test_without_persistence_the_sockets_live_in_a_private_directory_removed_on_close(
+    monkeypatch: pytest.MonkeyPatch, own_control_directory: Path
+) -> None:
+    monkeypatch.setenv(PERSIST_ENV, "0")
+    with DockerHosts.from_inventory(TWO_HOSTS) as docker:
+        assert docker.mux is not None and docker.mux.persist == 0
         directory = docker.mux.directory
-        assert (directory.stat().st_mode & 0o077) == 0
-        hosts = [docker[h].client.client_config.host for h in inventory.hosts]
-        assert len(set(hosts)) == 2 and all(h and h.startswith(f"unix://{directory}/docker/") for h in hosts)
-        assert list((directory / "control").iterdir()) == []  # nothing contacted before a call
-    assert not directory.exists()
+        assert directory != own_control_directory and stat.S_IMODE(directory.stat().st_mode) == 0o700
+        assert docker[TWO_HOSTS.hosts[0]].client.client_config.host == f"unix://{docker.mux.files(ENDPOINT).docker}"
+    assert not directory.exists() and not own_control_directory.exists()
 
 
-def test_a_failed_connection_fails_every_call_to_that_host_without_reconnecting(tmp_path: Path) -> None:
+def test_a_failed_connection_fails_every_call_to_that_host_without_reconnecting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The first call opens the connection; later calls get the same error, not one more attempt each."""
     (tmp_path / "ssh_config").write_text("Host *\n    Hostname 127.0.0.1\n    Port 1\n")
     inventory = Inventory(hosts=(Host("a", ENDPOINT, "10.0.0.2", "manager"),), ssh_config=str(tmp_path / "ssh_config"))
     with DockerHosts.from_inventory(inventory) as docker:
         assert docker.mux is not None
+        started = []
+        monkeypatch.setattr(docker.mux, "_start", lambda *args, start=docker.mux._start: started.append(1) or start(*args))
         client = docker[inventory.hosts[0]].client
         with pytest.raises(SshError, match="nothing answers SSH on kafka2.example.net port 22") as first:
             client.system.info()
-        masters = list(docker.mux._masters)
         with pytest.raises(SshError) as second:
             client.container.list()
-        assert second.value.message == first.value.message and docker.mux._masters == masters
+        assert second.value.message == first.value.message and started == [1]
+        files = docker.mux.files(ENDPOINT)
+        assert stat.S_IMODE(files.directory.stat().st_mode) == 0o700
+        assert not files.control.exists() and not files.docker.exists()
 
 
 @pytest.mark.parametrize("docker_host", ["tcp://10.0.0.5:2375", "ssh://other@host", "unix://relative.sock"])
