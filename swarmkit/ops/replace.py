@@ -25,7 +25,7 @@ from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import quorum
-from swarmkit.kafka.quorum import QuorumState
+from swarmkit.kafka.quorum import QuorumState, Replica
 from swarmkit.ops.deploy import deploy_services
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.security import pki
@@ -126,21 +126,34 @@ def caught_up(state: QuorumState, node_id: int, now_ms: int) -> bool:
     return member is not None and member.last_caught_up_ms > 0 and now_ms - member.last_caught_up_ms <= CAUGHT_UP_MS
 
 
-def add_controller_script(controller: Controller, plan: ListenerPlan, command_config: str | None) -> str:
-    """The shell script that asks the quorum, from inside the new controller, to make it a voter: the tool reads
-    the controller's id, its directory id (from its data directory) and its endpoint (its service name) from a
-    configuration written here."""
-    listener = plan.controller_listener
-    assert listener is not None and plan.controller
+def _tool(listeners: ListenerPlan, command_config: str | None) -> str:
+    """Kafka's quorum tool asking the controller in this container, its JVM killed after TOOL_SECONDS."""
+    listener = listeners.controller_listener
+    assert listener is not None, "the apache engine always plans a controller listener"
+    config = f" --command-config {command_config}" if command_config else ""
+    return f"timeout -s KILL {TOOL_SECONDS} {QUORUM_TOOL}{config} --bootstrap-controller localhost:{listener.port}"
+
+
+def remove_controller_script(voter: Replica, listeners: ListenerPlan, command_config: str | None) -> str:
+    """RemoveRaftVoter for a voter, by its id and directory id, from inside a controller that stays."""
+    return f"{_tool(listeners, command_config)} remove-controller --controller-id {voter.node_id} --controller-directory-id {shlex.quote(voter.directory_id)}"
+
+
+def add_controller_script(controller: Controller, listeners: ListenerPlan, command_config: str | None) -> str:
+    """AddRaftVoter from inside the new controller: the tool reads the controller's id, its directory id (from its
+    data directory) and its endpoint (its service name) from a configuration written here, which also holds
+    the client settings of ``command_config`` (TLS)."""
+    listener = listeners.controller_listener
+    assert listener is not None and listeners.controller
     lines = [
         "process.roles=controller",
         f"node.id={controller.node_id}",
         f"log.dirs={DATA_DIR}",
-        f"controller.listener.names={plan.controller}",
-        f"listeners={plan.controller}://{controller.service}:{listener.port}",
+        f"controller.listener.names={listeners.controller}",
+        f"listeners={listeners.controller}://{controller.service}:{listener.port}",
     ]
     extra = f' && cat {shlex.quote(command_config)} >>"$config"' if command_config else ""
-    tool = f'timeout -s KILL {TOOL_SECONDS} {QUORUM_TOOL} --command-config "$config" --bootstrap-controller localhost:{listener.port}'
+    tool = _tool(listeners, '"$config"')
     return (
         f"config=$(mktemp) && printf '%s\\n' {' '.join(shlex.quote(line) for line in lines)} >\"$config\"{extra}"
         f' && {tool} add-controller; status=$?; rm -f "$config"; exit $status'
@@ -280,12 +293,7 @@ def _quorum_steps(run: _Run, replacing: ReplacePlan, state: QuorumState) -> None
     voter = next((v for v in state.voters if v.node_id == dead.node_id), None)
     if voter is not None:
         staying = next(c for c in replacing.after.controllers if c != new)
-        port = run.listeners.controller_listener.port if run.listeners.controller_listener else 9093
-        config = f"--command-config {shlex.quote(command_config)} " if command_config else ""
-        script = (
-            f"timeout -s KILL {TOOL_SECONDS} {QUORUM_TOOL} {config}--bootstrap-controller localhost:{port} remove-controller"
-            f" --controller-id {dead.node_id} --controller-directory-id {shlex.quote(voter.directory_id)}"
-        )
+        script = remove_controller_script(voter, run.listeners, command_config)
         run.step(f"removing controller {dead.node_id} ({dead.host}) from the voters", lambda: run.tool_in(staying, script))
     run.step(f"removing service {stack}_{dead.service}", lambda: _remove_service(run.manager, f"{stack}_{dead.service}"))
     deploy_plan = plan(run.inventory, DeployOptions(stack_name=stack, security=run.listeners.security))

@@ -6,7 +6,13 @@ import pytest
 
 from swarmkit.errors import OperationError, SpecError
 from swarmkit.kafka.quorum import QuorumState, Replica
-from swarmkit.ops.replace import add_controller_script, caught_up, check_majority, plan_replacement
+from swarmkit.ops.replace import (
+    add_controller_script,
+    caught_up,
+    check_majority,
+    plan_replacement,
+    remove_controller_script,
+)
 from swarmkit.stack.controllers import STATIC_REFUSAL, Controller, ControllerSet
 from swarmkit.stack.listeners import ListenerPlan
 
@@ -77,3 +83,9 @@ def test_the_add_controller_script_names_the_new_controllers_id_and_endpoint() -
     assert "--bootstrap-controller localhost:9093 add-controller" in script
     secure = add_controller_script(Controller(9004, "w4"), ListenerPlan().with_security("ssl"), "/x/internal.properties")
     assert "cat /x/internal.properties" in secure
+
+
+def test_the_remove_controller_script_names_the_voters_id_and_directory_id() -> None:
+    script = remove_controller_script(Replica(9002, 7, 1, "RYHFYrYrVCm_YI26adCFBQ"), ListenerPlan(), None)
+    assert script.endswith("remove-controller --controller-id 9002 --controller-directory-id RYHFYrYrVCm_YI26adCFBQ")
+    assert script.startswith("timeout -s KILL ")  # a stuck JVM is killed
