@@ -40,6 +40,7 @@ QUORUM_TOOL = health.QUORUM_TOOL
 TOOL_SECONDS = 60  # a quorum tool's JVM is killed after this long
 POLL_S = 2.0
 CAUGHT_UP_MS = 5_000  # an observer that fetched the leader's end this recently has caught up
+STEPS = 9  # what a whole replacement reports as progress (a repeated run skips what is done)
 
 
 @dataclass(frozen=True)
@@ -101,17 +102,23 @@ def plan_replacement(kept: ControllerSet | None, dead: str, new: str, managers: 
     return ReplacePlan(leaving, joining, after)
 
 
-def check_majority(state: QuorumState, leaving: int, now_ms: int) -> None:
+def _leader_clock(state: QuorumState) -> int:
+    """The leader's time when it answered: its own entry is always caught up now.  Ages are measured against it,
+    not against this machine's clock, which may differ from the servers' by more than the limits."""
+    return max((r.last_caught_up_ms for r in (*state.voters, *state.observers)), default=-1)
+
+
+def _recent(replica: Replica, state: QuorumState, limit_ms: int) -> bool:
+    return replica.last_caught_up_ms > 0 and _leader_clock(state) - replica.last_caught_up_ms <= limit_ms
+
+
+def check_majority(state: QuorumState, leaving: int) -> None:
     """The voters other than ``leaving`` must hold a majority of the voter set as it will be after the removal:
-    each answered the leader within the lag limit (the leader itself counts)."""
+    each followed the leader within the lag limit (the leader itself counts)."""
     if state.leader < 0:
         raise OperationError("the controller quorum has no leader: nothing can change its voters", hint="see `swarmkit status`")
     staying = [v for v in state.voters if v.node_id != leaving]
-    alive = [
-        v
-        for v in staying
-        if v.node_id == state.leader or (v.last_caught_up_ms > 0 and now_ms - v.last_caught_up_ms <= health.LAG_LIMIT_MS)
-    ]
+    alive = [v for v in staying if v.node_id == state.leader or _recent(v, state, health.LAG_LIMIT_MS)]
     if len(alive) < majority(len(staying)):
         raise OperationError(
             f"only {len(alive)} of the {len(staying)} other voters follow the leader; removing controller {leaving} "
@@ -120,10 +127,10 @@ def check_majority(state: QuorumState, leaving: int, now_ms: int) -> None:
         )
 
 
-def caught_up(state: QuorumState, node_id: int, now_ms: int) -> bool:
+def caught_up(state: QuorumState, node_id: int) -> bool:
     """Whether ``node_id`` fetched up to the leader's log end recently (as an observer or a voter)."""
     member = next((r for r in (*state.voters, *state.observers) if r.node_id == node_id), None)
-    return member is not None and member.last_caught_up_ms > 0 and now_ms - member.last_caught_up_ms <= CAUGHT_UP_MS
+    return member is not None and _recent(member, state, CAUGHT_UP_MS)
 
 
 def _tool(listeners: ListenerPlan, command_config: str | None) -> str:
@@ -180,7 +187,7 @@ class _Run:
         return self.session.docker[self.inventory.first_manager]
 
     def step(self, what: str, action: Callable[[], object]) -> None:
-        self.session.progress(len(self.steps), 7, what)
+        self.session.progress(len(self.steps), STEPS, what)
         started = time.monotonic()
         action()
         self.steps.append((what, round(time.monotonic() - started, 1)))
@@ -257,7 +264,7 @@ def replace_node(session: Session, dead: str, new: str, options: ReplaceOptions 
     dead_node, new_node = _check_swarm(run, dead, new)
     state = run.describe()
     if any(v.node_id == replacing.dead.node_id for v in state.voters):
-        check_majority(state, replacing.dead.node_id, int(time.time() * 1000))
+        check_majority(state, replacing.dead.node_id)
     _swarm_steps(run, dead_node, new_node)
     _quorum_steps(run, replacing, state)
     final = run.describe()
@@ -304,9 +311,7 @@ def _quorum_steps(run: _Run, replacing: ReplacePlan, state: QuorumState) -> None
     if not any(v.node_id == new.node_id for v in state.voters):
         run.step(
             f"waiting until controller {new.node_id} has caught up as an observer",
-            lambda: run.wait_for(
-                f"controller {new.node_id} catching up", lambda s: caught_up(s, new.node_id, int(time.time() * 1000))
-            ),
+            lambda: run.wait_for(f"controller {new.node_id} catching up", lambda s: caught_up(s, new.node_id)),
         )
         script = add_controller_script(new, run.listeners, command_config)
         run.step(f"adding controller {new.node_id} to the voters", lambda: run.tool_in(new, script))

@@ -53,28 +53,33 @@ def test_what_cannot_be_replaced_is_refused(kept, dead, new, managers, refusal) 
 
 
 def test_two_following_voters_besides_the_dead_one_are_enough() -> None:
-    check_majority(state((9001, 0), (9002, -1), (9003, 200)), 9002, NOW)
+    check_majority(state((9001, 0), (9002, -1), (9003, 200)), 9002)
 
 
 def test_a_lagging_second_voter_refuses_the_removal() -> None:
     with pytest.raises(OperationError, match="only 1 of the 2 other voters follow the leader"):
-        check_majority(state((9001, 0), (9002, -1), (9003, 60_000)), 9002, NOW)
+        check_majority(state((9001, 0), (9002, -1), (9003, 60_000)), 9002)
 
 
 def test_no_leader_refuses_the_removal() -> None:
     with pytest.raises(OperationError, match="no leader"):
-        check_majority(state((9001, -1), (9002, -1), (9003, -1), leader=-1), 9002, NOW)
+        check_majority(state((9001, -1), (9002, -1), (9003, -1), leader=-1), 9002)
 
 
 def test_five_voters_survive_one_lagging_besides_the_dead_one() -> None:
-    check_majority(state((9001, 0), (9002, -1), (9003, 100), (9004, 100), (9005, 90_000)), 9002, NOW)
+    check_majority(state((9001, 0), (9002, -1), (9003, 100), (9004, 100), (9005, 90_000)), 9002)
+
+
+def test_ages_are_measured_on_the_leaders_clock_not_this_machines() -> None:
+    skewed = QuorumState(9001, 100, (Replica(9001, 100, NOW + 3_600_000, "a"),), (Replica(9004, 100, NOW + 3_599_000, "b"),))
+    assert caught_up(skewed, 9004)
 
 
 def test_an_observer_has_caught_up_once_it_fetched_the_leaders_end_recently() -> None:
-    assert caught_up(state((9001, 0), observers=((9004, 1000),)), 9004, NOW)
-    assert not caught_up(state((9001, 0), observers=((9004, 60_000),)), 9004, NOW)
-    assert not caught_up(state((9001, 0), observers=((9004, -1),)), 9004, NOW)
-    assert not caught_up(state((9001, 0)), 9004, NOW)
+    assert caught_up(state((9001, 0), observers=((9004, 1000),)), 9004)
+    assert not caught_up(state((9001, 0), observers=((9004, 60_000),)), 9004)
+    assert not caught_up(state((9001, 0), observers=((9004, -1),)), 9004)
+    assert not caught_up(state((9001, 0)), 9004)
 
 
 def test_the_add_controller_script_names_the_new_controllers_id_and_endpoint() -> None:
