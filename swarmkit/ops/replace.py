@@ -40,6 +40,7 @@ QUORUM_TOOL = health.QUORUM_TOOL
 TOOL_SECONDS = 60  # a quorum tool's JVM is killed after this long
 POLL_S = 2.0
 CAUGHT_UP_MS = 5_000  # an observer that fetched the leader's end this recently has caught up
+READ_TIMEOUT = 15.0  # one DescribeQuorum through a broker (a busy controller right after a broker died is slow)
 STEPS = 9  # what a whole replacement reports as progress (a repeated run skips what is done)
 
 
@@ -196,7 +197,7 @@ class _Run:
         failure: SwarmkitError = BrokerError("no broker to ask")
         for host in self.inventory.hosts:
             try:
-                return quorum.describe_quorum(host.address, self.options.external_port, 5.0, self.security)
+                return quorum.describe_quorum(host.address, self.options.external_port, READ_TIMEOUT, self.security)
             except BrokerError as error:
                 failure = error
         raise failure
@@ -262,12 +263,12 @@ def replace_node(session: Session, dead: str, new: str, options: ReplaceOptions 
     security = pki.admin_by_address(inventory, options.stack_name, deployed.security)
     run = _Run(session, options, security, listeners, [])
     dead_node, new_node = _check_swarm(run, dead, new)
-    state = run.describe()
+    state = run.wait_for("reading the controller quorum", lambda s: True)
     if any(v.node_id == replacing.dead.node_id for v in state.voters):
         check_majority(state, replacing.dead.node_id)
     _swarm_steps(run, dead_node, new_node)
     _quorum_steps(run, replacing, state)
-    final = run.describe()
+    final = run.wait_for("reading the controller quorum", lambda s: True)
     return ReplaceResult(
         dead,
         new,
