@@ -23,14 +23,12 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka.admin import ensure_topics
 from swarmkit.kafka.quorum import QuorumState, describe_quorum
 from swarmkit.ops.deploy import guard_controllers, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.replace import replace_node
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.controllers import ControllerSet, directory_id
-from swarmkit.stack.topics import TopicSpec
 from swarmkit.swarm import identity
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, read_everything
 from tests.integration.sandboxes import module_sandbox
@@ -46,7 +44,7 @@ qm = module_sandbox(NAME, 4, "10.234.0.0/24", engine="apache", managers=3)
 def cluster(qm: sandbox.Sandbox) -> Inventory:
     inventory = load_inventory(qm.inventory_path)
     started = time.monotonic()
-    assert up(plan(inventory, DeployOptions(extra_env=SMALL_HEAPS)), Session.of(inventory)).ok
+    assert up(plan(inventory, DeployOptions(topics="quorum:3:3", extra_env=SMALL_HEAPS)), Session.of(inventory)).ok
     print(f"deployed in {time.monotonic() - started:.1f} s")
     return inventory
 
@@ -102,7 +100,6 @@ def test_up_refuses_a_swapped_manager_before_changing_anything(cluster: Inventor
 
 
 def test_replacing_a_dead_manager_under_traffic_loses_no_record(cluster: Inventory, tmp_path: Path) -> None:
-    assert ensure_topics("qm1:9094", [TopicSpec("quorum", 3, 3)])[0].ok
     changed = swapped(cluster, tmp_path, "qm2", "qm4")
     producer = CountingProducer("qm1:9094,qm3:9094", "quorum").start()
     try:
