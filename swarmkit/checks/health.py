@@ -23,7 +23,8 @@ from swarmkit.hosts.inventory import Inventory
 from swarmkit.kafka import admin, quorum
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.engines.apache import controllers_of
+from swarmkit.stack.controllers import ControllerSet
+from swarmkit.swarm import identity
 
 QUORUM_TOOL = "/opt/kafka/bin/kafka-metadata-quorum.sh"
 QUORUM_TIMEOUT = 20.0  # the quorum tool's JVM is killed after this long (a starved or stuck controller)
@@ -122,14 +123,32 @@ class Controllers:
     unavailable: tuple[str, ...]  # a line naming each controller that is paused, stopped, missing or unreachable
 
 
-def controller_containers(inventory: Inventory, docker: DockerHosts, stack_name: str) -> Controllers:
+def kept_controllers(inventory: Inventory, docker: DockerHosts, stack_name: str) -> ControllerSet:
+    """The stack's controllers as the managers keep them; a cluster that keeps none (deployed before sets were
+    kept, or a manager that does not answer) has its static voters on the inventory's managers."""
+    for manager in inventory.managers:
+        try:
+            kept = identity.kept_controllers(dockerapi.swarm_nodes(docker[manager]), stack_name)
+        except SwarmkitError:
+            continue
+        return kept or ControllerSet.static([host.name for host in inventory.managers])
+    return ControllerSet.static([host.name for host in inventory.managers])
+
+
+def controller_containers(
+    inventory: Inventory, docker: DockerHosts, stack_name: str, kept: ControllerSet | None = None
+) -> Controllers:
     """One cheap Docker call per manager, at once."""
-    controllers = controllers_of(inventory)
+    controllers = (kept or kept_controllers(inventory, docker, stack_name)).controllers
+    known = {host.name for host in inventory.hosts}
     states = fan_out_settled(
-        lambda c: dockerapi.service_container(docker[inventory.host(c[2])], f"{stack_name}_{c[0]}"), controllers, SwarmkitError
+        lambda c: _container_of(inventory, docker, stack_name, c.service, c.host) if c.host in known else None,
+        controllers,
+        SwarmkitError,
     )
     running, unavailable = [], []
-    for (service, node_id, host_name), state in zip(controllers, states):
+    for controller, state in zip(controllers, states):
+        service, node_id, host_name = controller.service, controller.node_id, controller.host
         if isinstance(state, tuple) and state[1] == "running":
             running.append((host_name, state[0]))
             continue
@@ -139,6 +158,10 @@ def controller_containers(inventory: Inventory, docker: DockerHosts, stack_name:
             why = f"its container is {state[1]}" if state else "no container runs"
         unavailable.append(f"controller {node_id} ({service} on {host_name}): {why}")
     return Controllers(tuple(running), tuple(unavailable))
+
+
+def _container_of(inventory: Inventory, docker: DockerHosts, stack: str, service: str, host: str) -> tuple[str, str] | None:
+    return dockerapi.service_container(docker[inventory.host(host)], f"{stack}_{service}")
 
 
 def read_quorum(

@@ -20,13 +20,15 @@ from swarmkit.errors import BrokerError, OperationError
 from swarmkit.fanout import in_background
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack.controllers import Controller, ControllerSet
 from swarmkit.stack.deployed import ID_LABEL, DeployedStack, broker_id_of, broker_service
-from swarmkit.stack.engines.apache import controllers_of
+from swarmkit.swarm import identity
 from swarmkit.swarm.view import active_manager, engine_states, node_for
 
 READ_TIMEOUT = 5.0
@@ -193,11 +195,16 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
         nodes=tuple(rows),
         brokers=tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service)),
         quorum=quorum.result() if engine == "apache" else None,
-        controllers=tuple((node_id, host) for _, node_id, host in controllers_of(inventory)) if engine == "apache" else (),
+        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if engine == "apache" else (),
         topics=topic_rows(partitions),
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
     )
+
+
+def _controllers(inventory: Inventory, nodes: list[SwarmNode], stack: str) -> tuple[Controller, ...]:
+    kept = identity.kept_controllers(nodes, stack) or ControllerSet.static([host.name for host in inventory.managers])
+    return kept.controllers
 
 
 def _has_broker(node: SwarmNode, service: ServiceState) -> bool:

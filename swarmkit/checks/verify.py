@@ -482,9 +482,11 @@ def quorum_of(
     seconds: float = health.QUORUM_TIMEOUT,
 ) -> health.Quorum:
     """A broker describes the quorum (one request, within one probe timeout); when none does, Kafka's quorum tool
-    in a controller, on the controller port the brokers were given (``id@host:port,...``), in the time left."""
+    in a controller, on the controller port the brokers were given (``id@host:port,...`` or ``host:port,...``), in the
+    time left."""
     deadline = time.monotonic() + seconds
-    voters = service.env.get("KAFKA_CONTROLLER_QUORUM_VOTERS", "")
+    env = service.env
+    voters = env.get("KAFKA_CONTROLLER_QUORUM_VOTERS") or env.get("KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS", "")
     port = voters.split(",")[0].rsplit(":", 1)[-1]
     if not port.isdigit():
         return health.Quorum(-1, error=f"the broker service has no controller quorum voters ({voters!r})")

@@ -27,10 +27,11 @@ from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
     from swarmkit.hosts import session as sessions
-    from swarmkit.ops import rebalance, retire
+    from swarmkit.ops import rebalance, replace, retire
 else:
     sessions = lazy("swarmkit.hosts.session")
     rebalance = lazy("swarmkit.ops.rebalance")
+    replace = lazy("swarmkit.ops.replace")
     retire = lazy("swarmkit.ops.retire")
 
 
@@ -59,6 +60,38 @@ def remove_node_command(
     if not result.left_swarm:
         out.print(f"{result.host}'s engine did not answer: run `docker swarm leave` there when it is back", style="yellow")
     out.print(f"remove {result.host} from {inventory} now; its data volume stays on the server until you delete it")
+
+
+@expected_failures
+def replace_node_command(
+    dead: str = typer.Argument(..., help="The manager that is gone for good (its swarm node is down)."),
+    new: str = typer.Argument(..., help="The inventory host (role: manager, in the swarm) that takes its place."),
+    inventory: str = INVENTORY_OPTION,
+    stack_name: str = STACK_OPTION,
+    timeout: float = timeout_option(300.0, "Seconds for the new controller to catch up, and again to become a voter."),
+    external_port: int = EXTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Replace a dead manager: swarm demote/remove, its controller out of the quorum, a new one on NEW in."""
+    options = replace.ReplaceOptions(stack_name, external_port, timeout)
+    hosts, docker = load_hosts(inventory)
+
+    def progress(done: int, total: int, message: str) -> None:
+        err.print(Text(f"  {message}"))
+
+    result = replace.replace_node(sessions.Session(hosts, docker, progress), dead, new, options)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    for step, seconds in result.steps:
+        out.print(Text(f"{seconds:6.1f} s  {step}"))
+    voters = ", ".join(map(str, result.voters))
+    out.print(
+        Text(
+            f"replaced {result.dead} by {result.new}: controller {result.removed_voter} out, {result.added_voter} in; "
+            f"voters {voters} ({result.total_s:.1f} s)"
+        )
+    )
 
 
 @expected_failures

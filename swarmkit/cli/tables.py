@@ -362,18 +362,21 @@ def _count(value: int) -> str | Text:
 def _print_controllers(status: ClusterStatus, console: Console) -> None:
     quorum = status.quorum
     assert quorum is not None
-    members = {member.node_id: member for member in quorum.voters}
+    members = {member.node_id: member for member in (*quorum.voters, *quorum.observers)}
     table = _table("controllers (KRaft quorum)", ("id", "manager", "status", "lag"))
     for node_id, host in status.controllers:
         member = members.get(node_id)
         table.add_row(
-            str(node_id), host, member.status if member else _red("not a voter now"), str(member.lag) if member else "-"
+            str(node_id), host, member.status if member else _red("not in the quorum now"), str(member.lag) if member else "-"
         )
     console.print(table)
     if quorum.error:
         console.print(_red(f"controllers: {quorum.error}"))
-    else:
-        console.print(Text.assemble("quorum leader: ", str(quorum.leader) if quorum.leader >= 0 else _red("none")))
+        return
+    voters = ", ".join(str(v.node_id) for v in sorted(quorum.voters, key=lambda v: v.node_id))
+    observers = ", ".join(str(o.node_id) for o in sorted(quorum.observers, key=lambda o: o.node_id)) or "none"
+    leader = str(quorum.leader) if quorum.leader >= 0 else _red("none")
+    console.print(Text.assemble("quorum leader: ", leader, f"; voters: {voters}; observers: {observers}"))
 
 
 def print_roll(report: RollReport, console: Console) -> None:

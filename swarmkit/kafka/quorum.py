@@ -9,10 +9,12 @@ observer's log end offset and last caught-up time, in the same client security a
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import ssl
 import tempfile
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +37,7 @@ class Replica:
     node_id: int
     log_end_offset: int
     last_caught_up_ms: int  # -1: never
+    directory_id: str = ""  # Kafka's base64url form; "" before KIP-853 (a static quorum)
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,21 @@ class QuorumState:
     observers: tuple[Replica, ...]
 
 
+def kafka_uuid(value: object) -> str:
+    """A uuid as Kafka prints it (base64url, no padding); "" for none."""
+    if value is None or value == "":
+        return ""
+    raw = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    return base64.urlsafe_b64encode(raw.bytes).decode("ascii").rstrip("=")
+
+
 def _replicas(states: list[Mapping[str, Any]]) -> tuple[Replica, ...]:
-    return tuple(Replica(s["replica_id"], s["log_end_offset"], s.get("last_caught_up_timestamp", -1)) for s in states)
+    return tuple(
+        Replica(
+            s["replica_id"], s["log_end_offset"], s.get("last_caught_up_timestamp", -1), kafka_uuid(s.get("replica_directory_id"))
+        )
+        for s in states
+    )
 
 
 def quorum_state_from(answer: Mapping[str, Any]) -> QuorumState:

@@ -37,10 +37,11 @@ from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.compose import StackRequest, expected_advertised_host
+from swarmkit.stack.controllers import ControllerSet, check_manager_set
 from swarmkit.stack.deployed import broker_id_of, host_of
 from swarmkit.stack.engines import BrokerEngine
 from swarmkit.stack.listeners import ListenerPlan
-from swarmkit.stack.render import RenderedStack, image_of, render
+from swarmkit.stack.render import RenderedStack, image_of, render, render_services
 from swarmkit.stack.topics import TopicSpec
 from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm import identity
@@ -154,16 +155,32 @@ def render_for(plan: DeployPlan, session: Session) -> RenderedStack:
 
     Pure, except for the apache engine without ``cluster_id``: the id kept in the swarm is read
     (read-only), so the printed stack is the deployed one."""
+    return render(_request_from_swarm(plan, session))
+
+
+def _request_from_swarm(plan: DeployPlan, session: Session, controllers: ControllerSet | None = None) -> StackRequest:
+    """The request for what the swarm keeps (cluster id, controllers, certificates), read-only; ``controllers``
+    instead of the kept ones."""
     inventory, options, docker = plan.inventory, plan.options, session.docker
     cluster_id = options.cluster_id or (_kept_cluster_id(inventory, options, docker) if plan.engine.KRAFT else None)
-    request = stack_request(inventory, options, cluster_id)
+    request = stack_request(inventory, options, cluster_id, controllers)
+    if plan.engine.KRAFT and not options.cluster_id and controllers is None:  # the swarm was read: its controllers
+        request = replace(request, controllers=controllers_for(inventory, options, _manager_nodes(inventory, docker) or []))
     if options.listeners.secure:
         nodes = _manager_nodes(inventory, docker) or []
         labelled = [(broker_id, n) for n in nodes if (broker_id := broker_id_of(n)) is not None]
         addresses = {h.name: h.address for h in inventory.hosts}
         brokers = [(i, _advertised_names(options, n.hostname, addresses.get(host_of(n), n.address))) for i, n in labelled]
         request = replace(request, security=pki.material(pki.Pki(pki.store_dir(inventory, options.stack_name)), brokers))
-    return render(request)
+    return request
+
+
+def deploy_services(plan: DeployPlan, session: Session, controllers: ControllerSet, services: Sequence[str]) -> None:
+    """Deploy these services of the stack with ``controllers``, leaving every other service as it runs."""
+    request = _request_from_swarm(plan, session, controllers)
+    with tempfile.TemporaryDirectory(prefix="swarmkit-stack-") as directory:
+        stack = render_services(request, services).write(Path(directory), with_secrets=True)
+        dockerapi.deploy_stack(session.docker[plan.inventory.first_manager], request.stack_name, stack)
 
 
 def _advertised_names(options: DeployOptions, node_hostname: str, address: str) -> list[str]:
@@ -225,6 +242,30 @@ def _cluster_id(engine: BrokerEngine, options: DeployOptions, nodes: Sequence[Sw
             hint="brokers refuse data formatted for another cluster id: drop --cluster-id to keep the current one",
         )
     return kept or options.cluster_id or engine.generate_cluster_id()
+
+
+def controllers_for(inventory: Inventory, options: DeployOptions, nodes: Sequence[SwarmNode]) -> ControllerSet:
+    """The controllers to deploy: the set the managers keep; a cluster deployed before sets were kept keeps its
+    static voters (one per inventory manager, as rendered then); a new cluster gets a dynamic quorum.  An
+    inventory whose managers differ from the kept set is refused (SpecError naming `replace-node`)."""
+    managers = [host.name for host in inventory.managers]
+    kept = identity.kept_controllers(nodes, options.stack_name)
+    if kept is None:
+        existing = identity.kept_cluster_id(nodes, options.stack_name) is not None
+        return ControllerSet.static(managers) if existing else ControllerSet.first(managers)
+    check_manager_set(kept, managers, inventory.path or "INVENTORY")
+    return kept
+
+
+def guard_controllers(plan: DeployPlan, session: Session) -> None:
+    """``up`` refuses a changed manager set before its swarm step promotes or joins anyone; an engine that does
+    not answer is left to preflight to name."""
+    try:
+        nodes = _manager_nodes(plan.inventory, session.docker)
+    except EngineError:
+        return
+    if nodes:
+        controllers_for(plan.inventory, plan.options, nodes)
 
 
 # --- convergence ---------------------------------------------------------------------------------
@@ -442,7 +483,8 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     manager = docker[inventory.first_manager]
     members, nodes = _members(inventory, docker, swarm_result)
     cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
-    request = stack_request(inventory, options, cluster_id)
+    controllers = controllers_for(inventory, options, nodes) if engine.KRAFT else None
+    request = stack_request(inventory, options, cluster_id, controllers)
     eligible = [m for m in members if m.eligible]
     total = len(eligible)
     image = image_of(request, engine)
@@ -531,6 +573,8 @@ def _allocate_ids(
     allocation = identity.assign_broker_ids(manager, nodes, [m.node.id for m in members])
     if request.cluster_id:
         identity.keep_cluster_id(manager, nodes, request.stack_name, request.cluster_id)
+    if request.controllers:
+        identity.keep_controllers(manager, nodes, request.stack_name, request.controllers)
     return allocation
 
 
@@ -633,6 +677,8 @@ def up(plan: DeployPlan, session: Session, preflight: PreflightGate | None = Pre
     beside the probe containers slows them by more than it saves. A failed shipment stops ``up`` before
     the deploy; a host that cannot pull is named when the swarm starts its broker."""
     inventory, docker = plan.inventory, session.docker
+    if plan.engine.KRAFT:
+        guard_controllers(plan, session)
     source = session.local if shipping.is_own(plan.broker_image) else None
     built_here = shipping.ensure_here(source, plan.broker_image) if source is not None else False
     report = gate_preflight(plan, session, preflight) if preflight is not None else None

@@ -9,6 +9,7 @@ from swarmkit import waits
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.stack.compose import StackRequest
+from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.engines import BrokerEngine, engine_for
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import check_request
@@ -74,8 +75,10 @@ def plan(inventory: Inventory, options: DeployOptions) -> DeployPlan:
     return DeployPlan(inventory, options, engine)
 
 
-def stack_request(inventory: Inventory, options: DeployOptions, cluster_id: str | None) -> StackRequest:
-    """What the renderer gets; ``cluster_id`` is known only once the swarm was read (apache)."""
+def stack_request(
+    inventory: Inventory, options: DeployOptions, cluster_id: str | None, controllers: ControllerSet | None = None
+) -> StackRequest:
+    """What the renderer gets; ``cluster_id`` and ``controllers`` are known only once the swarm was read (apache)."""
     return StackRequest(
         inventory=inventory,
         engine=options.engine or inventory.stack.engine,
@@ -88,4 +91,5 @@ def stack_request(inventory: Inventory, options: DeployOptions, cluster_id: str 
         cluster_id=cluster_id,
         replication_factor=options.replication_factor,
         extra_env=options.extra_env,
+        controllers=controllers,
     )

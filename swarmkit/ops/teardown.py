@@ -34,6 +34,7 @@ from swarmkit.stack.deployed import (
     CLUSTER_ID_LABEL,
     ID_LABEL,
     NEXT_LABEL,
+    QUORUM_LABEL,
     broker_service,
     data_volume,
     identity_volume,
@@ -81,7 +82,7 @@ def labels_to_purge(node: SwarmNode, stack: str, shared: bool = True) -> list[st
     stack keeps broker ids) the swarm-wide broker id and, on a manager, the id mark."""
     names = [ID_LABEL] if shared else []
     if node.role == "manager":
-        names += ([NEXT_LABEL] if shared else []) + [f"{CLUSTER_ID_LABEL}.{stack}"]
+        names += ([NEXT_LABEL] if shared else []) + [f"{CLUSTER_ID_LABEL}.{stack}", f"{QUORUM_LABEL}.{stack}"]
     return [name for name in names if name in node.labels]
 
 

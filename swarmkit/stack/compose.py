@@ -21,6 +21,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.security.settings import SecretFile, SecurityMaterial
+from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.deployed import ENGINE_LABEL, IDENTITY_DIR, IDENTITY_FILE, SECURITY_LABEL, TOPICS_LABEL
 from swarmkit.stack.listeners import Listener, ListenerPlan
 from swarmkit.stack.topics import TopicSpec, format_topic_specs
@@ -54,6 +55,7 @@ class StackRequest:
     replication_factor: int | None = None  # None: min(3, brokers)
     extra_env: Sequence[tuple[str, str]] = ()  # more broker settings, e.g. ("KAFKA_NUM_PARTITIONS", "6")
     security: SecurityMaterial | None = None  # ssl / sasl_ssl: certificates and passwords, mounted as secrets
+    controllers: ControllerSet | None = None  # apache: the kept quorum; None: a new cluster's, one per manager
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(self.topics))

@@ -24,6 +24,7 @@ HOST_LABEL = "swarmkit.host"  # a swarm node's inventory host name
 ID_LABEL = "swarmkit.broker-id"  # a swarm node's broker id, kept for the node's life
 NEXT_LABEL = "swarmkit.broker-id.next"  # on managers: the next free broker id
 CLUSTER_ID_LABEL = "swarmkit.cluster-id"  # on managers, suffixed with the stack: its KRaft cluster id
+QUORUM_LABEL = "swarmkit.quorum"  # on managers, suffixed with the stack: its controllers (stack.controllers)
 PROBE_LABEL = "swarmkit.probe"  # preflight's probe containers
 
 IDENTITY_DIR = "/swarmkit/identity"  # where a broker finds its node's identity file

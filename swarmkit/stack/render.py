@@ -14,7 +14,7 @@ files its configs carry, so a ``RenderedStack`` is the text plus those files, wr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,9 +185,8 @@ def _insert_comments(text: str, notes: Mapping[str, Sequence[str]]) -> str:
 
 def render_stack(request: StackRequest) -> str:
     """The stack as compose YAML text: readable, deployable by hand, same input → same bytes."""
-    document = compose_escape(build_stack(request))
     engine = engine_for(request.engine)
-    body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=4096, allow_unicode=True)
+    body = _dump(build_stack(request))
     notes = {f"  {name}:": lines for name, lines in engine.notes(request).items()}
     notes["networks:"] = [
         f"'{request.network}' carries the internal listener between brokers (and controllers);",
@@ -207,6 +206,20 @@ def render_stack(request: StackRequest) -> str:
         "to a private directory for `docker stack deploy` (named after their content, like the configs).",
     ]
     return "\n".join(_header(request, engine)) + "\n\n" + _insert_comments(body, notes)
+
+
+def _dump(document: dict[str, Any]) -> str:
+    escaped = compose_escape(document)
+    return yaml.dump(escaped, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=4096, allow_unicode=True)
+
+
+def render_services(request: StackRequest, services: Collection[str]) -> RenderedStack:
+    """Some of the stack's services with everything the stack declares: deployed (never pruned) it adds or
+    updates these and leaves every other service as it runs (``replace-node`` adds one controller this way)."""
+    document = build_stack(request)
+    document["services"] = {name: spec for name, spec in document["services"].items() if name in services}
+    engine = engine_for(request.engine)
+    return RenderedStack(_dump(document), tuple(engine.config_files(request)), stack_secrets(request))
 
 
 def render(request: StackRequest) -> RenderedStack:

@@ -13,7 +13,7 @@ Each node's broker reads its id from ``node.env`` in the volume ``<stack>_identi
 written here with a throwaway container before the stack is deployed.  The stack itself never
 names a node, so a new node gets an id without any service changing: no other broker restarts.
 The apache engine's KRaft cluster id is kept the same way, as ``swarmkit.cluster-id.<stack>``
-on every manager.
+on every manager, and so are its controllers, as ``swarmkit.quorum.<stack>`` (``stack.controllers``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
+from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.deployed import (
     CLUSTER_ID_LABEL,
     ID_LABEL,
@@ -34,6 +35,7 @@ from swarmkit.stack.deployed import (
     IDENTITY_FILE,
     MAX_BROKER_ID,
     NEXT_LABEL,
+    QUORUM_LABEL,
     identity_job,
 )
 
@@ -126,6 +128,14 @@ def kept_cluster_id(nodes: Iterable[SwarmNode], stack: str) -> str | None:
     return found.pop() if found else None
 
 
+def kept_controllers(nodes: Iterable[SwarmNode], stack: str) -> ControllerSet | None:
+    """The controllers kept on the managers for a stack, if any; where managers disagree (a change that stopped
+    half way), the latest one: the one that handed out the most ids."""
+    label = f"{QUORUM_LABEL}.{stack}"
+    found = [ControllerSet.parse(node.labels[label]) for node in nodes if node.role == "manager" and node.labels.get(label)]
+    return max(found, key=lambda kept: kept.next_id) if found else None
+
+
 # --- on the swarm ----------------------------------------------------------------------------------
 
 
@@ -150,6 +160,13 @@ def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, clu
     label = f"{CLUSTER_ID_LABEL}.{stack}"
     lacking = [node.id for node in nodes if node.role == "manager" and node.labels.get(label) != cluster_id]
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: cluster_id}), lacking)
+
+
+def keep_controllers(manager: Engine, nodes: Sequence[SwarmNode], stack: str, controllers: ControllerSet) -> None:
+    """Store the controller set on every manager whose label differs."""
+    label, value = f"{QUORUM_LABEL}.{stack}", controllers.label()
+    stale = [node.id for node in nodes if node.role == "manager" and node.labels.get(label) != value]
+    fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: value}), stale)
 
 
 def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:

@@ -68,3 +68,9 @@ def set_node_availability(engine: Engine, node_id: str, availability: str) -> No
 def remove_node(engine: Engine, node_id: str) -> None:
     """Forget a node in the swarm's list (forced: also one the swarm still sees as up)."""
     call(engine, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
+
+
+def set_node_role(engine: Engine, node_id: str, role: str) -> None:
+    """Promote a node to manager or demote it to worker (a down manager too, while the others keep a majority)."""
+    action = (lambda c: c.node.promote(node_id)) if role == "manager" else (lambda c: c.node.demote(node_id))
+    call(engine, f"making node {node_id} a {role}", action)

@@ -3,9 +3,12 @@
 Brokers: one per node (the shared global service of ``swarmkit.stack.render``), node id read from the
 identity volume by the entrypoint (``stacks/apache/entrypoint.sh`` and ``stacks/node-identity.sh``,
 mounted as swarm configs, so the official image needs nothing added).  Controllers: one replicated
-service per manager of the inventory (``controller-1``…, pinned with ``node.hostname == <name>``),
-static node ids above ``MAX_BROKER_ID`` so they never collide with broker ids, voters reached over
-the overlay by their service names (dnsrr).
+service per controller of the kept quorum (``swarmkit.stack.controllers``: at first one per manager of the
+inventory), ``controller-N`` with node id ``MAX_BROKER_ID + N`` so ids never collide with broker ids, pinned
+with ``node.hostname == <name>``, reached over the overlay by their service names (dnsrr).  A dynamic quorum
+is found through the alias every controller shares on the overlay (``controllers``), so a controller added
+later changes no other service; each controller's container is named after its service, which is the
+endpoint it registers as a voter.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import uuid
 from typing import Any
 
 from swarmkit.errors import SpecError
-from swarmkit.hosts.inventory import Inventory
 from swarmkit.security.settings import BROKER_TARGET, SCRAM_TARGET, SecretFile, secret_path
 from swarmkit.stack import metrics
 from swarmkit.stack.compose import (
@@ -36,6 +38,7 @@ from swarmkit.stack.compose import (
     volume,
     with_extra_env,
 )
+from swarmkit.stack.controllers import Controller, ControllerSet, initial_controllers
 from swarmkit.stack.deployed import MAX_BROKER_ID
 from swarmkit.stack.kafka_settings import broker_keystore_setting, broker_settings, controller_settings, security_settings
 from swarmkit.stack.listeners import ListenerPlan
@@ -53,6 +56,7 @@ STOP_GRACE = "60s"  # time for a controlled shutdown (partition leadership moves
 ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")  # the entrypoint last; it sources the other
 TLS_BROKER_SCRIPT = "apache/tls-broker.sh"  # ssl/sasl_ssl: picks the broker's own certificate, then the entrypoint
 CONTROLLER_SCRIPT = "apache/controller.sh"
+CONTROLLERS_ALIAS = "controllers"  # every controller's name on the overlay, as well as its service name
 # A SASL broker looks up the name of its own address for every new client connection (KAFKA-19919);
 # where no DNS server answers (the sandbox), glibc's default 5 s x 2 attempts stalls each login
 # 10 s.  RES_OPTIONS bounds the lookup; names on the overlay are answered by Docker at once.
@@ -115,21 +119,23 @@ def topic_broker_limit(broker_count: int) -> int:
     return broker_count
 
 
-def controller_names(request: StackRequest) -> list[tuple[str, int, str]]:
-    """(service name, node id, manager host name) of each controller, in inventory order."""
-    return controllers_of(request.inventory)
+def controller_set(request: StackRequest) -> ControllerSet:
+    """The controllers the request renders: the kept quorum, else a new cluster's (one per manager)."""
+    return request.controllers or ControllerSet.first([host.name for host in request.inventory.managers])
 
 
-def controllers_of(inventory: Inventory) -> list[tuple[str, int, str]]:
-    """The controllers an inventory gets: one per manager, in inventory order."""
-    return [(f"controller-{index}", MAX_BROKER_ID + index, host.name) for index, host in enumerate(inventory.managers, start=1)]
-
-
-def quorum_voters(request: StackRequest) -> str:
+def _controller_port(request: StackRequest) -> int:
     controller = request.listeners.controller_listener
     assert controller is not None, "the apache engine always plans a controller listener"
-    port = controller.port
-    return ",".join(f"{node_id}@{service}:{port}" for service, node_id, _ in controller_names(request))
+    return controller.port
+
+
+def quorum_env(request: StackRequest) -> dict[str, str]:
+    """How a broker or controller finds the quorum: static voters, or the controllers' shared name (dynamic)."""
+    controllers, port = controller_set(request), _controller_port(request)
+    if controllers.dynamic:
+        return {"KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS": f"{CONTROLLERS_ALIAS}:{port}"}
+    return {"KAFKA_CONTROLLER_QUORUM_VOTERS": ",".join(f"{c.node_id}@{c.service}:{port}" for c in controllers.controllers)}
 
 
 def check(request: StackRequest) -> None:
@@ -157,7 +163,7 @@ def _common_env(request: StackRequest, role: str) -> dict[str, str]:
     return {
         "KAFKA_PROCESS_ROLES": role,
         "CLUSTER_ID": request.cluster_id or "",
-        "KAFKA_CONTROLLER_QUORUM_VOTERS": quorum_voters(request),
+        **quorum_env(request),
         "KAFKA_LOG_DIRS": DATA_DIR,
     }
 
@@ -220,10 +226,10 @@ def _with_secrets(service: dict[str, Any], secrets: tuple[SecretFile, ...]) -> d
     return service | {"secrets": [secret_mount(secret) for secret in secrets]} if secrets else service
 
 
-def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str, Any]:
+def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]:
     plan = request.listeners
     env = {
-        "KAFKA_NODE_ID": str(node_id),
+        "KAFKA_NODE_ID": str(controller.node_id),
         "KAFKA_HEAP_OPTS": CONTROLLER_HEAP,
         "KAFKA_JVM_PERFORMANCE_OPTS": CONTROLLER_JVM,
         **_common_env(request, "controller"),
@@ -235,24 +241,35 @@ def _controller(request: StackRequest, node_id: int, host_name: str) -> dict[str
     service: dict[str, Any] = {"image": request.image or DEFAULT_IMAGE}
     if plan.sasl:
         env["SWARMKIT_SCRAM_FILE"] = secret_path(SCRAM_TARGET)
+    if controller_set(request).dynamic:
+        env["SWARMKIT_INITIAL_CONTROLLERS"] = initial_controllers(
+            controller_set(request), request.cluster_id or "", _controller_port(request)
+        )
+    if _controller_formats(request):
         service["entrypoint"] = ["/bin/sh", stack_script(CONTROLLER_SCRIPT).target]
     configs = _controller_configs(request)
     if configs:
         service["configs"] = [config_mount(config) for config in configs]
-    return _with_secrets(service | _controller_rest(request, env, host_name), controller_secrets(request))
+    return _with_secrets(service | _controller_rest(request, env, controller), controller_secrets(request))
 
 
-def _controller_rest(request: StackRequest, env: dict[str, str], host_name: str) -> dict[str, Any]:
-    return {
-        "environment": env,
-        "networks": [request.network],
+def _controller_formats(request: StackRequest) -> bool:
+    """Whether controllers format their storage themselves (stacks/apache/controller.sh)."""
+    return request.listeners.sasl or controller_set(request).dynamic
+
+
+def _controller_rest(request: StackRequest, env: dict[str, str], controller: Controller) -> dict[str, Any]:
+    rest: dict[str, Any] = {"environment": env, "networks": [request.network]}
+    if controller_set(request).dynamic:
+        rest = {"hostname": controller.service, **rest, "networks": {request.network: {"aliases": [CONTROLLERS_ALIAS]}}}
+    return rest | {
         "volumes": [identity_mount(), volume(CONTROLLER_DATA_VOLUME, DATA_DIR)],
         "stop_grace_period": STOP_GRACE,
         "deploy": {
             "mode": "replicated",
             "replicas": 1,
             "endpoint_mode": "dnsrr",
-            "placement": {"constraints": [f"node.hostname == {host_name}"]},
+            "placement": {"constraints": [f"node.hostname == {controller.host}"]},
             "restart_policy": {"condition": "any", "delay": "5s"},
         },
     }
@@ -260,8 +277,8 @@ def _controller_rest(request: StackRequest, env: dict[str, str], host_name: str)
 
 def services(request: StackRequest) -> dict[str, dict[str, Any]]:
     result = {BROKER_SERVICE: _broker(request)}
-    for service, node_id, host_name in controller_names(request):
-        result[service] = _controller(request, node_id, host_name)
+    for controller in controller_set(request).controllers:
+        result[controller.service] = _controller(request, controller)
     return result
 
 
@@ -291,7 +308,8 @@ def _tool_configs(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
 
 def _controller_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
     plan = request.listeners
-    return _tool_configs(plan) + ((stack_script(CONTROLLER_SCRIPT),) if plan.sasl else ()) + _metrics_configs(request)
+    script = (stack_script(CONTROLLER_SCRIPT),) if _controller_formats(request) else ()
+    return _tool_configs(plan) + script + _metrics_configs(request)
 
 
 def _metrics_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
@@ -319,8 +337,10 @@ def notes(request: StackRequest) -> dict[str, list[str]]:
             "resolve inside containers). A replaced task registers its new name with the controllers.",
         ]
     }
-    for service, node_id, host_name in controller_names(request):
-        result[service] = [f"KRaft controller {node_id} (a quorum voter), pinned to manager {host_name}."]
+    controllers = controller_set(request)
+    kind = "in a dynamic quorum" if controllers.dynamic else "a static quorum voter"
+    for c in controllers.controllers:
+        result[c.service] = [f"KRaft controller {c.node_id} ({kind}), pinned to manager {c.host}."]
     return result
 
 

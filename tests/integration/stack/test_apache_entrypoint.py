@@ -41,7 +41,11 @@ def recorder_recipe() -> image.ImageRecipe:
     return image.ImageRecipe(
         tag="swarmkit/kafka-recorder:1",
         dockerfile=STACKS_DIR / "apache" / "recorder" / "Dockerfile",
-        files=((image.BUSYBOX, "busybox"), (STACKS_DIR / "apache" / "recorder" / "run", "run")),
+        files=(
+            (image.BUSYBOX, "busybox"),
+            (STACKS_DIR / "apache" / "recorder" / "run", "run"),
+            (STACKS_DIR / "apache" / "recorder" / "kafka-storage.sh", "kafka-storage.sh"),
+        ),
     )
 
 
@@ -111,14 +115,18 @@ def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: sandbox.Sandbox,
         assert env["KAFKA_NODE_ID"] == str(ids[host.name])
         assert env["KAFKA_PROCESS_ROLES"] == "broker"
         assert env["CLUSTER_ID"] == first_deploy.cluster_id
-        assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == "9001@controller-1:9093"
+        assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
         assert "KAFKA_START_COMMAND" not in env  # it would become a server property
         expected = kafka_env(broker_settings(ListenerPlan(), advertised_host=host.name, internal_host=task.name))
         assert {key: env[key] for key in expected} == expected
-    _, controller = wait_until("the controller's recorder", lambda: recorded(inventory, CONTROLLER, "ap1"))
+    controller_task, controller = wait_until("the controller's recorder", lambda: recorded(inventory, CONTROLLER, "ap1"))
     assert (controller["KAFKA_NODE_ID"], controller["KAFKA_PROCESS_ROLES"]) == ("9001", "controller")
     assert controller["KAFKA_LISTENERS"] == "CONTROLLER://:9093"
     assert controller["CLUSTER_ID"] == first_deploy.cluster_id
+    docker = DockerHosts.from_inventory(inventory)
+    log = dockerapi.container_output(docker[inventory.host("ap1")], controller_task.container_id)
+    assert f"recorder: kafka-storage format --cluster-id {first_deploy.cluster_id}" in log
+    assert "--initial-controllers 9001@controller-1:9093:" in log  # a dynamic quorum's first controller
 
 
 def test_the_cluster_id_is_kept_in_the_swarm_and_a_redeploy_restarts_nothing(

@@ -47,7 +47,12 @@ def test_render_output_writes_a_directory_docker_stack_deploy_takes(tmp_path: Pa
     result = runner.invoke(app, [*args, "-o", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert f"docker stack deploy -c {tmp_path / 'out' / 'stack.yml'} kafka" in result.output
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["entrypoint.sh", "node-identity.sh", "stack.yml"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "controller.sh",
+        "entrypoint.sh",
+        "node-identity.sh",
+        "stack.yml",
+    ]
     printed = runner.invoke(app, args).stdout
     assert (tmp_path / "out" / "stack.yml").read_text() == printed
     assert "-o DIR" in printed and "set -eu" not in printed  # the scripts stay files

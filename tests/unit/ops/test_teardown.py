@@ -27,11 +27,12 @@ def test_purging_without_yes_is_refused_and_a_plain_down_needs_none() -> None:
     assert "--yes" in refused.value.hint
 
 
-def test_purge_removes_the_broker_id_and_on_managers_the_mark_and_this_stacks_cluster_id() -> None:
+def test_purge_removes_the_broker_id_and_on_managers_the_mark_and_this_stacks_cluster_id_and_controllers() -> None:
     kept = {
         "swarmkit.broker-id": "1",
         "swarmkit.broker-id.next": "4",
         "swarmkit.cluster-id.kafka": "AAAAAAAAAAAAAAAAAAAAAA",
+        "swarmkit.quorum.kafka": "initial=9001 next=9002 9001@k1",
         "swarmkit.cluster-id.other": "BBBBBBBBBBBBBBBBBBBBBB",
         "swarmkit.host": "k1",
         "zone": "a",
@@ -40,10 +41,11 @@ def test_purge_removes_the_broker_id_and_on_managers_the_mark_and_this_stacks_cl
         "swarmkit.broker-id",
         "swarmkit.broker-id.next",
         "swarmkit.cluster-id.kafka",
+        "swarmkit.quorum.kafka",
     ]
     assert labels_to_purge(node("worker", kept), "kafka") == ["swarmkit.broker-id"]
     assert labels_to_purge(node("manager", {"zone": "a"}), "kafka") == []
-    assert labels_to_purge(node("manager", kept), "kafka", shared=False) == ["swarmkit.cluster-id.kafka"]
+    assert labels_to_purge(node("manager", kept), "kafka", shared=False) == ["swarmkit.cluster-id.kafka", "swarmkit.quorum.kafka"]
     assert labels_to_purge(node("worker", kept), "kafka", shared=False) == []
 
 

@@ -21,6 +21,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.compose import CONTAINER_LIB, StackRequest, swarm_escape
+from swarmkit.stack.controllers import ControllerSet, directory_id
 from swarmkit.stack.engines import ENGINES
 from swarmkit.stack.engines.apache import generate_cluster_id
 from swarmkit.stack.listeners import ListenerPlan
@@ -106,7 +107,8 @@ def test_shape_rules(request_: StackRequest):
     (network,) = doc["networks"]
     assert doc["networks"][network] == {"driver": "overlay", "attachable": True}
     for name, service in doc["services"].items():
-        assert service["networks"] == [network], name
+        shared_name = {network: {"aliases": ["controllers"]}}  # a dynamic quorum's controllers
+        assert service["networks"] in ([network], shared_name), name
         assert service["deploy"]["endpoint_mode"] == "dnsrr", name
         assert {"type": "volume", "source": "identity", "target": "/swarmkit/identity", "read_only": True} in service["volumes"]
         for mount in service["volumes"]:
@@ -158,26 +160,58 @@ def test_topics_travel_only_as_a_service_label():
     assert not any("TOPIC" in key for key in broker["environment"])
 
 
-def test_apache_controllers_on_each_manager():
+def _controllers(doc: dict) -> dict[str, dict]:
+    return {name: svc for name, svc in doc["services"].items() if name.startswith("controller-")}
+
+
+def test_apache_controllers_on_each_manager_in_a_dynamic_quorum():
     doc = _load(apache(inventory=inventory(4, managers=3)))
-    controllers = {name: svc for name, svc in doc["services"].items() if name.startswith("controller-")}
+    controllers = _controllers(doc)
     assert list(controllers) == ["controller-1", "controller-2", "controller-3"]
-    voters = "9001@controller-1:9093,9002@controller-2:9093,9003@controller-3:9093"
-    for index, (_name, service) in enumerate(controllers.items(), start=1):
+    initial = [f"900{i}@controller-{i}:9093:{directory_id(CLUSTER_ID, 9000 + i)}" for i in (1, 2, 3)]
+    for index, (name, service) in enumerate(controllers.items(), start=1):
         env = service["environment"]
         assert env["KAFKA_NODE_ID"] == str(9000 + index)
         assert env["KAFKA_PROCESS_ROLES"] == "controller"
-        assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
+        assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
+        assert "KAFKA_CONTROLLER_QUORUM_VOTERS" not in env
+        assert env["SWARMKIT_INITIAL_CONTROLLERS"] == ",".join(initial)  # the same on every controller
         assert env["KAFKA_LISTENERS"] == "CONTROLLER://:9093"
+        assert service["hostname"] == name  # the endpoint it registers as a voter
+        assert service["networks"] == {"internal": {"aliases": ["controllers"]}}
         assert "KAFKA_ADVERTISED_LISTENERS" not in env  # the image refuses it on a controller
         assert env["CLUSTER_ID"] == CLUSTER_ID
+        assert service["entrypoint"] == ["/bin/sh", "/usr/local/lib/swarmkit/controller.sh"]
         assert service["deploy"]["mode"] == "replicated" and service["deploy"]["replicas"] == 1
         assert service["deploy"]["placement"]["constraints"] == [f"node.hostname == node{index}"]
         assert "ports" not in service
     env = doc["services"]["broker"]["environment"]
-    assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
+    assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
     assert env["KAFKA_PROCESS_ROLES"] == "broker"
     assert "KAFKA_NODE_ID" not in env  # per node, from the identity volume
+
+
+def test_a_kept_static_quorum_renders_as_before():
+    managers = ["node1", "node2", "node3"]
+    doc = _load(apache(inventory=inventory(4, managers=3), controllers=ControllerSet.static(managers)))
+    voters = "9001@controller-1:9093,9002@controller-2:9093,9003@controller-3:9093"
+    for service in [*_controllers(doc).values(), doc["services"]["broker"]]:
+        env = service["environment"]
+        assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
+        assert "KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS" not in env and "SWARMKIT_INITIAL_CONTROLLERS" not in env
+        assert service["networks"] == ["internal"] and "hostname" not in service
+    assert all("entrypoint" not in service for service in _controllers(doc).values())  # the image formats them
+
+
+def test_a_replaced_controller_changes_no_other_service():
+    first = ControllerSet.first(["node1", "node2", "node3"])
+    before = build_stack(apache(inventory=inventory(4, managers=3), controllers=first))
+    after = build_stack(apache(inventory=inventory(4, managers=3), controllers=first.replaced("node2", "node4")))
+    assert list(_controllers(after)) == ["controller-1", "controller-3", "controller-4"]
+    assert after["services"]["controller-4"]["deploy"]["placement"]["constraints"] == ["node.hostname == node4"]
+    assert after["services"]["controller-4"]["environment"]["KAFKA_NODE_ID"] == "9004"
+    for name in ("broker", "controller-1", "controller-3"):
+        assert after["services"][name] == before["services"][name], name
 
 
 @pytest.mark.parametrize("brokers, factor, min_isr", [(1, 1, 1), (2, 2, 1), (3, 3, 2), (7, 3, 2)])
@@ -250,7 +284,7 @@ def test_rendered_entrypoint_configures_kafka(tmp_path, changes, external):
     assert recorded["KAFKA_NODE_ID"] == "7"
     assert recorded["KAFKA_ADVERTISED_LISTENERS"] == f"INTERNAL://kafka_broker.n2.t7:9092,EXTERNAL://{external}:9094"
     assert recorded["KAFKA_LISTENERS"] == "INTERNAL://:9092,EXTERNAL://:9094"
-    assert recorded["KAFKA_CONTROLLER_QUORUM_VOTERS"] == "9001@controller-1:9093"
+    assert recorded["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
     assert "KAFKA_START_COMMAND" not in recorded  # it would become a bogus server property
 
 
@@ -355,7 +389,7 @@ def test_container_scripts_are_configs_named_after_their_content():
         (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
     ]
     assert "        mode: 0555\n" in stack.text
-    sources = (STACKS_DIR / "node-identity.sh", STACKS_DIR / "apache" / "entrypoint.sh")
+    sources = (STACKS_DIR / "node-identity.sh", STACKS_DIR / "apache" / "entrypoint.sh", STACKS_DIR / "apache" / "controller.sh")
     for config, source in zip(stack.files, sources, strict=True):
         assert config.name == f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:8]}"
     changed = replace(stack.files[1], content=stack.files[1].content + "\n")
@@ -366,7 +400,7 @@ def test_container_scripts_are_configs_named_after_their_content():
 def test_render_writes_a_directory_deployable_by_hand(tmp_path: Path):
     stack = render(apache())
     path = stack.write(tmp_path / "out")
-    assert sorted(p.name for p in path.parent.iterdir()) == ["entrypoint.sh", "node-identity.sh", "stack.yml"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["controller.sh", "entrypoint.sh", "node-identity.sh", "stack.yml"]
     assert path.read_text() == stack.text
     assert (path.parent / "entrypoint.sh").read_text() == (STACKS_DIR / "apache" / "entrypoint.sh").read_text()
     assert [p.name for p in render(tansu()).write(tmp_path / "tansu").parent.iterdir()] == ["stack.yml"]
