@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: setup, a 3-host sandbox running a replicated Apache Kafka cluster
 # (KRaft, three controllers), `swarmkit up` with topics at 3 replicas,
-# `swarmkit verify --spark`, and the per-broker report. Re-running starts from a fresh sandbox.
+# `swarmkit verify --spark`, and the per-broker report (a page with charts, and the job's JSON).
+# Re-running starts from a fresh sandbox.
 #
 #   bash scripts/demo.sh                       # plain text, as the seed recipe
 #   bash scripts/demo.sh --security sasl_ssl   # TLS + SCRAM on the client port, mutual TLS inside;
@@ -22,8 +23,9 @@ mkdir -p reports
 "$swarmkit" sandbox down
 "$swarmkit" sandbox up --nodes 3 --inventory "$inventory"
 "$swarmkit" up -i "$inventory" --security "$security" --topics myTopic:6:3,anotherTopic:2:3
-"$swarmkit" verify -i "$inventory" --spark --report reports/verify.json
+"$swarmkit" verify -i "$inventory" --spark --report reports/verify.html  # the Spark job's JSON beside it
 if [ "$security" != plaintext ]; then
     "$swarmkit" client-config -i "$inventory" --security "$security" -o reports/client.properties
 fi
-echo "report: reports/verify.json   (tear down with: $swarmkit sandbox down)"
+echo "report: reports/verify.html (open it in a browser), the Spark job's JSON reports/verify.json"
+echo "(tear down with: $swarmkit sandbox down)"
