@@ -16,13 +16,18 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TypeVar
 
+from swarmkit.checks.health import BrokerShare
 from swarmkit.checks.verify import BrokerVerdict, VerifyReport
 from swarmkit.errors import SwarmkitError
+from swarmkit.traffic.spark import BrokerTraffic
 
 PREFIX = "swarmkit_verify"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 Labels = tuple[tuple[str, str], ...]
+T = TypeVar("T")
+Row = tuple[str, str, Callable[[T], "float | bool | None"]]  # a gauge's name, its help, an item's value
 
 
 @dataclass(frozen=True)
@@ -61,62 +66,68 @@ def _format(family: Family) -> str:
     return "\n".join(lines)
 
 
+def _gauges(items: Sequence[T], labels_of: Callable[[T], Labels], rows: Sequence[Row[T]]) -> Iterator[Family]:
+    """One gauge per row, a sample per item: (name, help, the item's value or None to leave it out)."""
+    for name, help_text, value_of in rows:
+        samples = tuple((labels_of(item), float(value)) for item in items if (value := value_of(item)) is not None)
+        yield Family(name, "gauge", help_text, samples)
+
+
 def _broker_labels(broker: BrokerVerdict) -> Labels:
     return (("node", broker.node), ("advertised", broker.advertised), ("broker_id", str(broker.node_id)))
 
 
-def _broker_families(report: VerifyReport) -> Iterator[Family]:
-    labels, brokers = _broker_labels, report.brokers
-    for name, help_text, attribute in (
-        ("broker_ok", "1 when every check of the node's broker passed, from this client", "ok"),
-        ("broker_resolves", "1 when the advertised host name resolves here", "resolves"),
-        ("broker_reachable", "1 when the advertised address accepts a TCP connection from here", "reachable"),
-        ("broker_answers", "1 when Kafka at the advertised address answers metadata as itself", "metadata_ok"),
-    ):
-        yield Family(name, "gauge", help_text, tuple((labels(b), float(getattr(b, attribute))) for b in brokers))
-    match = tuple(((*labels(b), ("expected", b.expected)), float(b.advertised == b.expected)) for b in brokers if b.expected)
-    yield Family("broker_advertised_match", "gauge", "1 when the broker advertises the address swarmkit expects", match)
-    latency = tuple((labels(b), b.metadata_ms / 1000) for b in brokers if b.metadata_ms is not None)
-    yield Family("broker_metadata_latency_seconds", "gauge", "a new client's metadata request at the advertised address", latency)
+def _seconds(milliseconds: float | None) -> float | None:
+    return None if milliseconds is None else milliseconds / 1000
 
 
-def _spark_families(report: VerifyReport) -> Iterator[Family]:
-    if report.spark is None:
-        return
-    traffic = report.spark.brokers
+BROKER_ROWS: tuple[Row[BrokerVerdict], ...] = (
+    ("broker_ok", "1 when every check of the node's broker passed, from this client", lambda b: b.ok),
+    ("broker_resolves", "1 when the advertised host name resolves here", lambda b: b.resolves),
+    ("broker_reachable", "1 when the advertised address accepts a TCP connection from here", lambda b: b.reachable),
+    ("broker_answers", "1 when Kafka at the advertised address answers metadata as itself", lambda b: b.metadata_ok),
+    (
+        "broker_metadata_latency_seconds",
+        "a new client's metadata request at the advertised address",
+        lambda b: _seconds(b.metadata_ms),
+    ),
+)
+MATCH_ROW: Row[BrokerVerdict] = (
+    "broker_advertised_match",
+    "1 when the broker advertises the address swarmkit expects",
+    lambda b: b.advertised == b.expected if b.expected else None,
+)
+SPARK_ROWS: tuple[Row[BrokerTraffic], ...] = (
+    ("spark_ok", "1 when the Spark job read back every record it wrote through the broker", lambda t: t.ok),
+    ("spark_produce_records_per_second", "records/s the Spark job wrote through the broker", lambda t: t.produce_records_per_s),
+    ("spark_consume_records_per_second", "records/s the Spark job read back from the broker", lambda t: t.consume_records_per_s),
+)
+LATENCY_ROW: Row[tuple[BrokerTraffic, str]] = (
+    "spark_latency_seconds",
+    "produce-to-consume latency of the Spark job's records",
+    lambda pair: _seconds(pair[0].latency_p50_ms if pair[1] == "0.5" else pair[0].latency_p99_ms),
+)
+SHARE_ROWS: tuple[Row[BrokerShare], ...] = (
+    ("partition_leaders", "partitions of user topics this broker leads", lambda s: s.leaders),
+    ("partition_replicas", "replicas of user topics this broker holds", lambda s: s.replicas),
+)
 
-    def labels(broker: str, node_id: int) -> Labels:
-        return (("broker", broker), ("broker_id", str(node_id)))
 
-    yield Family("spark_ok", "gauge", "1 when the Spark job read back every record it wrote through the broker",
-                 tuple((labels(t.broker, t.node_id), float(t.ok)) for t in traffic))  # fmt: skip
-    for name, attribute, help_text in (
-        ("spark_produce_records_per_second", "produce_records_per_s", "records/s the Spark job wrote through the broker"),
-        ("spark_consume_records_per_second", "consume_records_per_s", "records/s the Spark job read back from the broker"),
-    ):
-        yield Family(name, "gauge", help_text, tuple((labels(t.broker, t.node_id), getattr(t, attribute)) for t in traffic))
-    quantiles = (("0.5", "latency_p50_ms"), ("0.99", "latency_p99_ms"))
-    latency = tuple(
-        ((*labels(t.broker, t.node_id), ("quantile", q)), getattr(t, attribute) / 1000)
-        for t in traffic
-        for q, attribute in quantiles
-        if getattr(t, attribute) is not None
-    )
-    yield Family("spark_latency_seconds", "gauge", "produce-to-consume latency of the Spark job's records", latency)
+def _traffic_labels(traffic: BrokerTraffic) -> Labels:
+    return (("broker", traffic.broker), ("broker_id", str(traffic.node_id)))
 
 
-def _cluster_families(report: VerifyReport) -> Iterator[Family]:
-    if report.cluster is None:
-        return
-    shares = report.cluster.brokers
-
-    def labels(broker_id: int, node: str) -> Labels:
-        return (("broker_id", str(broker_id)), ("node", node))
-
-    yield Family("partition_leaders", "gauge", "partitions of user topics this broker leads",
-                 tuple((labels(s.broker_id, s.node), float(s.leaders)) for s in shares))  # fmt: skip
-    yield Family("partition_replicas", "gauge", "replicas of user topics this broker holds",
-                 tuple((labels(s.broker_id, s.node), float(s.replicas)) for s in shares))  # fmt: skip
+def _report_families(report: VerifyReport) -> Iterator[Family]:
+    brokers = report.brokers
+    yield from _gauges(brokers, _broker_labels, BROKER_ROWS)
+    yield from _gauges(brokers, lambda b: (*_broker_labels(b), ("expected", b.expected)), (MATCH_ROW,))
+    if report.spark is not None:
+        traffic = report.spark.brokers
+        yield from _gauges(traffic, _traffic_labels, SPARK_ROWS)
+        quantiles = [(t, q) for t in traffic for q in ("0.5", "0.99")]
+        yield from _gauges(quantiles, lambda pair: (*_traffic_labels(pair[0]), ("quantile", pair[1])), (LATENCY_ROW,))
+    if report.cluster is not None:
+        yield from _gauges(report.cluster.brokers, lambda s: (("broker_id", str(s.broker_id)), ("node", s.node)), SHARE_ROWS)
 
 
 def _round_families(last: Round, rounds: int, errors: int) -> Iterator[Family]:
@@ -136,8 +147,7 @@ def exposition(last: Round, rounds: int, errors: int) -> str:
     """Pure: the page Prometheus scrapes. Per-broker series come only from a round that produced a report."""
     families: list[Family] = list(_round_families(last, rounds, errors))
     if last.report is not None:
-        for source in (_broker_families, _spark_families, _cluster_families):
-            families += source(last.report)
+        families += _report_families(last.report)
     return "\n".join(_format(f) for f in families if f.samples) + "\n"
 
 
