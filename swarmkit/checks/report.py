@@ -134,8 +134,10 @@ def _verdicts(report: VerifyReport) -> str:
 def _spark_charts(report: VerifyReport) -> list[str]:
     """The job's per-broker figures, or a plain statement of why there are none."""
     if report.spark is None:
-        absent = f"The Spark job did not run: {report.spark_error}" if report.spark_error else "The Spark job did not run "
-        return [_note(absent if report.spark_error else absent + "(run swarmkit verify --spark for these charts).")]
+        if report.spark_stream is not None:  # the streaming mode measures the stream as a whole, not per broker
+            return [_note(f"No per-broker figures in the streaming mode. {report.spark_stream.summary()}")]
+        why = f": {report.spark_error}" if report.spark_error else " (run swarmkit verify --spark for these charts)."
+        return [_note("The Spark job did not run" + why)]
     brokers = report.spark.brokers
     labels = [b.broker for b in brokers]
     throughput = (
