@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: setup, a 3-host sandbox running a replicated Apache Kafka cluster
 # (KRaft, three controllers), `swarmkit up` with topics at 3 replicas,
-# `swarmkit verify --spark`, and the per-broker report (a page with charts, and the job's JSON).
-# Re-running starts from a fresh sandbox.
+# `swarmkit verify --spark`, and the per-broker report. Re-running starts from a fresh sandbox.
 #
 #   bash scripts/demo.sh                       # plain text, as the seed recipe
 #   bash scripts/demo.sh --security sasl_ssl   # TLS + SCRAM on the client port, mutual TLS inside;

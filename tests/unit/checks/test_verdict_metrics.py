@@ -6,11 +6,14 @@ import re
 import threading
 import urllib.request
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from swarmkit.checks import verdict_metrics
 from swarmkit.checks.verdict_metrics import Round
+from swarmkit.cli.app import app
 from swarmkit.errors import SwarmkitError, VerifyError
 from tests.unit.checks.test_report import recorded
 
@@ -116,3 +119,26 @@ def test_a_taken_port_is_refused_before_any_round() -> None:
     finally:
         first.shutdown()
         first.server_close()
+
+
+def _inventory(tmp_path: Path) -> str:
+    path = tmp_path / "inventory.yaml"
+    path.write_text("hosts:\n- {name: n1, endpoint: 'unix:///nonexistent/n1.sock', address: 10.9.0.1, role: manager}\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--metrics-port", "9465"], "--rounds and --metrics-port go with --every"),
+        (["--rounds", "3"], "--rounds and --metrics-port go with --every"),
+        (["--every", "0"], "--every"),
+        (["--every", "10", "--metrics-port", "70000"], "not a port number"),
+    ],
+)
+def test_verify_refuses_a_loop_it_cannot_run_before_any_engine_is_contacted(
+    tmp_path: Path, options: list[str], said: str
+) -> None:
+    result = CliRunner().invoke(app, ["verify", "-i", _inventory(tmp_path), *options])
+    assert result.exit_code == 2, result.output
+    assert said in result.output and "does not answer" not in result.output and "Traceback" not in result.output

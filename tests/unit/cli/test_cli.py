@@ -107,20 +107,3 @@ def test_replication_factor_is_checked_against_the_brokers(tmp_path: Path) -> No
     assert runner.invoke(app, [*args, "4"]).exit_code == 2
     pinned = yaml.safe_load(runner.invoke(app, [*args, "2"]).stdout)
     assert pinned["services"]["broker"]["environment"]["KAFKA_DEFAULT_REPLICATION_FACTOR"] == "2"
-
-
-@pytest.mark.parametrize(
-    ("options", "said"),
-    [
-        (["--metrics-port", "9465"], "--rounds and --metrics-port go with --every"),
-        (["--rounds", "3"], "--rounds and --metrics-port go with --every"),
-        (["--every", "0"], "--every"),
-        (["--every", "10", "--metrics-port", "70000"], "not a port number"),
-    ],
-)
-def test_verify_refuses_a_loop_it_cannot_run_before_any_engine_is_contacted(
-    tmp_path: Path, options: list[str], said: str
-) -> None:
-    result = runner.invoke(app, ["verify", "-i", write_inventory(tmp_path, INVENTORY), *options])
-    assert result.exit_code == 2, result.output
-    assert said in result.output and "does not answer" not in result.output and "Traceback" not in result.output
