@@ -26,5 +26,4 @@ mkdir -p reports
 if [ "$security" != plaintext ]; then
     "$swarmkit" client-config -i "$inventory" --security "$security" -o reports/client.properties
 fi
-echo "report: reports/verify.html (open it in a browser), the Spark job's JSON reports/verify.json"
-echo "(tear down with: $swarmkit sandbox down)"
+echo "report: reports/verify.json   (tear down with: $swarmkit sandbox down)"
