@@ -22,7 +22,7 @@ mkdir -p reports
 "$swarmkit" sandbox down
 "$swarmkit" sandbox up --nodes 3 --inventory "$inventory"
 "$swarmkit" up -i "$inventory" --security "$security" --topics myTopic:6:3,anotherTopic:2:3
-"$swarmkit" verify -i "$inventory" --spark --report reports/verify.json
+"$swarmkit" verify -i "$inventory" --spark --report reports/verify.html  # the Spark job's JSON beside it
 if [ "$security" != plaintext ]; then
     "$swarmkit" client-config -i "$inventory" --security "$security" -o reports/client.properties
 fi

@@ -6,9 +6,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 state="${SWARMKIT_STATE_DIR:-/var/tmp/swarmkit}"
-packages=(docker.io iproute2 iptables busybox-static docker-registry socat procps openssh-server openssh-client)
+packages=(docker.io iproute2 iptables busybox-static docker-registry socat procps openssh-server openssh-client chromium)
 # openssh-server: `sandbox up --endpoint ssh` runs its own sshd inside each sandbox host; this
 # machine's own sshd is not needed (container images' policy-rc.d keeps apt from starting it).
+# chromium: the tests open `verify --report`'s page in it, headless, and read its screenshot.
 
 started=$SECONDS
 log() { printf 'setup [%3ds]: %s\n' "$((SECONDS - started))" "$*"; }

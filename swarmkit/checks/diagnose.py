@@ -99,6 +99,7 @@ class Probe:
     answered_cluster_id: str | None = None
     answered_brokers: tuple[tuple[int, str], ...] = ()
     metadata_error: str = ""
+    metadata_ms: float | None = None  # the metadata request's round trip, a new client's connection included
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ class BrokerCheck:
     detail: str
     cause: str = ""
     fix: str = ""
+    metadata_ms: float | None = None  # how long the metadata request at the advertised address took
 
     @property
     def ok(self) -> bool:
@@ -228,7 +230,8 @@ def judge_broker(node_id: int, probe: Probe, client_local: bool, cluster_id: str
         "",
         "",
     )
-    return BrokerCheck(node_id, where, bool(probe.addresses), probe.connect == "ok", probe.answered, detail, cause, fix)
+    reached = (bool(probe.addresses), probe.connect == "ok", probe.answered)
+    return BrokerCheck(node_id, where, *reached, detail, cause, fix, metadata_ms=probe.metadata_ms)
 
 
 def _address_finding(node_id: int, probe: Probe, where: str, client_local: bool) -> Finding | None:
@@ -428,12 +431,13 @@ def probe_address(
     reached = _reach(host, port, timeout)
     if reached.connect != "ok":
         return reached
-    addresses = reached.addresses
+    addresses, started = reached.addresses, time.monotonic()
     if refused is None:
         try:
             md = admin.broker_metadata(endpoint(host, port), timeout, security)
         except BrokerError as exc:
             refused = exc
+    elapsed_ms = round((time.monotonic() - started) * 1000, 1)
     if refused is not None:
         said = refused.message
         said = said if security or not _speaks_tls(host, port, timeout) else f"{said} ({PLAIN_TO_TLS})"
@@ -446,6 +450,7 @@ def probe_address(
         answered=True,
         answered_cluster_id=md.cluster_id,
         answered_brokers=tuple((b.node_id, endpoint(b.host, b.port)) for b in md.brokers),
+        metadata_ms=elapsed_ms,
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,8 +16,10 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     STACK_OPTION,
+    ProgressLines,
     checked,
     count_option,
+    err,
     expected_failures,
     load_hosts,
     out,
@@ -27,7 +31,8 @@ from swarmkit.errors import SpecError
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
-    from swarmkit.checks import diagnose, verify
+    from swarmkit.checks import diagnose, verdict_metrics, verify
+    from swarmkit.checks import report as pages
     from swarmkit.hosts import session as sessions
     from swarmkit.security import settings
     from swarmkit.traffic import spark_streaming
@@ -37,7 +42,13 @@ else:
     settings = lazy("swarmkit.security.settings")
     spark_streaming = lazy("swarmkit.traffic.spark_streaming")
     verify = lazy("swarmkit.checks.verify")
+    pages = lazy("swarmkit.checks.report")
+    verdict_metrics = lazy("swarmkit.checks.verdict_metrics")
 
+EVERY_OPTION = timeout_option(None, "Verify again every SECONDS (start to start) until interrupted.", name="--every")
+METRICS_PORT_OPTION = typer.Option(
+    None, "--metrics-port", help="With --every: serve the verdicts for Prometheus on this port.", callback=checked(numbers.port)
+)
 listeners_app = typer.Typer(help="Listener diagnosis for any Kafka cluster.", no_args_is_help=True)
 
 
@@ -47,7 +58,9 @@ def verify_command(
     spark: bool = typer.Option(False, "--spark", help="Also run the PySpark job through every broker."),
     records: int | None = count_option(None, "--records", "Records per broker for the Spark job."),
     master: str | None = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
-    report: str | None = typer.Option(None, "--report", help="Where the Spark job writes its JSON report."),
+    report: str | None = typer.Option(
+        None, "--report", help="FILE.html: the report page (the Spark job's JSON beside it, FILE.json); else the job's JSON."
+    ),
     streaming: bool = typer.Option(False, "--streaming", help="With --spark: a Structured Streaming query, exactly once."),
     seconds: float = typer.Option(
         defaults.STREAM_SECONDS,
@@ -56,6 +69,10 @@ def verify_command(
         callback=checked(numbers.seconds),
     ),
     rate: int = count_option(defaults.STREAM_RATE, "--rate", "Records/s the stream's producer writes."),
+    every: float | None = EVERY_OPTION,
+    rounds: int | None = count_option(None, "--rounds", "With --every: stop after N rounds."),
+    metrics_port: int | None = METRICS_PORT_OPTION,
+    metrics_address: str = typer.Option("0.0.0.0", "--metrics-address", help="Address the verdicts are served on."),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
     timeout: float = timeout_option(
@@ -64,26 +81,85 @@ def verify_command(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Check every broker from this machine (and with --spark, real traffic); report what changed."""
+    if every is None and (rounds or metrics_port):
+        raise SpecError("--rounds and --metrics-port go with --every", hint="e.g. --every 60 --metrics-port 9465")
+    html, spark_json = pages.outputs(report)
     options = verify.VerifyOptions(
         stack_name=stack_name,
         external_port=port,
         spark=spark,
         spark_records=records,
         spark_master=master,
-        spark_report=report,
+        spark_report=spark_json,
         spark_stream=spark_streaming.StreamOptions(seconds, rate) if streaming else None,
         budget=timeout,
     )
+    once = _runner(inventory, options, html)
+    if every is not None:
+        _watch(once, every, rounds, (metrics_address, metrics_port), as_json)
+        return
     with reporting("verifying every broker from this machine" + (", then the Spark job" if spark else "")) as say:
-        hosts, docker = load_hosts(inventory)
-        result = verify.verify(sessions.Session(hosts, docker), options, on_progress=say)
+        result = once(say)
+    _show(result, as_json, html)
+
+
+Round = Callable[[Callable[[str], None]], "verify.VerifyReport"]
+
+
+def _runner(inventory: str, options: verify.VerifyOptions, html: Path | None) -> Round:
+    """One verify run on one session (kept across the rounds of --every), the page written after it."""
+    hosts, docker = load_hosts(inventory)
+    session = sessions.Session(hosts, docker)
+    layout = pages.layout_of(hosts, options.stack_name)
+
+    def once(say: Callable[[str], None]) -> verify.VerifyReport:
+        result = verify.verify(session, options, on_progress=say)
+        if html:
+            pages.write(html, result, layout, pages.now())
+        return result
+
+    return once
+
+
+def _show(result: verify.VerifyReport, as_json: bool, html: Path | None) -> None:
     if as_json:
         print_json(result.to_dict())
     else:
         tables.print_verify(result, out)
         if result.spark_stream:
             out.print(result.spark_stream.summary())
+    if html:
+        err.print(f"report: {html}", markup=False, highlight=False)
     if not result.ok:
+        raise typer.Exit(1)
+
+
+def _watch(
+    once: Round,
+    every: float,
+    rounds: int | None,
+    serve: tuple[str, int | None],
+    as_json: bool,
+) -> None:
+    """The loop: progress and one line per round on stderr; with --json, each round's report on stdout."""
+    say = ProgressLines()
+    server = verdict_metrics.start_server(serve[0], serve[1]) if serve[1] else None
+    if server:
+        say(f"serving the verdicts at http://{serve[0]}:{serve[1]}/metrics")
+
+    def publish(last: verdict_metrics.Round, number: int, errors: int) -> None:
+        if server:
+            server.page = verdict_metrics.exposition(last, number, errors).encode()
+        say(verdict_metrics.summary(last, number))
+        if as_json:
+            print(json.dumps(last.report.to_dict() if last.report else {"ok": False, "error": last.error}), flush=True)
+
+    try:
+        last = verdict_metrics.watch(lambda: once(say), every, rounds, publish)
+    finally:
+        if server:
+            server.shutdown()
+    if not (last.report and last.report.ok):
         raise typer.Exit(1)
 
 

@@ -22,15 +22,23 @@ from swarmkit.cli.common import (
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
+    from swarmkit.checks import diagnose
     from swarmkit.hosts import session as sessions
     from swarmkit.ops import metrics
 else:
+    diagnose = lazy("swarmkit.checks.diagnose")
     sessions = lazy("swarmkit.hosts.session")
     metrics = lazy("swarmkit.ops.metrics")
 
 metrics_app = typer.Typer(help="Prometheus on the swarm: every broker's and controller's metrics, and alert rules.")
 
 READY_TIMEOUT = 180.0
+VERIFY_TARGET_OPTION = typer.Option(
+    None,
+    "--verify-target",
+    help="HOST:PORT of a `swarmkit verify --every S --metrics-port P` loop to scrape too (repeatable).",
+    callback=checked(lambda values: [diagnose.split_endpoint(v) for v in values]),
+)
 
 
 @metrics_app.command("up")
@@ -46,6 +54,7 @@ def metrics_up_command(
         help="A Prometheus image (default: swarmkit/prometheus, built on the manager from Debian's package).",
         callback=checked(names.image_ref),
     ),
+    verify_targets: list[str] | None = VERIFY_TARGET_OPTION,
     stack: str = STACK_OPTION,
     timeout: float = timeout_option(READY_TIMEOUT, "Seconds to wait for Prometheus to answer."),
     as_json: bool = JSON_OPTION,
@@ -59,12 +68,15 @@ def metrics_up_command(
             port=port,
             image=image,
             timeout=timeout,
+            verify_targets=tuple(verify_targets or ()),
         )
     if as_json:
         print_json(server.to_dict())
         return
     out.print(f"stack {server.stack} on {server.host}: image {server.image}")
     out.print(f"scraping {server.brokers} and {', '.join(server.controllers) or 'no controller'} on the overlay")
+    if server.verify_targets:
+        out.print(f"and swarmkit verify's verdicts at {', '.join(server.verify_targets)}")
     out.print(f"Prometheus {server.url}   alerts {server.url}classic/alerts   ({server.total_s:.1f} s)")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ class MetricsServer:
     brokers: str
     controllers: tuple[str, ...]
     total_s: float
+    verify_targets: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": True, **asdict(self)}
@@ -92,9 +93,16 @@ def _wait_ready(url: str, timeout: float, say: Any) -> None:
 
 
 def metrics_up(
-    session: Session, *, kafka_stack: str = "kafka", port: int = 9090, image: str | None = None, timeout: float = READY_TIMEOUT
+    session: Session,
+    *,
+    kafka_stack: str = "kafka",
+    port: int = 9090,
+    image: str | None = None,
+    timeout: float = READY_TIMEOUT,
+    verify_targets: tuple[str, ...] = (),
 ) -> MetricsServer:
-    """Deploy (or redeploy) the Prometheus stack and wait until it answers; an unchanged spec restarts nothing."""
+    """Deploy (or redeploy) the Prometheus stack and wait until it answers; an unchanged spec restarts nothing.
+    ``verify_targets``: HOST:PORT of `swarmkit verify --every` loops to scrape as well (reached from the manager)."""
     started = time.monotonic()
     host = session.inventory.first_manager
     manager = session.docker[host]
@@ -110,7 +118,7 @@ def metrics_up(
             f"port {port}/tcp on {host.name} ({host.address}) is already in use: nothing was deployed",
             hint="choose another with --port",
         )
-    spec = prometheus.MetricsSpec(**{**asdict(spec), "image": _provide_image(manager, image, say)})
+    spec = replace(spec, image=_provide_image(manager, image, say), verify_targets=verify_targets)
     say(f"deploying stack {name} on {host.name}")
     with tempfile.TemporaryDirectory(prefix="swarmkit-metrics-") as directory:
         for config in prometheus.config_files(spec):
@@ -119,7 +127,9 @@ def metrics_up(
         compose.write_text(prometheus.render_stack(spec))
         dockerapi.deploy_stack(manager, name, compose)
     _wait_ready(url, timeout, say)
-    return MetricsServer(name, url, spec.image, host.name, spec.brokers, spec.controllers, round(time.monotonic() - started, 3))
+    return MetricsServer(
+        name, url, spec.image, host.name, spec.brokers, spec.controllers, round(time.monotonic() - started, 3), verify_targets
+    )
 
 
 def _port_taken(host: Host, port: int) -> bool:

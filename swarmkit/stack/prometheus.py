@@ -32,6 +32,7 @@ DNS_REFRESH = "15s"
 RETENTION = "15d"
 BROKER_JOB = "kafka-broker"
 CONTROLLER_JOB = "kafka-controller"
+VERIFY_JOB = "swarmkit-verify"  # `swarmkit verify --every S --metrics-port P`, outside the swarm
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class MetricsSpec:
     node_id: str  # the manager's swarm node id
     port: int  # published on that manager
     image: str = DEFAULT_IMAGE
+    verify_targets: tuple[str, ...] = ()  # HOST:PORT of verify loops serving their verdicts
 
 
 def stack_name(kafka_stack: str) -> str:
@@ -76,6 +78,8 @@ def server_config(spec: MetricsSpec) -> dict[str, Any]:
     jobs = [_job(BROKER_JOB, (spec.brokers,))]
     if spec.controllers:
         jobs.append(_job(CONTROLLER_JOB, spec.controllers))
+    if spec.verify_targets:
+        jobs.append({"job_name": VERIFY_JOB, "static_configs": [{"targets": list(spec.verify_targets)}]})
     return {
         "global": {
             "scrape_interval": SCRAPE_INTERVAL,

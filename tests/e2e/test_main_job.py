@@ -55,4 +55,5 @@ def test_readme_main_job_proves_every_broker_with_one_core_busy(main_job_sandbox
     for broker in brokers:
         assert broker["produced"] == broker["consumed"] == report["records_per_broker"] > 0
         assert broker["missing"] == broker["duplicates"] == 0 and broker["checksum_ok"]
+    assert "per-broker throughput and latency" in (ROOT / "reports" / "verify.html").read_text()
     assert _restarted_tasks(sandbox.load("sk")) == []

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from swarmkit.checks import report as pages
 from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import SwarmkitError
 from swarmkit.hosts import dockerapi
@@ -30,6 +36,8 @@ from swarmkit.traffic import spark as sparkjob
 from swarmkit.traffic import spark_cluster
 from swarmkit.traffic.spark import run_verify_job
 from swarmkit.traffic.spark_streaming import StreamOptions, run_streaming_job
+from swarmkit.waits import Pause
+from tests.integration import browser
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
@@ -40,6 +48,7 @@ BROKERS = ["sa1:9094", "sa2:9094", "sa3:9094"]
 NODES = {"sa1", "sa2", "sa3"}
 STACK = spark_cluster.stack_name("kafka")
 SWARMKIT = str(Path(sys.executable).with_name("swarmkit"))
+ARTIFACTS = Path(__file__).parents[3] / "reports" / "test-artifacts"  # git-ignored
 sa = module_sandbox("sa", 3, "10.237.0.0/24", engine="apache", managers=3)
 
 
@@ -76,6 +85,9 @@ def test_verify_spark_runs_the_job_through_every_broker(cluster: Inventory) -> N
     assert report.ok, report.to_dict()
     assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == BROKERS
     assert all(b.consumed == 5000 and b.checksum_ok and b.partitions for b in report.spark.brokers)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = pages.write(ARTIFACTS / "verify-spark.html", report, pages.layout_of(cluster, "kafka"), pages.now())
+    _the_page_shows_every_chart(page, NODES)
 
 
 def test_a_query_restarted_from_its_checkpoint_sees_every_record_exactly_once(cluster: Inventory, tmp_path: Path) -> None:
@@ -150,10 +162,11 @@ def test_the_verify_job_runs_on_the_swarm_with_executors_on_every_node(
     status = sparkjob.master_status("sa1")
     assert status is not None and {w["host"] for w in status["workers"] if w["state"] == "ALIVE"} == NODES
 
-    report_path = tmp_path / "report.json"
+    report_path = tmp_path / "report.json"  # beside the page
     verified = _cli("verify", "-i", sa.inventory_path, "--spark", "--master", deployed["master_url"], "--records", "5000",
-                    "--report", str(report_path))  # fmt: skip
+                    "--report", str(report_path.with_suffix(".html")))  # fmt: skip
     assert verified["ok"], verified
+    assert "per-broker throughput and latency" in report_path.with_suffix(".html").read_text()
     report = json.loads(report_path.read_text())
     assert report["master"] == "spark://sa1:7077"
     assert all(b["ok"] and b["consumed"] == 5000 for b in report["brokers"]), report["brokers"]
@@ -167,6 +180,56 @@ def test_the_verify_job_runs_on_the_swarm_with_executors_on_every_node(
     assert sorted(removed["removed"]) == [f"{STACK}_master", f"{STACK}_worker"]
     assert _spark_services(cluster) == []
     assert sparkjob.master_status("sa1") is None
+
+
+def _the_page_shows_every_chart(page: Path, nodes: set[str]) -> None:
+    """Opened in chromium: a bar per broker and series in the DOM, each series' colour on the screenshot, which
+    is kept beside the page."""
+    opened = browser.open_page(page, page.with_suffix(".png"))
+    assert set(re.findall(r'<g class="node" data-node="([^"]*)" data-verdict="ok"', opened.dom)) == nodes
+    drawn = Counter(re.findall(r'<rect class="bar" data-series="([^"]*)"', opened.dom))
+    assert drawn == {s: len(nodes) for s in ("produce", "consume", "p50", "p99", "metadata request", "leaders", "replicas")}
+    for colour in ("#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#455a64", "#9e9d24"):
+        assert opened.colours[browser.rgb(colour)] > 100, f"{colour} is not on the screenshot {opened.screenshot}"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("", 0))
+        return probe.getsockname()[1]
+
+
+def _prometheus_series(url: str, query: str) -> dict[str, float]:
+    """node -> value of a query's series, as Prometheus on the swarm answers it now."""
+    with urllib.request.urlopen(f"{url}api/v1/query?{urllib.parse.urlencode({'query': query})}", timeout=5) as answer:
+        results = json.loads(answer.read())["data"]["result"]
+    return {r["metric"].get("node", ""): float(r["value"][1]) for r in results}
+
+
+def test_verify_every_serves_its_verdicts_to_prometheus_on_the_swarm(cluster: Inventory, sa: sandbox.Sandbox) -> None:
+    """The loop on this machine, Prometheus on sa1 scraping it through the node's route to the sandbox gateway."""
+    port = _free_port()
+    loop = subprocess.Popen(
+        [SWARMKIT, "verify", "-i", sa.inventory_path, "--every", "10", "--rounds", "12",
+         "--metrics-port", str(port), "--metrics-address", sa.gateway],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        server = _cli("metrics", "up", "-i", sa.inventory_path, "--verify-target", f"{sa.gateway}:{port}")
+        deadline, pause, seen = time.monotonic() + 90, Pause(), {}
+        while seen != dict.fromkeys(NODES, 1.0) and time.monotonic() < deadline:
+            pause.sleep()
+            seen = _prometheus_series(server["url"], 'swarmkit_verify_broker_reachable{job="swarmkit-verify"}')
+        assert seen == dict.fromkeys(NODES, 1.0), f"reachability series in Prometheus: {seen}"
+        assert _prometheus_series(server["url"], "swarmkit_verify_broker_advertised_match") == dict.fromkeys(NODES, 1.0)
+        latency = _prometheus_series(server["url"], "swarmkit_verify_broker_metadata_latency_seconds")
+        assert set(latency) == NODES and all(0 < s < 10 for s in latency.values()), latency
+        assert _prometheus_series(server["url"], "swarmkit_verify_ok") == {"": 1.0}
+    finally:
+        loop.send_signal(signal.SIGINT)  # as Ctrl-C: the loop stops between or within a round
+        _, said = loop.communicate(timeout=60)
+        _cli("metrics", "down", "-i", sa.inventory_path, "--purge")
+    assert "round 1: ok" in said, said[-2000:]
 
 
 def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(cluster: Inventory, sa: sandbox.Sandbox) -> None:

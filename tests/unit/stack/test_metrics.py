@@ -75,6 +75,12 @@ def test_prometheus_finds_brokers_and_controllers_by_dns_on_the_kafka_overlay() 
     }
 
 
+def test_verify_loops_named_by_their_address_are_one_more_job() -> None:
+    config = prometheus.server_config(replace(SPEC, verify_targets=("10.0.0.5:9465", "ops-box:9465")))
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    assert jobs["swarmkit-verify"]["static_configs"] == [{"targets": ["10.0.0.5:9465", "ops-box:9465"]}]
+
+
 def test_the_metrics_stack_runs_on_the_manager_with_its_data_on_a_volume() -> None:
     document = yaml.safe_load(prometheus.render_stack(SPEC))
     service = document["services"]["prometheus"]
@@ -122,6 +128,7 @@ def test_metrics_commands_refuse_bad_input_with_a_hint(tmp_path: Path) -> None:
     for args, said in (
         (["metrics", "up", "-i", str(inventory_file), "--port", "70000"], "not a port number"),
         (["metrics", "up", "-i", str(inventory_file), "--image", "Not An Image"], "not a valid image reference"),
+        (["metrics", "up", "-i", str(inventory_file), "--verify-target", "ops-box"], "not HOST:PORT"),
         (["metrics", "down", "-i", str(inventory_file), "--stack", "Bad Name"], "stack"),
     ):
         result = runner.invoke(app, [*args, "--json"])
