@@ -20,8 +20,8 @@ from typing import Any
 from swarmkit.checks.charts import Series, bar_chart
 from swarmkit.checks.verify import BrokerVerdict, VerifyReport
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.engines import engine_for
-from swarmkit.stack.engines.apache import controllers_of
 
 PASS, FAIL, NONE = "#2e7d32", "#c62828", "#757575"
 NODE_WIDTH, NODE_HEIGHT, NODE_GAP, PER_ROW = 220, 118, 14, 3
@@ -46,7 +46,8 @@ class ClusterLayout:
 def layout_of(inventory: Inventory, stack: str) -> ClusterLayout:
     """The servers, and where the controllers run (one per manager, for engines with controllers)."""
     shared = engine_for(inventory.stack.engine).SHARED_CLUSTER
-    controller = {host: node_id for _, node_id, host in controllers_of(inventory)} if shared else {}
+    first = ControllerSet.first([host.name for host in inventory.managers])  # a replaced manager's is not kept here
+    controller = {c.host: c.node_id for c in first.controllers} if shared else {}
     nodes = tuple(MapNode(h.name, h.address, h.role, controller.get(h.name)) for h in inventory.hosts)
     return ClusterLayout(stack, nodes)
 
