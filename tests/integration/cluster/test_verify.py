@@ -27,7 +27,7 @@ VERIFY_BOUND_S = 30
 
 @pytest.fixture(scope="module")
 def vf(tmp_path_factory: pytest.TempPathFactory):
-    with fresh_sandbox(NAME, 3, "10.249.0.0/24", "vf", tmp_path_factory.mktemp("vf")) as created:
+    with fresh_sandbox(NAME, 3, "10.248.0.0/24", "vf", tmp_path_factory.mktemp("vf")) as created:
         inventory = load_inventory(created.inventory_path)
         swarm.swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
         yield created
