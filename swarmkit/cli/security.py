@@ -7,9 +7,19 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from swarmkit.cli.common import EXTERNAL_PORT_OPTION, INVENTORY_OPTION, STACK_OPTION, expected_failures, out
+from swarmkit.cli import tables
+from swarmkit.cli.common import (
+    EXTERNAL_PORT_OPTION,
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    STACK_OPTION,
+    expected_failures,
+    out,
+    print_json,
+)
 from swarmkit.hosts.inventory import load_inventory
 from swarmkit.lazy import lazy
+from swarmkit.security import acls
 from swarmkit.security.settings import ADMIN_USER, write_private
 
 if TYPE_CHECKING:
@@ -51,35 +61,78 @@ def client_config_command(
     out.print(f"wrote {target} (mode 0600) and {ca_file}", highlight=False, soft_wrap=True)
 
 
+USER_ARGUMENT = typer.Argument(..., help="User name.")
+ALLOW_OPTION = typer.Option(
+    [],
+    "--allow",
+    help="A grant TYPE:NAME:OPERATIONS, e.g. topic:orders:read,write, topic:orders-*:read (a prefix), "
+    "group:billing:read; repeatable. Given, these become the user's whole set of grants; not given, its grants stay.",
+)
+
+TOPIC_OPTION = typer.Option([], "--topic", help="A topic the user must be able to use; repeatable (default: every topic).")
+
+
 @users_app.command("add")
 @expected_failures
 def add_command(
-    name: str = typer.Argument(..., help="User name."),
+    name: str = USER_ARGUMENT,
+    allow: list[str] = ALLOW_OPTION,
     inventory: str = INVENTORY_OPTION,
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
 ) -> None:
-    """Create a SCRAM-SHA-512 user; its password is kept for `swarmkit client-config --user NAME`."""
-    users.add_user(sessions.Session.of(load_inventory(inventory)), stack_name, name, port)
-    out.print(f"user {name} added; its client configuration: swarmkit client-config -i {inventory} --user {name}")
+    """Create a SCRAM-SHA-512 user and set its grants; its password is kept for `swarmkit client-config --user NAME`."""
+    added = users.add_user(sessions.Session.of(load_inventory(inventory)), stack_name, name, allow, port)
+    out.print(f"user {name} added, may: {acls.describe(added.grants)}", highlight=False, soft_wrap=True)
+    out.print(f"its client configuration: swarmkit client-config -i {inventory} --user {name}", highlight=False)
 
 
 @users_app.command("remove")
 @expected_failures
 def remove_command(
-    name: str = typer.Argument(..., help="User name."),
+    name: str = USER_ARGUMENT,
     inventory: str = INVENTORY_OPTION,
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
 ) -> None:
-    """Remove a user's credential from the cluster and its kept password."""
+    """Remove a user's grants, its credential from the cluster and its kept password."""
     users.remove_user(sessions.Session.of(load_inventory(inventory)), stack_name, name, port)
-    out.print(f"user {name} removed")
+    out.print(f"user {name} removed", highlight=False)
 
 
 @users_app.command("list")
 @expected_failures
-def list_command(inventory: str = INVENTORY_OPTION, stack_name: str = STACK_OPTION, port: int = EXTERNAL_PORT_OPTION) -> None:
-    """The users the cluster holds SCRAM credentials for."""
-    for name in users.list_users(sessions.Session.of(load_inventory(inventory)), stack_name, port):
-        out.print(name, highlight=False)
+def list_command(
+    inventory: str = INVENTORY_OPTION,
+    stack_name: str = STACK_OPTION,
+    port: int = EXTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """The users the cluster holds SCRAM credentials for, with their grants."""
+    found = users.list_users(sessions.Session.of(load_inventory(inventory)), stack_name, port)
+    if as_json:
+        print_json({"ok": True, "users": [user.to_dict() for user in found]})
+        return
+    for user in found:
+        may = "everything (swarmkit's admin)" if user.name == ADMIN_USER else acls.describe(user.grants)
+        out.print(f"{user.name}: {may}", highlight=False, soft_wrap=True)
+
+
+@users_app.command("check")
+@expected_failures
+def check_command(
+    name: str = USER_ARGUMENT,
+    topics: list[str] = TOPIC_OPTION,
+    inventory: str = INVENTORY_OPTION,
+    stack_name: str = STACK_OPTION,
+    port: int = EXTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Log in as the user and show what it may do on each topic; exit 1 when it is refused."""
+    result = users.check_user(sessions.Session.of(load_inventory(inventory)), stack_name, name, topics, port)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        tables.print_user_check(result, out)
+    if not result.ok:
+        raise typer.Exit(1)

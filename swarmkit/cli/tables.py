@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from swarmkit.lazy import lazy
+from swarmkit.security import acls
 
 if TYPE_CHECKING:
     from swarmkit.checks import diagnose, health, status, verify
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from swarmkit.ops.rebalance import RebalanceResult
     from swarmkit.ops.roll import RollReport
     from swarmkit.ops.teardown import DownReport
+    from swarmkit.ops.users import UserCheck
     from swarmkit.sandbox import hosts as sandbox
     from swarmkit.sandbox.hosts import SandboxStatus
     from swarmkit.swarm import bootstrap as swarm
@@ -437,3 +439,18 @@ def print_push(result: PushResult, console: Console) -> None:
     console.print(table)
     if result.built_here:
         console.print(f"built {result.image} on this machine first", highlight=False)
+
+
+def print_user_check(check: UserCheck, console: Console) -> None:
+    """``users check``: the login's verdict, then what the user may do on each topic."""
+    console.print(Text.assemble(f"user {check.user}, grants: ", acls.describe(check.grants)), soft_wrap=True)
+    if check.login_error:
+        console.print(Text.assemble(("login refused: ", "red"), check.login_error), soft_wrap=True)
+    else:
+        table = _table(f"What {check.user} may do", ("topic", "produce", "consume", "verdict"))
+        for access in check.topics:
+            verdict = Text(access.verdict) if access.produce or access.consume else _red(access.verdict)
+            table.add_row(Text(access.topic), _mark(access.produce), _mark(access.consume), verdict)
+        console.print(table)
+    if check.fix:
+        console.print(Text.assemble(("fix: ", "yellow"), check.fix), soft_wrap=True)

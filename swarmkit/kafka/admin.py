@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled, first_answer
 from swarmkit.lazy import lazy
+from swarmkit.security.acls import Grant
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
@@ -404,13 +405,101 @@ def _error_code(error: ck.KafkaError | ck.KafkaException) -> int:
     return int((error.args[0] if isinstance(error, ck.KafkaException) else error).code())
 
 
-def _scram_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
+def _security_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
     try:
         return future.result(timeout=timeout + 1)
     except (ck.KafkaException, TimeoutError) as error:
         raise BrokerError(
             f"{what} through {client.bootstrap} failed: {error}", hint="check that the cluster runs in sasl_ssl mode"
         ) from None
+
+
+def _binding(user: str, grant: Grant) -> ck_admin.AclBinding:
+    """The Kafka ACL of one grant: allow ``User:user`` the operation from any host."""
+    return ck_admin.AclBinding(
+        ck_admin.ResourceType[grant.resource.upper()],
+        grant.name,
+        ck_admin.ResourcePatternType.PREFIXED if grant.prefixed else ck_admin.ResourcePatternType.LITERAL,
+        f"User:{user}",
+        "*",
+        ck_admin.AclOperation[grant.operation.replace("-", "_").upper()],
+        ck_admin.AclPermissionType.ALLOW,
+    )
+
+
+def _bindings(client: _Client, user: str, timeout: float) -> list[ck_admin.AclBinding]:
+    anything: Any = None  # a filter's None matches any name and host (the stubs allow only str)
+    found = ck_admin.AclBindingFilter(
+        ck_admin.ResourceType.ANY,
+        anything,
+        ck_admin.ResourcePatternType.ANY,
+        f"User:{user}",
+        anything,
+        ck_admin.AclOperation.ANY,
+        ck_admin.AclPermissionType.ANY,
+    )
+    return list(
+        _security_call(client, f"listing {user}'s ACLs", client.admin.describe_acls(found, request_timeout=timeout), timeout)
+    )
+
+
+def _lower(value: object) -> str:
+    """An enum member's name as grants spell it (AclOperation.DESCRIBE_CONFIGS: describe-configs)."""
+    return str(getattr(value, "name", value)).lower().replace("_", "-")
+
+
+def _as_grant(binding: ck_admin.AclBinding) -> Grant:
+    prefixed = binding.resource_pattern_type == ck_admin.ResourcePatternType.PREFIXED
+    return Grant(_lower(binding.restype), binding.name, prefixed, _lower(binding.operation))
+
+
+def user_grants(bootstrap: str, user: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> tuple[Grant, ...]:
+    """The user's ACLs as grants (those swarmkit can write: allowed, any host, on a topic or a group)."""
+    bindings = _bindings(_Client(bootstrap, timeout, security), user, timeout)
+    mine = [b for b in bindings if b.permission_type == ck_admin.AclPermissionType.ALLOW and b.host == "*"]
+    return tuple(sorted(_as_grant(b) for b in mine if b.restype in (ck_admin.ResourceType.TOPIC, ck_admin.ResourceType.GROUP)))
+
+
+def set_grants(
+    bootstrap: str, user: str, grants: Sequence[Grant], security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT
+) -> None:
+    """Make ``grants`` the user's whole set of ACLs: the missing ones created, any other one of the user's deleted."""
+    client = _Client(bootstrap, timeout, security)
+    wanted = {_binding(user, grant) for grant in grants}
+    current = set(_bindings(client, user, timeout))
+    stale = [
+        ck_admin.AclBindingFilter(b.restype, b.name, b.resource_pattern_type, b.principal, b.host, b.operation, b.permission_type)
+        for b in current - wanted
+    ]
+    if stale:
+        for future in client.admin.delete_acls(stale, request_timeout=timeout).values():
+            _security_call(client, f"deleting {user}'s ACLs", future, timeout)
+    missing = list(wanted - current)
+    if missing:
+        for future in client.admin.create_acls(missing, request_timeout=timeout).values():
+            _security_call(client, f"granting {user}", future, timeout)
+
+
+def authorized_topic_operations(
+    bootstrap: str, topics: Sequence[str], security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT
+) -> dict[str, tuple[str, ...]]:
+    """What the client ``security`` logs in as may do on each topic (``read``, ``write``…), as the brokers'
+    authorizer answers it; a topic it may not even describe maps to ``()``.  BrokerError when the login fails."""
+    client = _Client(bootstrap, timeout, security)
+    _list_topics(client, timeout)  # a refused login or an unreachable broker is an error, not "no rights"
+    futures = client.admin.describe_topics(
+        ck.TopicCollection(list(topics)), include_authorized_operations=True, request_timeout=timeout
+    )
+    found: dict[str, tuple[str, ...]] = {}
+    for topic, future in futures.items():
+        try:
+            operations = future.result(timeout=timeout + 1).authorized_operations or []
+        except ck.KafkaException as error:
+            if _error_code(error) != ck.KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                raise BrokerError(f"describing topic {topic} through {bootstrap} failed: {error}", hint="run it again") from None
+            operations = []
+        found[topic] = tuple(sorted(_lower(op) for op in operations))
+    return found
 
 
 def set_scram_user(bootstrap: str, user: str, password: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -420,7 +509,7 @@ def set_scram_user(bootstrap: str, user: str, password: str, security: ClientSec
         user, ck_admin.ScramCredentialInfo(ck_admin.ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password.encode()
     )
     futures = client.admin.alter_user_scram_credentials([change], request_timeout=timeout)
-    _scram_call(client, f"setting user {user}", futures[user], timeout)
+    _security_call(client, f"setting user {user}", futures[user], timeout)
 
 
 def remove_scram_user(bootstrap: str, user: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -428,11 +517,13 @@ def remove_scram_user(bootstrap: str, user: str, security: ClientSecurity, timeo
     futures = client.admin.alter_user_scram_credentials(
         [ck_admin.UserScramCredentialDeletion(user, ck_admin.ScramMechanism.SCRAM_SHA_512)], request_timeout=timeout
     )
-    _scram_call(client, f"removing user {user}", futures[user], timeout)
+    _security_call(client, f"removing user {user}", futures[user], timeout)
 
 
 def scram_users(bootstrap: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
     """The users the cluster holds SCRAM credentials for."""
     client = _Client(bootstrap, timeout, security)
-    found = _scram_call(client, "listing users", client.admin.describe_user_scram_credentials(request_timeout=timeout), timeout)
+    found = _security_call(
+        client, "listing users", client.admin.describe_user_scram_credentials(request_timeout=timeout), timeout
+    )
     return sorted(found)

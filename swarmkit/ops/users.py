@@ -4,25 +4,39 @@ A user's password is made here, kept in the stack's store beside the inventory (
 and given to the cluster as a salted SCRAM-SHA-512 credential through the admin API, as swarmkit's
 own admin.  Calls go through the first inventory host's published port; the CA is checked, the
 host name is not (that host's certificate names what it advertises, which may not be its address).
+
+A user's removal must not cost the others their credentials.  Kafka 4.3.1 and 4.4.0 (``ScramDelta.apply``)
+drop a mechanism's whole credential map as soon as a removal leaves it empty while a delta is applied, and
+the users put back later in that delta go into the dropped map: a broker or controller that replays its
+metadata log from the start (a restart before it has a snapshot) after ``users remove alice`` loses every
+SCRAM-SHA-512 credential, ``swarmkit-admin``'s included.  A delta's users are walked in Java ``HashMap``
+order: bucket 0 first, and in a bucket, oldest first.  ``KEEPER_USER``'s ``hashCode()`` is 0, so it is in
+bucket 0 whatever the table's size; made before any client user and never removed, it is walked before
+any removal and keeps the map from ever being empty.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+import secrets
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from swarmkit import names
-from swarmkit.errors import SpecError
+from swarmkit.checks import diagnose
+from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
-from swarmkit.security import pki
-from swarmkit.security.settings import ADMIN_USER, ClientSecurity, settings_text
+from swarmkit.security import acls, pki
+from swarmkit.security.settings import ADMIN_USER, KEEPER_USER, ClientSecurity, settings_text
 from swarmkit.stack.deployed import SECURITY_LABEL, broker_service, verified_state_path
 
 FORMATS = ("properties", "librdkafka")
+TIMEOUT = 15.0  # each admin call: a TLS handshake and a SCRAM login on a busy broker (5 s timed out at load 100)
 SECURE_MODES = ("sasl_ssl", "ssl")
 
 
@@ -64,29 +78,129 @@ def _admin(session: Session, stack_name: str, port: int) -> tuple[str, ClientSec
 
 
 def _client_user(name: str) -> str:
-    if names.user_name(name) == ADMIN_USER:
-        raise SpecError(f"'{ADMIN_USER}' is swarmkit's own user", hint="give client users names of their own")
+    if names.user_name(name) in (ADMIN_USER, KEEPER_USER):
+        raise SpecError(f"'{name}' is swarmkit's own user", hint="give client users names of their own")
     return name
 
 
-def add_user(session: Session, stack_name: str, name: str, port: int = 9094) -> None:
-    """Create the user (or set its kept password again: adding twice changes nothing)."""
+def _keep_credentials(bootstrap: str, security: ClientSecurity) -> None:
+    """Make ``KEEPER_USER`` (with a password nobody keeps) unless the cluster has it: see the module's docstring."""
+    if KEEPER_USER not in admin.scram_users(bootstrap, security, TIMEOUT):
+        admin.set_scram_user(bootstrap, KEEPER_USER, secrets.token_urlsafe(32), security, TIMEOUT)
+
+
+def add_user(session: Session, stack_name: str, name: str, allow: Sequence[str] = (), port: int = 9094) -> UserInfo:
+    """Create the user (or set its kept password again: adding twice changes nothing); ``allow`` specs, when
+    given, become the user's whole set of grants, else its grants are left as they are (none for a new user)."""
     _client_user(name)
+    grants = acls.parse_grants(allow)
     bootstrap, security = _admin(session, stack_name, port)
     password = pki.Pki(pki.store_dir(session.inventory, stack_name)).password(name) or ""
-    admin.set_scram_user(bootstrap, name, password, security)
+    _keep_credentials(bootstrap, security)
+    admin.set_scram_user(bootstrap, name, password, security, TIMEOUT)
+    if allow:
+        admin.set_grants(bootstrap, name, grants, security, TIMEOUT)
+    return UserInfo(name, admin.user_grants(bootstrap, name, security, TIMEOUT))
 
 
 def remove_user(session: Session, stack_name: str, name: str, port: int = 9094) -> None:
+    """Remove the user's grants, then its credential and kept password (a user made again starts with none)."""
     _client_user(name)
     bootstrap, security = _admin(session, stack_name, port)
-    admin.remove_scram_user(bootstrap, name, security)
+    admin.set_grants(bootstrap, name, (), security, TIMEOUT)
+    _keep_credentials(bootstrap, security)
+    admin.remove_scram_user(bootstrap, name, security, TIMEOUT)
     pki.Pki(pki.store_dir(session.inventory, stack_name)).forget(name)
 
 
-def list_users(session: Session, stack_name: str, port: int = 9094) -> list[str]:
+@dataclass(frozen=True)
+class UserInfo:
+    name: str
+    grants: tuple[acls.Grant, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "grants": [grant.spec for grant in self.grants]}
+
+
+def list_users(session: Session, stack_name: str, port: int = 9094) -> list[UserInfo]:
+    """The cluster's SCRAM users but ``KEEPER_USER``, with their grants."""
     bootstrap, security = _admin(session, stack_name, port)
-    return admin.scram_users(bootstrap, security)
+    found = [user for user in admin.scram_users(bootstrap, security, TIMEOUT) if user != KEEPER_USER]
+    return [UserInfo(user, () if user == ADMIN_USER else admin.user_grants(bootstrap, user, security, TIMEOUT)) for user in found]
+
+
+@dataclass(frozen=True)
+class TopicAccess:
+    """What one user may do on one topic, as the brokers' authorizer answers it."""
+
+    topic: str
+    operations: tuple[str, ...]  # read, write, describe…; () when the topic is not even visible to the user
+
+    @property
+    def produce(self) -> bool:
+        return bool({"write", "all"} & set(self.operations))
+
+    @property
+    def consume(self) -> bool:
+        return bool({"read", "all"} & set(self.operations))
+
+    @property
+    def verdict(self) -> str:
+        if self.produce or self.consume:
+            may = " and ".join(what for what, yes in (("produce", self.produce), ("consume", self.consume)) if yes)
+            return f"may {may}" + ("" if self.produce and self.consume else " only")
+        return "refused: no grant of this user's covers the topic (the brokers answer TOPIC_AUTHORIZATION_FAILED)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "produce": self.produce, "consume": self.consume, "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class UserCheck:
+    """``users check``: the user's login and, per topic, what it may do."""
+
+    user: str
+    grants: tuple[acls.Grant, ...]
+    topics: tuple[TopicAccess, ...]
+    named: bool  # the topics were named by the caller: each must be usable, not just one
+    login_error: str = ""
+    fix: str = ""
+
+    @property
+    def ok(self) -> bool:
+        usable = [access.produce or access.consume for access in self.topics]
+        return not self.login_error and (all(usable) if self.named else any(usable))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "user": self.user,
+            "grants": [grant.spec for grant in self.grants],
+            "topics": [access.to_dict() for access in self.topics],
+            "login_error": self.login_error,
+            "fix": self.fix,
+        }
+
+
+def check_user(session: Session, stack_name: str, name: str, topics: Sequence[str] = (), port: int = 9094) -> UserCheck:
+    """Log in as the user (its kept password) and ask what it may do on ``topics`` (default: every topic).
+
+    Not part of ``verify``: verify logs in as swarmkit's admin, a super user the authorizer never refuses."""
+    _client_user(name)
+    bootstrap, security = _admin(session, stack_name, port)
+    login = pki.for_stack(session.inventory, stack_name, "sasl_ssl", name)
+    assert login is not None
+    grants = admin.user_grants(bootstrap, name, security, TIMEOUT)
+    wanted = list(topics) or [topic.name for topic in admin.broker_metadata(bootstrap, TIMEOUT, security).topics]
+    try:
+        found = admin.authorized_topic_operations(bootstrap, wanted, replace(login, verify_hostname=False), TIMEOUT)
+    except BrokerError as error:
+        cause, fix = diagnose.security_failure(error.message) or (error.message, error.hint)
+        return UserCheck(name, grants, (), bool(topics), cause, fix)
+    accesses = tuple(TopicAccess(topic, found[topic]) for topic in wanted)
+    refused = [access.topic for access in accesses if not (access.produce or access.consume)]
+    fix = f"grant it: swarmkit users add {name} -i INVENTORY --allow topic:{refused[0]}:read,write" if refused else ""
+    return UserCheck(name, grants, accesses, bool(topics), fix=fix)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ SCRAM_TARGET = "swarmkit-scram"  # the controllers' `kafka-storage format --add-
 BROKER_TARGET = "swarmkit-broker-{broker_id}.pem"  # the entrypoint picks its own by BROKER_ID
 MECHANISM = "SCRAM-SHA-512"
 ADMIN_USER = "swarmkit-admin"
+# A SCRAM user nobody logs in as, never removed, whose Java String.hashCode() is 0 (see swarmkit/ops/users.py)
+KEEPER_USER = "swarmkit-keeper-acpfufhs"
 INTERNAL_NAME = "swarmkit-internal"
 SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 

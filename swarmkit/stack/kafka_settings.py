@@ -5,8 +5,18 @@ Hosts default to the placeholders the entrypoint fills in per node; tests and ch
 
 from __future__ import annotations
 
-from swarmkit.security.settings import CA_TARGET, INTERNAL_TARGET, MECHANISM, SCRAM_LOGIN, secret_path
+from swarmkit.security.settings import (
+    ADMIN_USER,
+    CA_TARGET,
+    INTERNAL_NAME,
+    INTERNAL_TARGET,
+    MECHANISM,
+    SCRAM_LOGIN,
+    secret_path,
+)
 from swarmkit.stack.listeners import ADVERTISED_HOST, INTERNAL_HOST, ListenerPlan
+
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 def listeners_setting(plan: ListenerPlan, role: str = "broker") -> str:
@@ -69,6 +79,7 @@ def security_settings(plan: ListenerPlan, role: str = "broker") -> dict[str, str
         "ssl.client.auth": "required",
         "ssl.endpoint.identification.algorithm": "",
     }
+    settings |= authorizer_settings(plan)
     if role != "broker":
         return settings
     external = f"listener.name.{plan.external.lower()}"
@@ -77,6 +88,15 @@ def security_settings(plan: ListenerPlan, role: str = "broker") -> dict[str, str
         settings[f"{external}.sasl.enabled.mechanisms"] = MECHANISM
         settings[f"{external}.{MECHANISM.lower()}.sasl.jaas.config"] = SCRAM_LOGIN
     return settings
+
+
+def authorizer_settings(plan: ListenerPlan) -> dict[str, str]:
+    """``sasl_ssl``: Kafka's ACL authorizer on brokers and controllers, so a client user may do only what it
+    was granted (``swarmkit users add --allow``); swarmkit's admin and the internal certificate that brokers
+    and controllers present to each other are super users.  ``ssl`` mode keeps every certified client's rights."""
+    if not plan.sasl:
+        return {}
+    return {"authorizer.class.name": AUTHORIZER, "super.users": f"User:{ADMIN_USER};User:CN={INTERNAL_NAME}"}
 
 
 def broker_keystore_setting(plan: ListenerPlan) -> str:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from swarmkit.checks import diagnose, health
@@ -24,7 +25,7 @@ from swarmkit.checks.verify import VerifyOptions, verify
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka.admin import broker_metadata
+from swarmkit.kafka.admin import broker_metadata, ensure_topics
 from swarmkit.ops import deploy as deploy_module
 from swarmkit.ops import teardown, users
 from swarmkit.ops.deploy import UpResult, render_for, up
@@ -32,7 +33,10 @@ from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.rebalance import RebalanceOptions, rebalance
 from swarmkit.ops.roll import RollOptions, roll
 from swarmkit.security import certs, pki
+from swarmkit.security.acls import describe
 from swarmkit.security.settings import ADMIN_USER, ClientSecurity
+from swarmkit.stack.topics import TopicSpec
+from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
 from tests.integration.sandboxes import fresh_sandbox
 
 pytestmark = pytest.mark.integration
@@ -57,6 +61,11 @@ def admin(inventory: Inventory) -> ClientSecurity:
     security = pki.for_stack(inventory, "kafka", "sasl_ssl")
     assert security is not None
     return security
+
+
+def by_address(inventory: Inventory) -> ClientSecurity:
+    """The admin's login for dialling a host's address (its certificate names what it advertises)."""
+    return replace(admin(inventory), verify_hostname=False)
 
 
 def refused(bootstrap: str, security: ClientSecurity | None, verdict: str) -> None:
@@ -165,7 +174,7 @@ def test_no_secret_is_shown(secured: tuple[Inventory, UpResult, float]) -> None:
 def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, float]) -> None:
     """status, rebalance and roll reach the sasl_ssl cluster as swarmkit's admin (roll waits for the
     restarted broker through its SCRAM login), and the Kafka tools they run in a broker container use
-    mutual TLS on the internal listener. Before any user is removed: see the known problem in docs/security.md."""
+    mutual TLS on the internal listener (a super user of the authorizer, as the admin is)."""
     inventory, _, _ = secured
     seen = status(Session.of(inventory))
     assert not seen.kafka_error and seen.quorum is not None and seen.quorum.leader > 0, (seen.kafka_error, seen.quorum)
@@ -180,19 +189,90 @@ def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, 
     assert rolled.ok and rolled.brokers[0].new_container != rolled.brokers[0].old_container, rolled.brokers
 
 
-def test_a_client_user_gets_a_working_configuration(secured: tuple[Inventory, UpResult, float], tmp_path: Path) -> None:
+def login(inventory: Inventory, user: str, directory: Path) -> dict[str, object]:
+    """The user's librdkafka settings, as `swarmkit client-config --user` writes them (its CA file beside them)."""
+    config = users.client_config(Session.of(inventory), "kafka", "sasl_ssl", user, "librdkafka", str(directory / "ca.crt"))
+    (directory / "ca.crt").write_text(config.ca_pem)
+    return dict(line.split("=", 1) for line in config.text.splitlines()) | {"socket.timeout.ms": int(TIMEOUT * 1000)}
+
+
+def produced(settings: dict[str, object], topic: str, count: int) -> list[str]:
+    """Produce ``count`` numbered records (acks=all); the delivery errors, [] when every record is acknowledged."""
+    errors: list[str] = []
+    producer = Producer(producer_config("", **settings, **{"message.timeout.ms": int(TIMEOUT * 1000)}))
+    for number in range(count):
+        producer.produce(topic, str(number).encode(), on_delivery=lambda error, _: errors.append(error.str()) if error else None)
+    producer.flush(TIMEOUT + 5)
+    return errors
+
+
+def test_a_user_may_do_what_it_was_granted_and_nothing_else(secured: tuple[Inventory, UpResult, float], tmp_path: Path) -> None:
+    """alice is granted a topic, a topic prefix and a group; bob nothing: bob's records are refused, and
+    `users check` says so and how to grant it, while alice produces and consumes and the admin keeps every right."""
     inventory, _, _ = secured
-    users.add_user(Session.of(inventory), "kafka", "alice")
-    assert "alice" in users.list_users(Session.of(inventory), "kafka")
-    config = users.client_config(Session.of(inventory), "kafka", "sasl_ssl", "alice", "librdkafka", str(tmp_path / "ca.crt"))
-    (tmp_path / "ca.crt").write_text(config.ca_pem)
-    settings = dict(line.split("=", 1) for line in config.text.splitlines())
-    admin = AdminClient(settings | {"socket.timeout.ms": int(TIMEOUT * 1000)})
-    assert len(admin.list_topics(timeout=TIMEOUT).brokers) == 3
-    java = users.client_config(Session.of(inventory), "kafka", "sasl_ssl", "alice", "properties", str(tmp_path / "ca.crt")).text
+    session = Session.of(inventory)
+    allow = ["topic:orders:read,write", "topic:traffic-*:read,write", "group:orders-app:read"]
+    added = users.add_user(session, "kafka", "alice", allow)
+    assert describe(added.grants) == "group:orders-app:read topic:orders:read,write topic:traffic-*:read,write"
+    users.add_user(session, "kafka", "bob")
+    assert {u.name: describe(u.grants) for u in users.list_users(session, "kafka")} == {
+        "alice": describe(added.grants),
+        "bob": "(no grants)",
+        ADMIN_USER: "(no grants)",
+    }
+    alice = login(inventory, "alice", tmp_path)
+    java = users.client_config(session, "kafka", "sasl_ssl", "alice", "properties", str(tmp_path / "ca.crt")).text
     assert "sasl.jaas.config=" in java and "ssl.truststore.type=PEM" in java
-    users.remove_user(Session.of(inventory), "kafka", "alice")
-    assert "alice" not in users.list_users(Session.of(inventory), "kafka")
+    assert produced(alice, "orders", 10) == []
+    group = {"group.id": "orders-app", "auto.offset.reset": "earliest"}
+    assert sum(read_everything("", "orders", 3, TIMEOUT * 2, alice | group).values()) == 10
+    refused = produced(login(inventory, "bob", tmp_path), "orders", 1)
+    assert refused and "authorization failed" in refused[0].lower(), refused
+    bob = users.check_user(session, "kafka", "bob", ["orders"])
+    assert not bob.ok and bob.topics[0].verdict.startswith("refused"), bob
+    assert "--allow topic:orders:read,write" in bob.fix
+    checked = {access.topic: access for access in users.check_user(session, "kafka", "alice").topics}
+    assert checked["orders"].produce and checked["orders"].consume and not checked["lopsided"].produce, checked
+    assert produced(by_address(inventory).librdkafka() | {"bootstrap.servers": "se1:9094"}, "orders", 10) == []
+
+
+def test_removing_a_user_keeps_every_other_login_through_a_roll_of_every_broker(
+    secured: tuple[Inventory, UpResult, float], tmp_path: Path
+) -> None:
+    """Kafka 4.4.0 replaying the metadata log after a user's removal lost every SCRAM-SHA-512 credential when
+    the removed user came first in Java's HashMap order ("bob" does, before "alice" and "swarmkit-admin"):
+    every restarted broker then refused the admin.  With swarmkit's keeper user, every broker restarts, the
+    admin and alice log in to each, bob is refused, and alice's acks=all traffic through it all is whole."""
+    inventory, _, _ = secured
+    users.remove_user(Session.of(inventory), "kafka", "bob")
+    assert "bob" not in [u.name for u in users.list_users(Session.of(inventory), "kafka")]
+    alice = login(inventory, "alice", tmp_path)
+    assert ensure_topics("se1:9094", [TopicSpec("traffic-roll", 3, 3)], TIMEOUT, by_address(inventory))[0].ok
+    producer = CountingProducer("", "traffic-roll", rate_per_s=100, config=alice).start()
+    try:
+        producer.acked_after(200, timeout=120)
+        rolled = roll(Session.of(inventory), RollOptions(broker_timeout=240))
+        assert rolled.ok and len(rolled.brokers) == 3, rolled.brokers
+        producer.acked_after(200, timeout=120)
+    finally:
+        producer.stop()
+    for broker in ("se1:9094", "se2:9094", "se3:9094"):
+        assert len(broker_metadata(broker, TIMEOUT, admin(inventory)).brokers) == 3
+        assert (
+            len(
+                broker_metadata(
+                    broker, TIMEOUT, replace(admin(inventory), username="alice", password=str(alice["sasl.password"]))
+                ).brokers
+            )
+            == 3
+        )
+    found = read_everything("", "traffic-roll", 3, 120, alice | {"group.id": "orders-app"})
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, found)
+    print(
+        f"roll after users remove: {producer.sent} produced, {len(producer.acknowledged)} acknowledged, {len(lost)} lost, {len(duplicated)} duplicated"
+    )
+    assert (lost, duplicated) == ([], [])
+    assert users.check_user(Session.of(inventory), "kafka", "alice", ["traffic-roll"]).ok
 
 
 def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_broker(

@@ -13,7 +13,10 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import ServiceSpec
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
+from swarmkit.kafka import admin
 from swarmkit.ops import users
+from swarmkit.security.acls import parse_grants
+from swarmkit.security.settings import ADMIN_USER, KEEPER_USER
 
 runner = CliRunner()
 
@@ -73,3 +76,31 @@ def test_a_path_as_stack_name_is_a_usage_error_and_nothing_is_written(tmp_path: 
         assert result.exit_code == 2, (command, result.output)
         assert "stack name" in result.output and "Traceback" not in result.output
     assert sorted(tmp_path.rglob("*")) == [] and not Path(f"{escape}.pki").exists()
+
+
+@pytest.mark.parametrize("name", [ADMIN_USER, KEEPER_USER])
+def test_swarmkits_own_users_are_not_client_users(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str) -> None:
+    deployed(monkeypatch, "sasl_ssl")
+    session = Session.of(inventory(tmp_path))
+    for call in (users.add_user, users.remove_user, users.check_user):
+        with pytest.raises(SpecError, match="swarmkit's own user"):
+            call(session, "kafka", name)
+    assert sorted(tmp_path.rglob("*")) == []
+
+
+def test_a_malformed_grant_is_refused_before_anything_is_made(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    deployed(monkeypatch, "sasl_ssl")
+    written = tmp_path / "inv.yaml"
+    written.write_text("hosts:\n- {name: k1, endpoint: 'unix:///nonexistent.sock', address: 10.0.0.1, role: manager}\n")
+    result = runner.invoke(app, ["users", "add", "alice", "-i", str(written), "--allow", "topic:orders:fly"])
+    assert result.exit_code == 2 and "'fly' not among" in result.output, result.output
+    with pytest.raises(SpecError, match="2 part"):
+        users.add_user(Session.of(inventory(tmp_path)), "kafka", "alice", ["topic:orders"])
+    assert sorted(tmp_path.rglob("*")) == [written]
+
+
+def test_a_grant_is_one_kafka_acl_and_back() -> None:
+    for grant in parse_grants(["topic:orders:read,describe-configs", "topic:orders-*:write", "group:*:all"]):
+        binding = admin._binding("alice", grant)
+        assert binding.principal == "User:alice" and binding.host == "*"
+        assert admin._as_grant(binding) == grant
