@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: setup, a 3-host sandbox running a replicated Apache Kafka cluster
 # (KRaft, three controllers), `swarmkit up` with topics at 3 replicas,
-# `swarmkit verify --spark`, and the per-broker report. Re-running starts from a fresh sandbox.
+# `swarmkit verify --spark`, the per-broker report, and Prometheus scraping every broker and controller
+# (`swarmkit metrics up`; its URL is printed last). Re-running starts from a fresh sandbox.
 #
 #   bash scripts/demo.sh                       # plain text, as the seed recipe
 #   bash scripts/demo.sh --security sasl_ssl   # TLS + SCRAM on the client port, mutual TLS inside;
@@ -26,4 +27,5 @@ mkdir -p reports
 if [ "$security" != plaintext ]; then
     "$swarmkit" client-config -i "$inventory" --security "$security" -o reports/client.properties
 fi
-echo "report: reports/verify.json   (tear down with: $swarmkit sandbox down)"
+metrics=$("$swarmkit" metrics up -i "$inventory" --json | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["url"])')
+echo "report: reports/verify.json   metrics: $metrics (alerts: ${metrics}classic/alerts)   (tear down with: $swarmkit sandbox down)"

@@ -1,9 +1,10 @@
-"""The README's main job, end to end, on a busy machine: setup, a 3-host sandbox, `swarmkit up`, `verify --spark`,
+"""The README's main job, end to end, on a busy machine: setup, a 3-host sandbox, `swarmkit up`, `verify --spark`, `metrics up`,
 all while one core is kept fully busy (scripts/busy.sh), as on a user's laptop or a shared CI runner."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -47,6 +48,7 @@ def test_readme_main_job_proves_every_broker_with_one_core_busy(main_job_sandbox
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "verified: every broker is usable from here" in result.stdout
+    assert re.search(r"metrics: http://[\d.]+:9090/ ", result.stdout), "demo.sh did not print where the metrics are"
     assert "serving as node1:9094" in result.stderr  # deploy's phases reach a log that is not a terminal
     report = json.loads((ROOT / "reports" / "verify.json").read_text())
     assert report["ok"] is True

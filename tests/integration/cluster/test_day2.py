@@ -1,18 +1,20 @@
 """Day-2 operations on a replicated Apache Kafka cluster (3 hosts, three managers), through the runbooks.
 
 In order on one cluster: `status` reads it; bad input to roll/down/status changes nothing; `metrics up`
-scrapes every broker and controller, a stopped broker raises the broker-down alert, `metrics down --purge`
-leaves nothing behind; a full
-`roll` (a changed broker setting) under an acks=all producer loses and duplicates nothing,
-replaces every broker container and leaves the controllers alone; `down` then `up` brings the
-same cluster back (same broker ids and cluster id, every record); `down --purge-data` removes the
-volumes and the kept labels.
+scrapes every broker and controller on the overlay while their metrics port answers nobody outside it, a
+stopped engine raises the broker-down and under-replicated alerts and they clear once it is back,
+`metrics down --purge` leaves nothing behind; a full `roll` (a changed broker setting) under an acks=all
+producer loses and duplicates nothing, replaces every broker container and leaves the controllers alone;
+`down` then `up` brings the same cluster back (same broker ids and cluster id, every record); a node
+added is scraped by the running Prometheus; `down --purge-data` removes the volumes and the kept labels.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -27,12 +29,14 @@ from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import broker_metadata, ensure_topics
-from swarmkit.ops.deploy import up
+from swarmkit.ops.deploy import deploy, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.stack.metrics import AGENT_PORT
 from swarmkit.stack.topics import TopicSpec
+from swarmkit.swarm import bootstrap as swarm
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
-from tests.integration.sandboxes import module_sandbox
+from tests.integration.sandboxes import in_host, module_sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -42,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[3]
 RUNBOOKS = ROOT / "scripts" / "runbooks"
 SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
 d2 = module_sandbox(NAME, 3, "10.239.0.0/24", engine="apache", managers=3)
+EVERY_TARGET = {"kafka-broker": 3, "kafka-controller": 3}
+FIRING_WITHIN = 60 + 30 + 15  # raised within 60 s, then the rules' `for: 30s` and one evaluation (15 s)
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +66,9 @@ def run(*command: object, timeout: float = 300) -> subprocess.CompletedProcess:
     return done
 
 
-def containers(inventory: Inventory, service: str) -> dict[str, str]:
+def containers(inventory: Inventory, service: str, stack: str = "kafka") -> dict[str, str]:
     """Running container of a service per swarm node."""
-    state = dockerapi.service_state(DockerHosts.from_inventory(inventory)[inventory.first_manager], f"kafka_{service}")
+    state = dockerapi.service_state(DockerHosts.from_inventory(inventory)[inventory.first_manager], f"{stack}_{service}")
     assert state is not None
     return {t.node_id: t.container_id for t in state.tasks if t.state == "running"}
 
@@ -125,23 +131,28 @@ def wait_for(what: str, check, timeout: float, every: float = 2.0):
     return found
 
 
-@pytest.fixture(scope="module")
-def metrics_url(cluster: Inventory) -> str:
-    done = run(SWARMKIT, "metrics", "up", "-i", cluster.path, "--json", timeout=600)
+def metrics_up(inventory: Inventory) -> str:
+    done = run(SWARMKIT, "metrics", "up", "-i", inventory.path, "--json", timeout=600)
     assert done.returncode == 0
     return json.loads(done.stdout)["url"]
 
 
+@pytest.fixture(scope="module")
+def metrics_url(cluster: Inventory) -> str:
+    return metrics_up(cluster)
+
+
+def scraped(url: str) -> dict[str, int]:
+    """How many targets of each Kafka job answer scrapes now."""
+    jobs: dict[str, int] = {}
+    for series in prometheus(url, "query", query='up{job=~"kafka-.*"} == 1'):
+        jobs[series["metric"]["job"]] = jobs.get(series["metric"]["job"], 0) + 1
+    return jobs
+
+
 def test_metrics_up_scrapes_every_broker_and_controller(cluster: Inventory, metrics_url: str) -> None:
     started = time.monotonic()
-
-    def scraped() -> dict[str, int]:
-        jobs: dict[str, int] = {}
-        for series in prometheus(metrics_url, "query", query='up{job=~"kafka-.*"} == 1'):
-            jobs[series["metric"]["job"]] = jobs.get(series["metric"]["job"], 0) + 1
-        return jobs if jobs == {"kafka-broker": 3, "kafka-controller": 3} else {}
-
-    wait_for("3 brokers and 3 controllers scraped", scraped, 180)
+    wait_for("3 brokers and 3 controllers scraped", lambda: scraped(metrics_url) == EVERY_TARGET, 180)
     print(f"every target up {time.monotonic() - started:.1f} s after metrics up")
     brokers = prometheus(metrics_url, "query", query="kafka_server_replicamanager_partitioncount")
     assert len(brokers) == 3 and all(s["metric"]["service"] == "kafka_broker" for s in brokers)
@@ -155,23 +166,74 @@ def test_metrics_up_scrapes_every_broker_and_controller(cluster: Inventory, metr
     assert {"KafkaBrokerDown", "KafkaUnderReplicatedPartitions", "KafkaOfflinePartitions"} <= rules
 
 
-def test_a_stopped_broker_raises_the_broker_down_alert(cluster: Inventory, metrics_url: str) -> None:
-    docker = DockerHosts.from_inventory(cluster)
-    host = cluster.hosts[2]
-    node = next(n.id for n in dockerapi.swarm_nodes(docker[cluster.first_manager]) if n.labels.get("swarmkit.host") == host.name)
-    container = containers(cluster, "broker")[node]
+CONNECTS = """
+import json, socket, sys
+def connects(address, port):
+    try:
+        socket.create_connection((address, int(port)), timeout=2).close()
+        return True
+    except OSError:
+        return False
+print(json.dumps([target for target in sys.argv[1:] if connects(*target.split(":"))]))
+"""
+
+
+def published_ports(inventory: Inventory) -> set[int]:
+    """Every port any service of the swarm publishes (ingress or host mode)."""
+    manager = inventory.first_manager.endpoint
+    services = run("docker", "-H", manager, "service", "ls", "--quiet").stdout.split()
+    inspected = run("docker", "-H", manager, "service", "inspect", "--format", "{{json .Endpoint.Ports}}", *services).stdout
+    return {
+        port["PublishedPort"] for line in inspected.splitlines() for port in json.loads(line) or () if "PublishedPort" in port
+    }
+
+
+def exports_kafka_metrics(address: str, port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://{address}:{port}/metrics", timeout=3) as response:
+            return b"kafka_server_" in response.read()
+    except (OSError, http.client.HTTPException):  # a Kafka listener answers no HTTP
+        return False
+
+
+def test_the_metrics_port_answers_on_the_overlay_only(d2: sandbox.Sandbox, cluster: Inventory, metrics_url: str) -> None:
+    """Plaintext or secure, the stack publishes the same ports: 9404 is never one (tests/unit/stack/test_metrics.py)."""
+    published = published_ports(cluster)
+    assert published == {9094, 9090} and AGENT_PORT not in published
+    targets = [f"{host.address}:{AGENT_PORT}" for host in cluster.hosts]
+    for address in [host.address for host in cluster.hosts]:
+        for port in (AGENT_PORT, *published):
+            assert not exports_kafka_metrics(address, port), f"{address}:{port} serves Kafka's metrics"
+    assert json.loads(subprocess.run([sys.executable, "-c", CONNECTS, *targets], capture_output=True, text=True).stdout) == []
+    for host in d2.hosts:  # inside each host's own network namespace, where a host-mode port would answer
+        done = in_host(host, sys.executable, "-c", CONNECTS, *targets)
+        assert json.loads(done.stdout) == [], f"from {host.name}: {done.stdout}{done.stderr}"
+    assert scraped(metrics_url) == EVERY_TARGET, "Prometheus no longer reaches them on the overlay"
+
+
+RAISED = ("KafkaBrokerDown", "KafkaUnderReplicatedPartitions")
+
+
+def alert_states(url: str) -> dict[str, str]:
+    """The state (pending, firing) of each active alert raised by a lost broker."""
+    return {a["labels"]["alertname"]: a["state"] for a in prometheus(url, "alerts") if a["labels"]["alertname"] in RAISED}
+
+
+def test_a_stopped_engine_raises_the_broker_down_and_under_replicated_alerts(cluster: Inventory, metrics_url: str) -> None:
+    """d23's dockerd killed (its broker, its controller and a swarm manager go with it), then started again."""
     started = time.monotonic()
-    dockerapi.stop_container(docker[host], container, 60)
-
-    def broker_down() -> list[str]:
-        alerts = prometheus(metrics_url, "alerts")
-        return [a["state"] for a in alerts if a["labels"]["alertname"] == "KafkaBrokerDown"]
-
-    states = wait_for("KafkaBrokerDown pending or firing", broker_down, 60 - (time.monotonic() - started), every=1.0)
-    print(f"KafkaBrokerDown {states} {time.monotonic() - started:.1f} s after the broker was stopped")
+    sandbox.stop_engine(NAME, "d23")
+    try:
+        wait_for("both alerts pending or firing", lambda: set(alert_states(metrics_url)) == set(RAISED), 60, every=1.0)
+        raised = time.monotonic() - started
+        wait_for("both alerts firing", lambda: set(alert_states(metrics_url).values()) == {"firing"}, FIRING_WITHIN - raised)
+        print(f"alerts: raised {raised:.1f} s, firing {time.monotonic() - started:.1f} s after the engine stopped")
+    finally:
+        sandbox.start_engine(NAME, "d23")
+    back = time.monotonic()
+    wait_for("both alerts cleared", lambda: not alert_states(metrics_url), 300, every=2.0)
+    print(f"alerts cleared {time.monotonic() - back:.1f} s after start-engine")
     wait_for("the cluster healthy again", lambda: run(RUNBOOKS / "status.sh", cluster.path).returncode == 0, 300, every=5)
-    wait_for("KafkaBrokerDown cleared", lambda: not broker_down(), 120)
-    print(f"healthy and cleared {time.monotonic() - started:.1f} s after the stop")
 
 
 def test_metrics_down_with_purge_leaves_nothing_behind(cluster: Inventory, metrics_url: str) -> None:
@@ -247,9 +309,37 @@ def test_down_then_up_brings_the_same_cluster_back_with_its_data(cluster: Invent
     assert sorted(found) == list(range(1000)) and set(found.values()) == {1}
 
 
-def test_down_with_purge_removes_volumes_and_kept_labels(cluster: Inventory) -> None:
+def prometheus_started(url: str) -> str:
+    (series,) = prometheus(url, "query", query='process_start_time_seconds{job="prometheus"}')
+    return series["value"][1]
+
+
+def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(d2: sandbox.Sandbox, cluster: Inventory) -> None:
+    url = metrics_up(cluster)
+    wait_for("3 brokers and 3 controllers scraped", lambda: scraped(url) == EVERY_TARGET, 180)
+    server, started = containers(cluster, "prometheus", stack="kafka-metrics"), prometheus_started(url)
+    sandbox.add_node(NAME)
+    grown = load_inventory(d2.inventory_path)
+    added = time.monotonic()
+    swarm.swarm_up(grown, docker=DockerHosts.from_inventory(grown))  # as test_verify: no preflight, it is not the point
+    assert deploy(plan(grown, DeployOptions(topics=TOPICS)), Session.of(grown)).ok
+    print(f"d24 joined and its broker serves after {time.monotonic() - added:.1f} s")
+
+    def broker_ids() -> list[int]:
+        """The agent answers as its JVM starts: Kafka's series (here its node id) come once the broker has started."""
+        ids = prometheus(url, "query", query='kafka_server_app_info_start_time_ms{job="kafka-broker"}')
+        return sorted(int(s["metric"]["node_id"]) for s in ids)
+
+    wait_for("broker 4's series", lambda: broker_ids() == [1, 2, 3, 4], 60)
+    print(f"d24's broker scraped {time.monotonic() - added:.1f} s after add-node")
+    assert scraped(url) == {**EVERY_TARGET, "kafka-broker": 4}
+    assert containers(grown, "prometheus", stack="kafka-metrics") == server and prometheus_started(url) == started
+
+
+def test_down_with_purge_removes_volumes_and_kept_labels(d2: sandbox.Sandbox) -> None:
     """With Prometheus watching (it holds the stack's network), `down` removes it first."""
-    assert run(SWARMKIT, "metrics", "up", "-i", cluster.path, "--json", timeout=600).returncode == 0
+    cluster = load_inventory(d2.inventory_path)  # with the node added by scale-out
+    metrics_up(cluster)
     done = run(RUNBOOKS / "down.sh", cluster.path, "--purge-data")
     assert done.returncode == 0 and "purged" in done.stdout
     docker = DockerHosts.from_inventory(cluster)

@@ -12,11 +12,13 @@ from typer.testing import CliRunner
 
 from swarmkit.assets import STACKS_DIR
 from swarmkit.cli.app import app
+from swarmkit.security import pki
 from swarmkit.stack import prometheus
 from swarmkit.stack.compose import StackRequest
 from swarmkit.stack.deployed import controller_services
 from swarmkit.stack.metrics import AGENT_PORT, carries_agent
 from swarmkit.stack.render import render, render_stack
+from tests.unit.stack.test_security import request as secure_request
 from tests.unit.stack.test_stack import CLUSTER_ID, inventory
 
 OURS = "10.231.0.1:5000/swarmkit/kafka:4.4.0"
@@ -41,9 +43,12 @@ def test_only_swarmkits_image_is_given_the_agent(image: str, carries: bool) -> N
     assert carries_agent(image) is carries
 
 
-def test_every_broker_and_controller_jvm_starts_the_agent_on_the_overlay_only() -> None:
-    request = StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID, image=OURS)
-    document = yaml.safe_load(render_stack(request))
+@pytest.mark.parametrize("mode", ["plaintext", "ssl", "sasl_ssl"])
+def test_every_broker_and_controller_jvm_starts_the_agent_on_the_overlay_only(tmp_path: Path, mode: str) -> None:
+    """Secure or not, only the external listener is published (test_day2 checks the deployed stack's ports)."""
+    request = secure_request(mode, pki.Pki(tmp_path / "pki") if mode != "plaintext" else None, image=OURS)
+    document = yaml.safe_load(render(request).text)
+    assert {port["published"] for service in document["services"].values() for port in service.get("ports", [])} == {9094}
     for name, service in document["services"].items():
         options = service["environment"]["KAFKA_OPTS"]
         assert (
