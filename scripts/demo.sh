@@ -28,4 +28,4 @@ if [ "$security" != plaintext ]; then
     "$swarmkit" client-config -i "$inventory" --security "$security" -o reports/client.properties
 fi
 metrics=$("$swarmkit" metrics up -i "$inventory" --json | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["url"])')
-echo "report: reports/verify.json   metrics: $metrics (alerts: ${metrics}classic/alerts)   (tear down with: $swarmkit sandbox down)"
+echo "report: reports/verify.html (its data: reports/verify.json)   metrics: $metrics (alerts: ${metrics}classic/alerts)   (tear down with: $swarmkit sandbox down)"
