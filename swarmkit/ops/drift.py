@@ -12,6 +12,8 @@ from swarmkit.ops.plan import DeployPlan
 from swarmkit.security import pki
 from swarmkit.stack.deployed import DeployedStack
 
+ADMIN_TIMEOUT = 15.0  # reading topics and their settings from a loaded broker
+
 
 def _rendered_broker(plan: DeployPlan, session: Session) -> tuple[dict[str, str], str]:
     service = yaml.safe_load(render_for(plan, session).text)["services"]["broker"]
@@ -32,5 +34,5 @@ def read_changes(plan: DeployPlan, session: Session) -> Changes:
     rolls = roll_reasons(env, image, deployed.service.env, spec.image if spec else "")
     security = pki.admin_by_address(inventory, options.stack_name, deployed.security)
     bootstrap = f"{inventory.hosts[0].address}:{options.listeners.external_listener.port}"
-    topics = diff_topics(specs, topic_states(bootstrap, [s.name for s in specs], security)) if specs else []
+    topics = diff_topics(specs, topic_states(bootstrap, [s.name for s in specs], security, ADMIN_TIMEOUT)) if specs else []
     return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(zone_moves(inventory, swarm_nodes(manager))))

@@ -22,6 +22,7 @@ import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from swarmkit.checks.verify import VerifyOptions, verify
+from swarmkit.errors import BrokerError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
@@ -33,13 +34,15 @@ from swarmkit.sandbox import hosts as sandbox
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, read_everything
 from tests.integration.sandboxes import module_sandbox
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]  # six brokers start on a loaded 2-core machine
 
-NAME = "hvf"
+NAME = "zn"
 ZONES = ("a", "a", "b", "b", "c", "c")
 WEEK, DAY, HOUR = "604800000", "86400000", "3600000"
 ROOT = Path(__file__).resolve().parents[3]
-hvf = module_sandbox(NAME, 6, "10.211.0.0/24", engine="apache", managers=1)
+BOOTSTRAP = f"{NAME}1:9094"
+ADMIN_TIMEOUT = 30.0  # six brokers on a loaded 2-core machine answer slowly
+zn = module_sandbox(NAME, 6, "10.211.0.0/24", engine="apache", managers=1)
 
 
 def declare(path: str, retention: str) -> None:
@@ -60,9 +63,9 @@ def declare(path: str, retention: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def deployed(hvf: sandbox.Sandbox) -> tuple[Inventory, DeployResult]:
-    declare(hvf.inventory_path, WEEK)
-    inventory = load_inventory(hvf.inventory_path)
+def deployed(zn: sandbox.Sandbox) -> tuple[Inventory, DeployResult]:
+    declare(zn.inventory_path, WEEK)
+    inventory = load_inventory(zn.inventory_path)
     started = time.monotonic()
     result = up(plan(inventory, DeployOptions(timeout=1200)), Session.of(inventory), preflight=None).deploy  # tested elsewhere
     print(f"up of 6 brokers in 3 zones: {time.monotonic() - started:.1f} s")
@@ -82,12 +85,15 @@ def swarmkit(*arguments: str, timeout: float = 600) -> subprocess.CompletedProce
 
 def partitions_by_zone(racks: dict[int, str], topic: str, count: int) -> list[set[str]]:
     """The zones of each partition's replicas, once the first broker's metadata lists all ``count`` partitions
-    (a busy broker learns a topic made through another a moment later)."""
-    deadline = time.monotonic() + 60
+    (a busy broker learns a topic made through another a moment later, and may answer slowly)."""
+    deadline = time.monotonic() + 120
     while True:
-        found = admin.broker_metadata(f"{NAME}1:9094").topic(topic)
+        try:
+            found = admin.broker_metadata(BOOTSTRAP, ADMIN_TIMEOUT).topic(topic)
+        except BrokerError:
+            found = None
         if found is not None and found.partition_count == count or time.monotonic() > deadline:
-            assert found is not None, f"{NAME}1 does not list topic {topic}"
+            assert found is not None, f"{BOOTSTRAP} does not list topic {topic}"
             return [{racks[r] for r in p.replicas} for p in found.partitions]
         time.sleep(0.5)
 
@@ -101,7 +107,7 @@ def broker_tasks(inventory: Inventory) -> set[str]:
 
 def test_each_broker_is_in_its_hosts_zone_and_each_partition_in_every_zone(deployed: tuple[Inventory, DeployResult]) -> None:
     inventory, result = deployed
-    racks = admin.broker_racks(f"{NAME}1:9094")
+    racks = admin.broker_racks(BOOTSTRAP, ADMIN_TIMEOUT)
     assert racks == {node.broker_id: inventory.zones[node.host] for node in result.nodes}
     for topic, count in (("orders", 6), ("spread", 12)):
         assert partitions_by_zone(racks, topic, count) == [{"a", "b", "c"}] * count
@@ -114,14 +120,14 @@ def test_plan_on_the_unchanged_cluster_says_no_changes(deployed: tuple[Inventory
 
 def test_a_setting_changed_by_hand_is_drift_for_verify_and_a_change_for_plan(deployed: tuple[Inventory, DeployResult]) -> None:
     inventory, _ = deployed
-    admin.alter_topic_configs(f"{NAME}1:9094", {"orders": {"retention.ms": HOUR}})
-    report = verify(Session.of(inventory), VerifyOptions(budget=120))
+    admin.alter_topic_configs(BOOTSTRAP, {"orders": {"retention.ms": HOUR}}, ADMIN_TIMEOUT)
+    report = verify(Session.of(inventory), VerifyOptions(budget=180, timeout=15))
     (orders,) = [t for t in report.topics if t.topic == "orders"]
     assert not orders.ok and f"drift: retention.ms={HOUR}, declared {WEEK}" in orders.detail
     done = swarmkit("plan", "-i", inventory.path, "--json")
     assert done.returncode == 2
     assert [t["line"] for t in json.loads(done.stdout)["topics"]] == [f"alter topic orders: retention.ms {HOUR} -> {WEEK}"]
-    admin.alter_topic_configs(f"{NAME}1:9094", {"orders": {"retention.ms": WEEK}})
+    admin.alter_topic_configs(BOOTSTRAP, {"orders": {"retention.ms": WEEK}}, ADMIN_TIMEOUT)
 
 
 def test_an_edited_retention_is_exactly_one_change_and_up_applies_it_live(deployed: tuple[Inventory, DeployResult]) -> None:
@@ -133,7 +139,7 @@ def test_an_edited_retention_is_exactly_one_change_and_up_applies_it_live(deploy
     assert [t["line"] for t in as_json["topics"]] == [f"alter topic orders: retention.ms {WEEK} -> {DAY}"]
     assert (as_json["rolls"], as_json["restarts"]) == ([], [])
     before = broker_tasks(inventory)
-    producer = CountingProducer(f"{NAME}1:9094", "orders", rate_per_s=200).start()
+    producer = CountingProducer(BOOTSTRAP, "orders", rate_per_s=200).start()
     producer.acked_after(200, timeout=60)
     applied = swarmkit("up", "-i", inventory.path, "--skip-preflight", "--json", timeout=900)
     producer.acked_after(200, timeout=60)
@@ -141,8 +147,8 @@ def test_an_edited_retention_is_exactly_one_change_and_up_applies_it_live(deploy
     assert applied.returncode == 0
     assert json.loads(applied.stdout)["altered"] == [f"alter topic orders: retention.ms {WEEK} -> {DAY}"]
     assert broker_tasks(inventory) == before
-    assert admin.topic_configs(f"{NAME}1:9094", ["orders"])["orders"]["retention.ms"] == DAY
-    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything(f"{NAME}1:9094", "orders", 6))
+    assert admin.topic_configs(BOOTSTRAP, ["orders"], ADMIN_TIMEOUT)["orders"]["retention.ms"] == DAY
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything(BOOTSTRAP, "orders", 6))
     print(f"up applying a retention: {len(producer.acknowledged)} acknowledged, {len(lost)} lost, {len(duplicated)} duplicated")
     assert (lost, duplicated) == ([], [])
     assert swarmkit("plan", "-i", inventory.path).stdout == "no changes\n"
@@ -152,16 +158,16 @@ def test_rebalance_spreads_a_partition_held_twice_in_one_zone(deployed: tuple[In
     inventory, result = deployed
     by_zone = {zone: [n.broker_id for n in result.nodes if inventory.zones[n.host] == zone] for zone in "abc"}
     skewed = [[*by_zone["a"], by_zone["b"][0]], [*by_zone["b"], by_zone["c"][0]], [*by_zone["c"], by_zone["a"][0]]]
-    client = AdminClient({"bootstrap.servers": f"{NAME}1:9094"})
+    client = AdminClient({"bootstrap.servers": BOOTSTRAP})
     client.create_topics([NewTopic("skewed", replica_assignment=skewed)])["skewed"].result(30)
-    racks = admin.broker_racks(f"{NAME}1:9094")
+    racks = admin.broker_racks(BOOTSTRAP, ADMIN_TIMEOUT)
     assert all(len(zones) == 2 for zones in partitions_by_zone(racks, "skewed", 3))
-    producer = CountingProducer(f"{NAME}1:9094", "skewed", rate_per_s=200).start()
+    producer = CountingProducer(BOOTSTRAP, "skewed", rate_per_s=200).start()
     producer.acked_after(200, timeout=60)
     done = swarmkit("rebalance", "-i", inventory.path, "--topics", "skewed", "--json")
     producer.acked_after(200, timeout=60)
     producer.stop()
     assert done.returncode == 0
     assert partitions_by_zone(racks, "skewed", 3) == [{"a", "b", "c"}] * 3
-    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything(f"{NAME}1:9094", "skewed", 3))
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything(BOOTSTRAP, "skewed", 3))
     assert (lost, duplicated) == ([], [])
