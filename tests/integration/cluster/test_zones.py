@@ -159,7 +159,7 @@ def test_rebalance_spreads_a_partition_held_twice_in_one_zone(deployed: tuple[In
     by_zone = {zone: [n.broker_id for n in result.nodes if inventory.zones[n.host] == zone] for zone in "abc"}
     skewed = [[*by_zone["a"], by_zone["b"][0]], [*by_zone["b"], by_zone["c"][0]], [*by_zone["c"], by_zone["a"][0]]]
     client = AdminClient({"bootstrap.servers": BOOTSTRAP})
-    client.create_topics([NewTopic("skewed", replica_assignment=skewed)])["skewed"].result(30)
+    client.create_topics([NewTopic("skewed", num_partitions=3, replica_assignment=skewed)])["skewed"].result(30)
     racks = admin.broker_racks(BOOTSTRAP, ADMIN_TIMEOUT)
     assert all(len(zones) == 2 for zones in partitions_by_zone(racks, "skewed", 3))
     producer = CountingProducer(BOOTSTRAP, "skewed", rate_per_s=200).start()
