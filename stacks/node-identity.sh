@@ -3,8 +3,9 @@
 #   SWARMKIT_ADVERTISE      hostname | inventory-address | command   (default: hostname)
 #   SWARMKIT_NODE_HOSTNAME  the swarm node's hostname ({{.Node.Hostname}} in the stack)
 #   HOSTNAME_COMMAND        with "command": a shell command whose output is the host to advertise
-#   SWARMKIT_IDENTITY_FILE  per-node file written by `swarmkit deploy` (BROKER_ID=, NODE_ADDRESS=)
-# Outputs (shell variables): ADVERTISED_HOST, BROKER_ID (empty when no identity file).
+#   SWARMKIT_IDENTITY_FILE  per-node file written by `swarmkit deploy` (BROKER_ID=, NODE_ADDRESS=, NODE_RACK=)
+# Outputs (shell variables): ADVERTISED_HOST, BROKER_ID (empty when no identity file), NODE_RACK (the
+# host's zone from the inventory, empty when it has none).
 
 swarmkit_fail() {
     echo "swarmkit: $*" >&2
@@ -15,9 +16,11 @@ swarmkit_node_identity() {
     identity_file="${SWARMKIT_IDENTITY_FILE:-/swarmkit/identity/node.env}"
     BROKER_ID=""
     NODE_ADDRESS=""
+    NODE_RACK=""
     if [ -r "$identity_file" ]; then
         BROKER_ID=$(sed -n 's/^BROKER_ID=//p' "$identity_file")
         NODE_ADDRESS=$(sed -n 's/^NODE_ADDRESS=//p' "$identity_file")
+        NODE_RACK=$(sed -n 's/^NODE_RACK=//p' "$identity_file")
     fi
     case "${SWARMKIT_ADVERTISE:-hostname}" in
         hostname)

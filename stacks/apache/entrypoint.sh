@@ -11,7 +11,8 @@
 #   KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS  host:port,... (a dynamic quorum, instead of the voters): the same
 #   SWARMKIT_QUORUM_WAIT_LOG       seconds between two "still waiting" lines (default 10)
 #   KAFKA_START_COMMAND            what to exec once configured (default /etc/kafka/docker/run)
-# Outputs: KAFKA_NODE_ID and KAFKA_ADVERTISED_LISTENERS exported to the start command.
+# Outputs: KAFKA_NODE_ID and KAFKA_ADVERTISED_LISTENERS exported to the start command, and KAFKA_BROKER_RACK
+# (broker.rack) when this node's identity names a zone: the rack follows the node, as the identity does.
 set -eu
 . "${SWARMKIT_LIB:-/usr/local/lib/swarmkit/node-identity.sh}"
 
@@ -96,9 +97,18 @@ KAFKA_NODE_ID="$BROKER_ID"
 KAFKA_ADVERTISED_LISTENERS=$(printf '%s\n' "$template" |
     sed -e "s|{advertised_host}|$advertised|g" -e "s|{internal_host}|$internal_host|g")
 export KAFKA_NODE_ID KAFKA_ADVERTISED_LISTENERS
+if [ -n "$NODE_RACK" ]; then
+    case "$NODE_RACK" in
+        *[!A-Za-z0-9._-]*) swarmkit_fail "NODE_RACK '$NODE_RACK' in $identity_file is not a zone name" ;;
+    esac
+    KAFKA_BROKER_RACK="$NODE_RACK"
+    # consumers that name their zone (client.rack) fetch from a replica there instead of the leader
+    KAFKA_REPLICA_SELECTOR_CLASS="${KAFKA_REPLICA_SELECTOR_CLASS:-org.apache.kafka.common.replica.RackAwareReplicaSelector}"
+    export KAFKA_BROKER_RACK KAFKA_REPLICA_SELECTOR_CLASS
+fi
 start="${KAFKA_START_COMMAND:-/etc/kafka/docker/run}"
 unset KAFKA_START_COMMAND  # the image turns every KAFKA_* variable into a server property
 swarmkit_await_quorum
-echo "swarmkit: node.id=$KAFKA_NODE_ID advertised.listeners=$KAFKA_ADVERTISED_LISTENERS" >&2
+echo "swarmkit: node.id=$KAFKA_NODE_ID advertised.listeners=$KAFKA_ADVERTISED_LISTENERS broker.rack=${NODE_RACK:-none}" >&2
 # shellcheck disable=SC2086  # word splitting lets the start command carry arguments
 exec $start

@@ -33,7 +33,7 @@ from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import internal_client_config
-from swarmkit.stack.topics import TopicSpec
+from swarmkit.stack.topics import TopicSpec, creation_configs, declared_topics
 from swarmkit.swarm.view import ENGINE_BOUND, active_manager, engine_states, node_for
 from swarmkit.traffic import spark as sparkjob
 from swarmkit.traffic import spark_streaming
@@ -279,9 +279,12 @@ def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: Veri
     return BrokerCheck(-1, "", False, False, False, f"{where} {why}", fix=fix)
 
 
-def _topics_on(bootstrap: str, specs: list[TopicSpec], options: VerifyOptions) -> list[TopicVerdict]:
+def _topics_on(bootstrap: str, specs: list[TopicSpec], options: VerifyOptions, settings: bool = False) -> list[TopicVerdict]:
+    """Each topic's counts, and with ``settings`` (a shared cluster) its declared settings: drift is a failure."""
     try:
         topics = {t.name: t for t in admin.broker_metadata(bootstrap, options.timeout, options.security).topics}
+        present = [s.name for s in specs if s.name in topics] if settings else []
+        configs = admin.topic_configs(bootstrap, present, options.timeout, options.security)
     except BrokerError as error:
         return [TopicVerdict(bootstrap, "*", False, error.message)]
     verdicts = []
@@ -293,8 +296,20 @@ def _topics_on(bootstrap: str, specs: list[TopicSpec], options: VerifyOptions) -
         actual = (found.partition_count, found.replication_factor)
         ok = actual == (spec.partitions, spec.replicas)
         detail = f"{actual[0]} partitions, replication {actual[1]}" + ("" if ok else f"; expected {spec.to_spec_string()}")
-        verdicts.append(TopicVerdict(bootstrap, spec.name, ok, detail))
+        drift = _setting_drift(spec, configs.get(spec.name))
+        verdicts.append(TopicVerdict(bootstrap, spec.name, ok and not drift, "; ".join([detail, *drift])))
     return verdicts
+
+
+def _setting_drift(spec: TopicSpec, actual: dict[str, str] | None) -> list[str]:
+    """Declared settings the topic does not have (None: not read)."""
+    if actual is None:
+        return []
+    return [
+        f"drift: {key}={actual.get(key, '(unset)')}, declared {value} (`swarmkit plan` shows it, `swarmkit up` sets it)"
+        for key, value in sorted(creation_configs(spec).items())
+        if actual.get(key, "").replace(" ", "") != value.replace(" ", "")
+    ]
 
 
 def _check_topics(
@@ -303,7 +318,7 @@ def _check_topics(
     """One broker speaks for a shared cluster; otherwise every broker is asked, all at once."""
     healthy = [b.advertised for b in brokers if b.ok]
     targets = healthy[:1] if shared else healthy
-    return [verdict for found in fan_out(lambda b: _topics_on(b, specs, options), targets) for verdict in found]
+    return [verdict for found in fan_out(lambda b: _topics_on(b, specs, options, shared), targets) for verdict in found]
 
 
 # --- changes since the last passing run -----------------------------------------------------
@@ -354,7 +369,8 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
         options = replace(options, security=pki.for_stack(inventory, options.stack_name, stack.security))
     say("checking every broker from here" + (", and the controller quorum through a broker" if shared else ""))
     brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget, controllers)
-    with in_background(lambda: _check_topics(brokers, stack.topics, shared, options)) as topics_read:
+    specs = declared_topics(inventory) or stack.topics  # the inventory's declared state, else what `up` created
+    with in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read:
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
     topics = topics_read.result()
     path = verified_state_path(inventory, options.stack_name)

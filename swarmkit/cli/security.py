@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,10 +18,10 @@ from swarmkit.cli.common import (
     out,
     print_json,
 )
-from swarmkit.hosts.inventory import load_inventory
+from swarmkit.hosts.inventory import check_rack, load_inventory
 from swarmkit.lazy import lazy
 from swarmkit.security import acls
-from swarmkit.security.settings import ADMIN_USER, write_private
+from swarmkit.security.settings import ADMIN_USER, settings_text, write_private
 
 if TYPE_CHECKING:
     from swarmkit.hosts import session as sessions
@@ -43,13 +44,18 @@ def client_config_command(
     security: str | None = typer.Option(None, "--security", help="sasl_ssl or ssl (default: the deployed stack's)."),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
+    rack: str | None = typer.Option(
+        None, "--rack", help="The client's zone (client.rack): consumers then fetch from a replica in that zone."
+    ),
 ) -> None:
     """A ready client configuration: bootstrap list, security protocol, SASL login, CA file."""
     hosts = load_inventory(inventory)
+    rack_setting = settings_text({"client.rack": check_rack(hosts, rack)}) if rack else ""
     store = pki.store_dir(hosts, stack_name)
     target = Path(output).resolve() if output else None  # the file names the CA by an absolute path
     ca_file = str((target.parent if target else store) / "ca.crt")
     config = users.client_config(sessions.Session.of(hosts), stack_name, security, user, fmt, ca_file, port)
+    config = replace(config, text=config.text + rack_setting)
     if target is None:
         typer.echo(config.text, nl=False)
         return

@@ -12,16 +12,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from swarmkit import files, waits
+from swarmkit import files, numbers, waits
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
-    EXTERNAL_PORT_OPTION,
-    INTERNAL_PORT_OPTION,
     INVENTORY_OPTION,
     JSON_OPTION,
     MEMORY_OPTION,
     STACK_OPTION,
     ProgressLines,
+    checked,
     count_option,
     err,
     exit_with,
@@ -35,16 +34,17 @@ from swarmkit.cli.common import (
 from swarmkit.cli.swarm import show_preflight
 from swarmkit.errors import SpecError
 from swarmkit.lazy import lazy
-from swarmkit.stack.listeners import ListenerPlan
 
 if TYPE_CHECKING:
     from swarmkit.hosts import dockerapi
     from swarmkit.hosts import session as sessions
-    from swarmkit.ops import deploy
+    from swarmkit.hosts.inventory import Inventory
+    from swarmkit.ops import deploy, drift
     from swarmkit.ops import plan as planning
     from swarmkit.ops.plan import DeployOptions, DeployPlan
 else:
     deploy = lazy("swarmkit.ops.deploy")
+    drift = lazy("swarmkit.ops.drift")
     dockerapi = lazy("swarmkit.hosts.dockerapi")
     planning = lazy("swarmkit.ops.plan")
     sessions = lazy("swarmkit.hosts.session")
@@ -52,12 +52,28 @@ else:
 ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
 IMAGE_OPTION = typer.Option(None, "--image", help="Broker image (default: the engine's, or the inventory's).")
 ADVERTISE_OPTION = typer.Option(
-    "hostname", "--advertise", help="What each broker advertises: hostname, inventory-address or command."
+    "",
+    "--advertise",
+    help="What each broker advertises: hostname, inventory-address or command (default: the inventory's, else hostname).",
 )
 HOSTNAME_COMMAND_OPTION = typer.Option(
     None, "--hostname-command", help="With --advertise command: shell command printing the host to advertise."
 )
-TOPICS_OPTION = typer.Option("", "--topics", help="name:partitions:replicas[:key=value...], comma-separated.")
+TOPICS_OPTION = typer.Option(
+    "", "--topics", help="name:partitions:replicas[:key=value...], comma-separated (default: the inventory's stack.topics)."
+)
+STACK_EXTERNAL_PORT_OPTION = typer.Option(
+    None,
+    "--external-port",
+    help="The clients' port on every host (default: the inventory's stack.ports, else 9094).",
+    callback=checked(numbers.port),
+)
+STACK_INTERNAL_PORT_OPTION = typer.Option(
+    None,
+    "--internal-port",
+    help="The brokers' port on the overlay (default: the inventory's stack.ports, else 9092).",
+    callback=checked(numbers.port),
+)
 TIMEOUT_OPTION = timeout_option(None, "The most seconds to wait for a broker on every node (default 600 + 60 per node).")
 STALL_TIMEOUT_OPTION = timeout_option(
     waits.STALL_TIMEOUT, "Fail when no broker changed phase for this many seconds.", name="--stall-timeout"
@@ -84,16 +100,16 @@ STACK_PARAMETERS = {
     "stall_timeout": (float, STALL_TIMEOUT_OPTION),
     "cluster_id": (str | None, CLUSTER_ID_OPTION),
     "replication_factor": (int | None, REPLICATION_OPTION),
-    "external_port": (int, EXTERNAL_PORT_OPTION),
-    "internal_port": (int, INTERNAL_PORT_OPTION),
+    "external_port": (int | None, STACK_EXTERNAL_PORT_OPTION),
+    "internal_port": (int | None, STACK_INTERNAL_PORT_OPTION),
     "security": (str | None, SECURITY_OPTION),
 }
 
 
-def _deploy_options(internal_port: int, external_port: int, **given: Any) -> DeployOptions:
-    if given["hostname_command"] and given["advertise"] == "hostname":
+def _deploy_options(**given: Any) -> DeployOptions:
+    if given["hostname_command"] and not given["advertise"]:
         given["advertise"] = "command"
-    return planning.DeployOptions(**given, listeners=ListenerPlan.build(internal_port=internal_port, external_port=external_port))
+    return planning.DeployOptions(**given)
 
 
 def stack_options(command: Callable) -> Callable:
@@ -134,6 +150,15 @@ def with_progress(action: Callable[[waits.Progress], Any]) -> Any:
             lines(message)
 
         return action(on_progress)
+
+
+def planned(hosts: Inventory, options: DeployOptions) -> DeployPlan:
+    """The checked plan; say on stderr which options replace the inventory's declared state for this run, and
+    what the zones cannot hold."""
+    result = planning.plan(hosts, options)
+    for line in options.overrides(hosts) + [f"warning: {w}" for w in result.warnings]:
+        err.print(line, highlight=False)
+    return result
 
 
 def warn_plaintext(planned: DeployPlan) -> None:
@@ -179,7 +204,7 @@ def render(
     with output_dir_problems(output or ""):  # checked before anything is read or written
         directory = files.check_output_dir(Path(output)) if output is not None else None
     hosts, docker = load_hosts(inventory)
-    stack = deploy.render_for(planning.plan(hosts, options), sessions.Session(hosts, docker))
+    stack = deploy.render_for(planned(hosts, options), sessions.Session(hosts, docker))
     if directory is None:
         typer.echo(stack.text, nl=False)
         return
@@ -195,9 +220,11 @@ def render(
 def deploy_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
     """Deploy the stack, wait until a broker answers on every node, pre-create topics."""
     hosts, docker = load_hosts(inventory)
-    planned = planning.plan(hosts, options)
-    warn_plaintext(planned)
-    _finish_deploy(with_progress(lambda progress: deploy.deploy(planned, sessions.Session(hosts, docker, progress))), as_json)
+    checked_plan = planned(hosts, options)
+    warn_plaintext(checked_plan)
+    _finish_deploy(
+        with_progress(lambda progress: deploy.deploy(checked_plan, sessions.Session(hosts, docker, progress))), as_json
+    )
 
 
 @expected_failures
@@ -212,11 +239,11 @@ def up_command(
 ) -> None:
     """Preflight, swarm up, deploy and topics: a fresh server group to a verified-reachable Kafka."""
     hosts, docker = load_hosts(inventory)
-    planned = planning.plan(hosts, options)
-    warn_plaintext(planned)
+    checked_plan = planned(hosts, options)
+    warn_plaintext(checked_plan)
     gate = None if skip_preflight else deploy.PreflightGate(memory, functools.partial(show_preflight, as_json=as_json))
     local = dockerapi.Engine.connect(this_machine())
-    result = with_progress(lambda progress: deploy.up(planned, sessions.Session(hosts, docker, progress, local), gate))
+    result = with_progress(lambda progress: deploy.up(checked_plan, sessions.Session(hosts, docker, progress, local), gate))
     checked = result.preflight.to_dict() if result.preflight is not None else None
     if not as_json:
         tables.print_swarm(result.swarm, out)
@@ -224,3 +251,19 @@ def up_command(
             tables.print_push(result.shipped, out)
     shipped = result.shipped.to_dict() if result.shipped is not None else None
     _finish_deploy(result.deploy, as_json, {"preflight": checked, "swarm": result.swarm.to_dict(), "shipped": shipped})
+
+
+@expected_failures
+@stack_options
+def plan_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
+    """What `up` would change (topics to create or alter, partitions to add, brokers to restart); changes nothing.
+    Exit 2 when changes are pending, 0 with "no changes" when none."""
+    hosts, docker = load_hosts(inventory)
+    changes = drift.read_changes(planned(hosts, options), sessions.Session(hosts, docker))
+    if as_json:
+        print_json(changes.to_dict())
+    else:
+        for line in changes.lines():
+            out.print(line, highlight=False, soft_wrap=True)
+    if changes.pending:
+        raise typer.Exit(2)

@@ -24,17 +24,20 @@ from swarmkit.errors import PreflightError, SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.lazy import lazy
 from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.topics import declared_topics
 
 if TYPE_CHECKING:
     from swarmkit.hosts import dockerapi
     from swarmkit.hosts.dockerapi import DockerHosts
     from swarmkit.network import preflight
     from swarmkit.ops import deploy
+    from swarmkit.ops import plan as planning
     from swarmkit.swarm import bootstrap as swarm
 else:
     dockerapi = lazy("swarmkit.hosts.dockerapi")
     preflight = lazy("swarmkit.network.preflight")
     deploy = lazy("swarmkit.ops.deploy")
+    planning = lazy("swarmkit.ops.plan")
     swarm = lazy("swarmkit.swarm.bootstrap")
 
 
@@ -73,11 +76,15 @@ def preflight_command(
 ) -> None:
     """Check engines, the port matrix between every pair of hosts, free ports and memory; change nothing."""
     plan = ListenerPlan.build(internal_port=internal_port, external_port=external_port)
-    report = _preflight(*load_hosts(inventory), memory, plan)
+    hosts, docker = load_hosts(inventory)
+    warnings = planning.zone_warnings(hosts, declared_topics(hosts))
+    report = _preflight(hosts, docker, memory, plan)
     if as_json:
-        print_json(report.to_dict())
+        print_json(report.to_dict() | {"warnings": warnings})
     else:
         tables.print_preflight(report, out)
+        for warning in warnings:
+            err.print(f"warning: {warning}", highlight=False)
     if not report.ok:
         raise typer.Exit(1)
 

@@ -209,6 +209,8 @@ def print_deploy(result: DeployResult, console: Console) -> None:
         for topic in result.topics:
             topics.add_row(topic.bootstrap, topic.name, topic.status, topic.detail)
         console.print(topics)
+    for line in result.altered:
+        console.print(f"changed live: {line}", highlight=False, markup=False)
     console.print(f"deployed in {result.deploy_s:.1f} s, every broker answering after {result.converge_s:.1f} s more")
 
 

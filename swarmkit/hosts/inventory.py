@@ -21,7 +21,12 @@ ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
 TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persist")
-STACK_FIELDS = ("engine", "image", "probe_image", "security")
+STACK_FIELDS = ("engine", "image", "probe_image", "security", "advertise", "hostname_command", "ports", "topics", "broker_env")
+TEXT_STACK_FIELDS = ("engine", "image", "probe_image", "security", "advertise", "hostname_command")
+PORT_FIELDS = ("internal", "external")
+TOPIC_FIELDS = ("name", "partitions", "replicas", "configs")
+ZONE_LABEL = "zone"  # a host's labels: {zone: a} becomes its broker's broker.rack
+ZONE_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 TLS_FIELDS = ("ca", "cert", "key")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 HOSTNAME_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
@@ -53,6 +58,17 @@ class Host:
 
 
 @dataclass(frozen=True)
+class DeclaredTopic:
+    """A topic as the inventory declares it; its shape is checked here, the rest (names, counts against the
+    brokers, settings Kafka knows) as for `--topics`, when a command plans (``ops.plan``)."""
+
+    name: str
+    partitions: int
+    replicas: int
+    configs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class StackDefaults:
     """The inventory's ``stack:`` block: which broker engine and images the hosts run."""
 
@@ -60,6 +76,15 @@ class StackDefaults:
     image: str = ""
     probe_image: str = ""
     security: str = ""  # sasl_ssl | ssl | plaintext; "" = not set (plaintext unless --security says)
+    advertise: str = ""  # hostname | inventory-address | command; "" = not set (hostname)
+    hostname_command: str = ""
+    internal_port: int | None = None
+    external_port: int | None = None
+    topics: tuple[DeclaredTopic, ...] = ()
+    broker_env: tuple[tuple[str, str], ...] = ()  # extra broker environment (KAFKA_HEAP_OPTS, KAFKA_* settings)
+    given: tuple[str, ...] = field(
+        default=(), compare=False
+    )  # the keys the inventory sets (an option overriding one of them says so)
 
 
 @dataclass(frozen=True)
@@ -79,6 +104,11 @@ class Inventory:
     def first_manager(self) -> Host:
         return self.managers[0]
 
+    @property
+    def zones(self) -> dict[str, str]:
+        """Host name -> zone, for the hosts whose labels name one."""
+        return {h.name: h.labels[ZONE_LABEL] for h in self.hosts if h.labels.get(ZONE_LABEL)}
+
     def host(self, name: str) -> Host:
         for candidate in self.hosts:
             if candidate.name == name:
@@ -96,7 +126,7 @@ FIELD_HINTS = {
     "tls": "tls: {ca: PATH, cert: PATH, key: PATH}, paths relative to the inventory file",
     "ssh_config": "ssh_config: PATH of an ssh_config file for the ssh:// hosts, relative to the inventory file",
     "ssh_persist": "ssh_persist: SECONDS an idle SSH connection is kept for the next command (0: closed with each command)",
-    "stack": "stack: {engine: apache|tansu, image: IMAGE, probe_image: IMAGE, security: sasl_ssl|ssl|plaintext}",
+    "stack": "stack: {engine: apache|tansu, image: IMAGE, security: sasl_ssl|ssl|plaintext, topics: [...]}; see docs/inventory.md",
 }
 
 
@@ -172,16 +202,67 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
     if raw is None:
         return StackDefaults()
     if not isinstance(raw, dict):
-        raise where.error("must be a mapping (engine, image, probe_image, security)")
+        raise where.error("must be a mapping (engine, image, security, topics, ...)")
     _reject_unknown(raw, STACK_FIELDS, where, prefix="stack.")
-    values = {}
-    for key in STACK_FIELDS:
+    values: dict = {"given": tuple(raw)}
+    for key in TEXT_STACK_FIELDS:
         if key in raw:
             value = raw[key]
             if not isinstance(value, str):
                 raise where.at(f"stack.{key}").error(f"{value!r} is not a string")
             values[key] = value
+    if "ports" in raw:
+        values["internal_port"], values["external_port"] = _parse_ports(raw["ports"], where.at("stack.ports"))
+    if "topics" in raw:
+        values["topics"] = _parse_topics(raw["topics"], where.at("stack.topics"))
+    if "broker_env" in raw:
+        values["broker_env"] = tuple(_text_mapping(raw["broker_env"], where.at("stack.broker_env")).items())
     return StackDefaults(**values)
+
+
+def _parse_ports(raw: object, where: _Where) -> tuple[int | None, int | None]:
+    if not isinstance(raw, dict):
+        raise where.error("must be a mapping {internal: PORT, external: PORT}")
+    _reject_unknown(raw, PORT_FIELDS, where, prefix="stack.ports.")
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+            raise where.error(f"{key}: {value!r} is not a port number from 1 to 65535")
+    return raw.get("internal"), raw.get("external")
+
+
+def _text_mapping(raw: object, where: _Where) -> dict[str, str]:
+    """Names to values; YAML numbers and booleans become the text Kafka reads (86400000, true)."""
+    if not isinstance(raw, dict):
+        raise where.error("must be a mapping of names to values")
+    found = {}
+    for key, value in raw.items():
+        if not isinstance(key, str) or isinstance(value, (dict, list)) or value is None:
+            raise where.error(f"{key!r}: {value!r} is not a name and a plain value")
+        found[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return found
+
+
+def _parse_topic(raw: object, index: int, where: _Where) -> DeclaredTopic:
+    if not isinstance(raw, dict):
+        raise where.error(f"#{index}: must be a mapping {{name, partitions, replicas, configs}}")
+    _reject_unknown(raw, TOPIC_FIELDS, where, prefix="stack.topics.")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise where.error(f"#{index}: name {name!r} is not a topic name")
+    counts = []
+    for label in ("partitions", "replicas"):
+        count = raw.get(label)
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise where.error(f"topic '{name}': {label} {count!r} is not a whole number")
+        counts.append(count)
+    configs = _text_mapping(raw.get("configs") or {}, where)
+    return DeclaredTopic(name, counts[0], counts[1], tuple(configs.items()))
+
+
+def _parse_topics(raw: object, where: _Where) -> tuple[DeclaredTopic, ...]:
+    if not isinstance(raw, list):
+        raise where.error("must be a list of {name, partitions, replicas, configs}")
+    return tuple(_parse_topic(item, index, where) for index, item in enumerate(raw, 1))
 
 
 def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
@@ -316,6 +397,9 @@ def _parse_labels(raw: object, where: _Where) -> dict[str, str]:
             raise where.error(
                 f"{key!r}: {value!r} is not a string label", hint="quote values that YAML reads as numbers or booleans"
             )
+    zone = raw.get(ZONE_LABEL)
+    if zone is not None and not ZONE_NAME.match(zone):
+        raise where.error(f"zone '{zone}' is not a zone name", hint="a zone is letters, digits, '.', '_' or '-', e.g. eu-west-1a")
     return dict(raw)
 
 
@@ -346,3 +430,12 @@ def _check_managers(hosts: tuple[Host, ...], allow_even: bool, where: _Where) ->
             f"{len(managers)} managers ({', '.join(managers)}): an even number adds no fault tolerance over {len(managers) - 1}",
             hint="use an odd number of managers, or set allow_even_managers: true at the top of the inventory",
         )
+
+
+def check_rack(inventory: Inventory, rack: str) -> str:
+    """A client's zone must be one the inventory's hosts declare (else it would fetch from no nearer replica)."""
+    zones = sorted(set(inventory.zones.values()))
+    if rack not in zones:
+        known = f"the inventory's zones are {', '.join(zones)}" if zones else "no host of the inventory has labels: {zone: ...}"
+        raise InventoryError(f"--rack {rack}: no such zone", hint=known)
+    return rack

@@ -527,3 +527,78 @@ def scram_users(bootstrap: str, security: ClientSecurity, timeout: float = DEFAU
         client, "listing users", client.admin.describe_user_scram_credentials(request_timeout=timeout), timeout
     )
     return sorted(found)
+
+
+def _settled(client: _Client, what: str, futures: dict[Any, Any], timeout: float) -> None:
+    """Wait for every future of one admin request; BrokerError naming each one that failed."""
+    failed = []
+    for key, future in futures.items():
+        try:
+            future.result(timeout=timeout + 1)
+        except (ck.KafkaException, TimeoutError) as error:
+            failed.append(f"{getattr(key, 'name', key)}: {error}")
+    if failed:
+        raise BrokerError(f"{what} through {client.bootstrap} failed: {'; '.join(failed)}", hint="run it again")
+
+
+def topic_configs(
+    bootstrap: str, topics: Sequence[str], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> dict[str, dict[str, str]]:
+    """Each topic's effective settings (its own or the broker's defaults), as Kafka reports them."""
+    if not topics:
+        return {}
+    client = _Client(bootstrap, timeout, security)
+    futures = client.admin.describe_configs([ck_admin.ConfigResource("topic", t) for t in topics], request_timeout=timeout)
+    found: dict[str, dict[str, str]] = {}
+    for resource, future in futures.items():
+        try:
+            entries = future.result(timeout=timeout + 1)
+        except (ck.KafkaException, TimeoutError) as error:
+            raise BrokerError(f"reading the settings of topic {resource.name} failed: {error}", hint="run it again") from None
+        found[resource.name] = {name: entry.value for name, entry in entries.items() if entry.value is not None}
+    return found
+
+
+def alter_topic_configs(
+    bootstrap: str, changes: dict[str, dict[str, str]], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> None:
+    """Set the given settings of each topic (an incremental change: the others stay); brokers apply them live."""
+    if not changes:
+        return
+    client = _Client(bootstrap, timeout, security)
+    resources = [
+        ck_admin.ConfigResource(
+            "topic",
+            topic,
+            incremental_configs=[
+                ck_admin.ConfigEntry(key, value, incremental_operation=ck_admin.AlterConfigOpType.SET)
+                for key, value in settings.items()
+            ],
+        )
+        for topic, settings in changes.items()
+    ]
+    futures = client.admin.incremental_alter_configs(resources, request_timeout=timeout)
+    _settled(client, "changing topic settings", futures, timeout)
+
+
+def add_partitions(
+    bootstrap: str, counts: dict[str, int], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> None:
+    """Grow each topic to ``counts[topic]`` partitions (Kafka places the new replicas, racks considered)."""
+    if not counts:
+        return
+    client = _Client(bootstrap, timeout, security)
+    futures = client.admin.create_partitions(
+        [ck_admin.NewPartitions(topic, count) for topic, count in counts.items()], request_timeout=timeout
+    )
+    _settled(client, "adding partitions", futures, timeout)
+
+
+def broker_racks(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> dict[int, str]:
+    """Each registered broker's ``broker.rack`` ("" when it has none)."""
+    client = _Client(bootstrap, timeout, security)
+    try:
+        described = client.admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 1)
+    except (ck.KafkaException, TimeoutError) as error:
+        raise BrokerError(f"describing the cluster through {bootstrap} failed: {error}", hint="run it again") from None
+    return {node.id: node.rack or "" for node in described.nodes}

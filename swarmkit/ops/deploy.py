@@ -27,12 +27,12 @@ from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
-from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.inventory import ZONE_LABEL, Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
-from swarmkit.ops import startup
+from swarmkit.ops import declared, startup
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
@@ -85,6 +85,7 @@ class DeployResult:
     deploy_s: float  # validation, identities and `docker stack deploy`
     converge_s: float  # from `docker stack deploy` to every broker answering
     total_s: float
+    altered: tuple[str, ...] = ()  # existing topics changed live to what is declared (settings, partitions)
 
     @property
     def ok(self) -> bool:
@@ -113,6 +114,7 @@ class DeployResult:
             "cluster_id": self.cluster_id,
             "nodes": [asdict(node) for node in self.nodes],
             "topics": [topic.to_dict() for topic in self.topics],
+            "altered": list(self.altered),
             "problems": self.problems,
             "deploy_s": round(self.deploy_s, 2),
             "converge_s": round(self.converge_s, 2),
@@ -453,14 +455,19 @@ def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[_Target
 # --- topics --------------------------------------------------------------------------------------
 
 
-def _ensure_topics(engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[_Target]) -> list[TopicResult]:
+def _ensure_topics(
+    engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[_Target]
+) -> tuple[list[TopicResult], list[str]]:
+    """Existing topics of a shared cluster first get their declared settings and partitions (live, no restart);
+    then the missing ones are created. Returns the results and what was altered."""
     if not specs or not targets:
-        return []
+        return [], []
     try:
         security = targets[0].security
         if engine.SHARED_CLUSTER:
-            return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT, security)
-        return ensure_topics_on_each([t.bootstrap for t in targets], specs, TOPIC_TIMEOUT, security)
+            altered = declared.reconcile(targets[0].bootstrap, specs, security, TOPIC_TIMEOUT)
+            return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT, security), altered
+        return ensure_topics_on_each([t.bootstrap for t in targets], specs, TOPIC_TIMEOUT, security), []
     except BrokerError as error:
         raise DeployError(f"creating topics: {error.message}", hint=error.hint) from None
 
@@ -504,7 +511,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     converged = time.monotonic()
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
-    topics = _ensure_topics(engine, request.topics, targets)
+    topics, altered = _ensure_topics(engine, request.topics, targets)
     return DeployResult(
         stack=options.stack_name,
         engine=request.engine,
@@ -516,6 +523,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
         deploy_s=deployed - started,
         converge_s=converged - deployed,
         total_s=time.monotonic() - started,
+        altered=tuple(altered),
     )
 
 
@@ -583,7 +591,10 @@ def _write_identities(
 ) -> _Identities:
     """Each node's identity volume: directly where swarmkit reaches the engine, else through the swarm."""
     manager = docker[request.inventory.first_manager]
-    content = {m.node.id: identity.node_env(allocation.ids[m.node.id], m.host.address) for m in members}
+    content = {
+        m.node.id: identity.node_env(allocation.ids[m.node.id], m.host.address, m.host.labels.get(ZONE_LABEL, ""))
+        for m in members
+    }
     direct = [m for m in members if not m.via_swarm]
     volume, stack = request.identity_volume, request.stack_name
     outcomes = identity.write_identities([(docker[m.host], content[m.node.id]) for m in direct], image, volume, stack)

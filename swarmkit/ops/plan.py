@@ -3,6 +3,7 @@ once, before any engine is contacted, so bad input changes nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from swarmkit import waits
@@ -13,7 +14,7 @@ from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.engines import BrokerEngine, engine_for
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.render import check_request
-from swarmkit.stack.topics import parse_topic_specs
+from swarmkit.stack.topics import TopicSpec, declared_topics, format_topic_specs, parse_topic_specs
 
 # Stands in for a KRaft cluster id that is not known yet, so that validation (which needs one)
 # can run before anything is contacted; never rendered into a stack that is deployed.
@@ -22,29 +23,67 @@ VALIDATION_CLUSTER_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 @dataclass(frozen=True)
 class DeployOptions:
-    """What to deploy; ``None`` engine/image come from the inventory's ``stack:`` block."""
+    """What to deploy; what is left unset (None or "") comes from the inventory's ``stack:`` block."""
 
     engine: str | None = None
     image: str | None = None
-    advertise: str = "hostname"  # hostname | inventory-address | command
+    advertise: str = ""  # hostname | inventory-address | command; "": the inventory's, else hostname
     hostname_command: str | None = None
-    topics: str = ""  # name:partitions:replicas[:key=value...], comma-separated
+    topics: str = ""  # name:partitions:replicas[:key=value...], comma-separated; "": the inventory's topics
     stack_name: str = "kafka"
     timeout: float | None = None  # the most seconds to wait for every broker; None: 600 + 60 per node
     stall_timeout: float = waits.STALL_TIMEOUT  # a wait in which no broker changes phase for this long fails
     listeners: ListenerPlan = field(default_factory=ListenerPlan)
     cluster_id: str | None = None  # apache: None = the one kept in the swarm (generated on first deploy)
     replication_factor: int | None = None
-    extra_env: tuple[tuple[str, str], ...] = ()
+    extra_env: tuple[tuple[str, str], ...] = ()  # added to (and winning over) the inventory's broker_env
     check_kafka: bool = True  # False: wait for running tasks only (an image that serves no Kafka)
     security: str | None = None  # sasl_ssl | ssl | plaintext; None: the inventory's, else the plan's
+    internal_port: int | None = None  # None: the inventory's stack.ports, else the listener plan's
+    external_port: int | None = None
 
     def resolved(self, inventory: Inventory) -> DeployOptions:
-        """Fill engine, image and security from the inventory; the inventory's image only goes with its engine."""
-        engine = self.engine or inventory.stack.engine
-        image = self.image or (inventory.stack.image if engine == inventory.stack.engine else None) or None
-        security = self.security or inventory.stack.security or self.listeners.security
-        return replace(self, engine=engine, image=image, security=security, listeners=self.listeners.with_security(security))
+        """Fill what is unset from the inventory; the inventory's image only goes with its engine."""
+        declared = inventory.stack
+        engine = self.engine or declared.engine
+        image = self.image or (declared.image if engine == declared.engine else None) or None
+        security = self.security or declared.security or self.listeners.security
+        command = self.hostname_command or declared.hostname_command or None
+        advertise = self.advertise or declared.advertise or ("command" if command else "hostname")
+        env = tuple({**dict(declared.broker_env), **dict(self.extra_env)}.items())
+        internal = self.internal_port or declared.internal_port
+        external = self.external_port or declared.external_port
+        listeners = self.listeners.with_security(security)
+        if internal or external:
+            listeners = ListenerPlan.build(
+                internal_port=internal or listeners.internal_listener.port,
+                external_port=external or listeners.external_listener.port,
+                security=security,
+            )
+        return replace(
+            self, engine=engine, image=image, security=security, hostname_command=command, advertise=advertise,
+            extra_env=env, listeners=listeners, internal_port=None, external_port=None,
+        )  # fmt: skip
+
+    def overrides(self, inventory: Inventory) -> list[str]:
+        """The options given for this run that replace what the inventory declares (the CLI says so)."""
+        declared = inventory.stack
+        pairs = (
+            ("engine", self.engine, declared.engine),
+            ("image", self.image, declared.image),
+            ("security", self.security, declared.security),
+            ("advertise", self.advertise, declared.advertise),
+            ("hostname_command", self.hostname_command, declared.hostname_command),
+            ("topics", self.topics, format_topic_specs(declared_topics(inventory))),
+            ("ports", self.internal_port, declared.internal_port),
+            ("ports", self.external_port, declared.external_port),
+        )
+        return [
+            f"{'--' + key.replace('_', '-') if key != 'ports' else 'a port option'} {given} overrides the inventory's "
+            f"stack.{key} ({kept}) for this run"
+            for key, given, kept in pairs
+            if given and kept and key in declared.given and str(given) != str(kept)
+        ]
 
 
 @dataclass(frozen=True)
@@ -54,6 +93,14 @@ class DeployPlan:
     inventory: Inventory
     options: DeployOptions  # engine, image and security filled in from the inventory
     engine: BrokerEngine
+
+    @property
+    def topics(self) -> list[TopicSpec]:
+        return topics_for(self.inventory, self.options)
+
+    @property
+    def warnings(self) -> list[str]:
+        return zone_warnings(self.inventory, self.topics)
 
     @property
     def broker_image(self) -> str:
@@ -75,6 +122,26 @@ def plan(inventory: Inventory, options: DeployOptions) -> DeployPlan:
     return DeployPlan(inventory, options, engine)
 
 
+def topics_for(inventory: Inventory, options: DeployOptions) -> list[TopicSpec]:
+    """The topics to ensure: the inventory's declared ones unless --topics replaces them for this run."""
+    return parse_topic_specs(options.topics) if options.topics else declared_topics(inventory)
+
+
+def zone_warnings(inventory: Inventory, topics: Sequence[TopicSpec]) -> list[str]:
+    """Zones that cannot hold a replica each (Kafka then puts two copies in one zone), and hosts left without one."""
+    zones = sorted(set(inventory.zones.values()))
+    if not zones:
+        return []
+    unzoned = [h.name for h in inventory.hosts if h.name not in inventory.zones]
+    found = [f"hosts without a zone label: {', '.join(unzoned)} (their brokers get no broker.rack)"] if unzoned else []
+    return found + [
+        f"topic {t.name}: {t.replicas} replicas but only {len(zones)} zone(s) ({', '.join(zones)}): "
+        "a zone lost can take more than one copy of a partition"
+        for t in topics
+        if t.replicas > len(zones)
+    ]
+
+
 def stack_request(
     inventory: Inventory, options: DeployOptions, cluster_id: str | None, controllers: ControllerSet | None = None
 ) -> StackRequest:
@@ -86,7 +153,7 @@ def stack_request(
         advertise=options.advertise,
         hostname_command=options.hostname_command,
         listeners=options.listeners,
-        topics=parse_topic_specs(options.topics),
+        topics=topics_for(inventory, options),
         stack_name=options.stack_name,
         cluster_id=cluster_id,
         replication_factor=options.replication_factor,

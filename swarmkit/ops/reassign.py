@@ -8,10 +8,11 @@ partition holds exactly its new replicas, all of them in sync.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from swarmkit.errors import BrokerError, DeployError, SpecError
@@ -80,14 +81,22 @@ def plan_moves_off(partitions: Sequence[PartitionState], leaving: int, remaining
     return moves
 
 
-def plan_balance(partitions: Sequence[PartitionState], brokers: Sequence[int]) -> list[Move]:
-    """Per topic: replicas within one of even over ``brokers``, then preferred leaders (first replicas) within
-    one of even, moving as few replicas as it can; only partitions whose replica list changes are returned."""
+def plan_balance(
+    partitions: Sequence[PartitionState], brokers: Sequence[int], racks: Mapping[int, str] | None = None
+) -> list[Move]:
+    """Per topic: each partition's replicas first spread over as many zones (``racks``: broker -> zone) as they
+    can be, then replicas within one of even over ``brokers`` without losing that spread, then preferred
+    leaders (first replicas) within one of even, moving as few replicas as it can; only partitions whose
+    replica list changes are returned."""
+    racks = {b: zone for b, zone in (racks or {}).items() if zone}
+    replica_step = functools.partial(_replica_step, racks=racks)
     moves = []
     for topic in sorted({p.topic for p in partitions}):
         before = {p.partition: p.replicas for p in partitions if p.topic == topic}
         assignment = {number: list(replicas) for number, replicas in before.items()}
-        while _shift(assignment, brokers, _replica_counts, _replica_step):
+        if racks:
+            _spread_zones(assignment, brokers, racks)
+        while _shift(assignment, brokers, _replica_counts, replica_step):
             pass
         while _shift(assignment, brokers, _leader_counts, _leader_step):
             pass
@@ -98,10 +107,41 @@ def plan_balance(partitions: Sequence[PartitionState], brokers: Sequence[int]) -
 Assignment = dict[int, list[int]]  # partition -> replicas, preferred leader first
 
 
-def _replica_step(assignment: Assignment, high: int, low: int) -> bool:
-    """Give one of ``high``'s replicas (a follower's if it can) to ``low``."""
+def _zones(replicas: Sequence[int], racks: Mapping[int, str]) -> int:
+    """How many zones the replicas cover (a broker without a zone counts as its own)."""
+    return len({racks.get(r, f"#{r}") for r in replicas})
+
+
+def _spread_zones(assignment: Assignment, brokers: Sequence[int], racks: Mapping[int, str]) -> None:
+    """A partition with two replicas in one zone while a zone it lacks has a free broker: the later replica
+    of the doubled zone moves to that zone's least loaded broker."""
+    load = _replica_counts(assignment)
+    for replicas in assignment.values():
+        for position in range(len(replicas) - 1, -1, -1):
+            held = [racks.get(r) for r in replicas]
+            zone = held[position]
+            if zone is None or held.count(zone) < 2:
+                continue
+            free = [b for b in brokers if racks.get(b) and racks[b] not in held and b not in replicas]
+            if not free:
+                break
+            chosen = min(free, key=lambda b: (load[b], b))
+            load[replicas[position]] -= 1
+            load[chosen] += 1
+            replicas[position] = chosen
+
+
+def _replica_step(assignment: Assignment, high: int, low: int, racks: Mapping[int, str] | None = None) -> bool:
+    """Give one of ``high``'s replicas (a follower's if it can) to ``low``, never narrowing a partition's zones."""
+    zones = racks or {}
+
+    def keeps_spread(replicas: list[int]) -> bool:
+        return _zones([low if r == high else r for r in replicas], zones) >= _zones(replicas, zones)
+
     candidates = sorted(
-        (replicas.index(high) == 0, number) for number, replicas in assignment.items() if high in replicas and low not in replicas
+        (replicas.index(high) == 0, number)
+        for number, replicas in assignment.items()
+        if high in replicas and low not in replicas and keeps_spread(replicas)
     )
     if not candidates:
         return False

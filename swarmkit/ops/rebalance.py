@@ -1,6 +1,7 @@
 """`swarmkit rebalance`: after a scale-out, give every broker its share of replicas and leaders.
 
-Per topic, replicas end within one of even over the registered brokers, and so do preferred
+Per topic, each partition's replicas are first spread over the zones (the brokers' ``broker.rack``), then
+end within one of even over the registered brokers without losing that spread, and so do preferred
 leaders (each partition's first replica), moving as few replicas as it can (``reassign.plan_balance``);
 Kafka's reassignment tool moves them, optionally throttled, and a preferred leader election then
 hands leadership to the first replicas. Internal topics (``__consumer_offsets``, ...) move only
@@ -86,7 +87,7 @@ def rebalance(session: Session, options: RebalanceOptions) -> RebalanceResult:
     bootstrap = f"{via.address}:{options.external_port}"
     registered, partitions = admin.partition_states(bootstrap, security=security)
     chosen = _chosen(partitions, options.topics)
-    moves = reassign.plan_balance(chosen, registered)
+    moves = reassign.plan_balance(chosen, registered, admin.broker_racks(bootstrap, security=security))
     service = broker_service(options.stack_name)
     connection = reassign.tool_connection(options.internal_port, security)
     if moves:

@@ -50,7 +50,9 @@ from swarmkit.waits import Progress
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
 PROBE_TIMEOUT = 3.0
-OWNED_ENV = frozenset({"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS"})  # the entrypoint sets them
+OWNED_ENV = frozenset(
+    {"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS", "KAFKA_BROKER_RACK"}
+)  # the entrypoint sets them
 PROPERTY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from swarmkit import numbers
 from swarmkit.errors import SpecError
+from swarmkit.hosts.inventory import Inventory
 
 FORMAT = "name:partitions:replicas[:key=value...]"
 MAX_NAME_LENGTH = 249
@@ -73,6 +74,11 @@ class TopicSpec:
     @property
     def config_dict(self) -> dict[str, str]:
         return dict(self.configs)
+
+
+def declared_topics(inventory: Inventory) -> list[TopicSpec]:
+    """The topics the inventory's ``stack:`` block declares, as specs to check and ensure."""
+    return [TopicSpec(t.name, t.partitions, t.replicas, t.configs) for t in inventory.stack.topics]
 
 
 def format_topic_specs(specs: Iterable[TopicSpec]) -> str:

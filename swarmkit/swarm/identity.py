@@ -111,9 +111,10 @@ def allocate_broker_ids(existing: Mapping[str, int], wanted: Sequence[str], mark
     return IdAllocation(ids, tuple(new), next_id)
 
 
-def node_env(broker_id: int, address: str) -> str:
-    """The content of ``node.env`` that ``stacks/node-identity.sh`` reads."""
-    return f"BROKER_ID={broker_id}\nNODE_ADDRESS={address}\n"
+def node_env(broker_id: int, address: str, rack: str = "") -> str:
+    """The content of ``node.env`` that ``stacks/node-identity.sh`` reads; the rack (the host's zone) only when
+    it has one, so that a cluster without zones keeps its identities (and its brokers keep running)."""
+    return f"BROKER_ID={broker_id}\nNODE_ADDRESS={address}\n" + (f"NODE_RACK={rack}\n" if rack else "")
 
 
 def kept_cluster_id(nodes: Iterable[SwarmNode], stack: str) -> str | None:

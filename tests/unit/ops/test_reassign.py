@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Host, Inventory
@@ -74,3 +76,35 @@ def test_after_scale_out_the_new_broker_gets_its_share_of_replicas_and_leaders()
 def test_a_balanced_topic_is_left_alone() -> None:
     partitions = [state("t", n, tuple((n + i) % 3 + 1 for i in range(2))) for n in range(3)]
     assert plan_balance(partitions, [1, 2, 3]) == []
+
+
+# --- zones ---------------------------------------------------------------------------------------
+
+ZONES = {1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
+
+
+def zones_of(replicas: tuple[int, ...]) -> set[str]:
+    return {ZONES[r] for r in replicas}
+
+
+def test_a_partition_with_two_copies_in_one_zone_is_spread_over_the_zones() -> None:
+    moves = plan_balance([state("t", 0, (1, 2, 3))], list(ZONES), ZONES)
+    assert moves == [Move("t", 0, (1, 5, 3))]  # the doubled zone's later copy moves to zone c; the leader stays
+
+
+@st.composite
+def zoned_topic(draw: st.DrawFn) -> list[PartitionState]:
+    count = draw(st.integers(1, 12))
+    return [state("t", n, tuple(draw(st.permutations(list(ZONES)))[:3])) for n in range(count)]
+
+
+@given(zoned_topic())
+def test_rebalancing_leaves_every_partition_in_three_zones_and_replicas_within_one_per_zone(
+    partitions: list[PartitionState],
+) -> None:
+    moved = {m.partition: m.replicas for m in plan_balance(partitions, list(ZONES), ZONES)}
+    after = [moved.get(p.partition, p.replicas) for p in partitions]
+    assert all(zones_of(replicas) == {"a", "b", "c"} for replicas in after)
+    for zone in "abc":
+        held = [sum(b in replicas for replicas in after) for b in ZONES if ZONES[b] == zone]
+        assert max(held) - min(held) <= 1, (zone, held)

@@ -1,0 +1,208 @@
+"""The inventory's declared state against the running cluster: what `up` would change (`swarmkit plan`,
+read by ``ops.drift``), and the part of it `up` applies live (topic settings through the admin API,
+partitions added).
+
+The comparison is pure (``diff_topics``, ``roll_reasons``, ``zone_moves``); reading topics and applying
+their changes are thin around it. Only what is declared is compared: a topic or a setting the
+inventory does not name is left as it is, and nothing is ever deleted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from swarmkit.errors import BrokerError
+from swarmkit.hosts.dockerapi import SwarmNode
+from swarmkit.hosts.inventory import ZONE_LABEL, Inventory
+from swarmkit.kafka import admin
+from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack.deployed import host_of
+from swarmkit.stack.topics import TopicSpec, creation_configs
+
+SECRET_WORDS = ("PASSWORD", "SECRET", "CREDENTIAL")  # environment values never printed
+
+
+@dataclass(frozen=True)
+class TopicState:
+    """One topic as the cluster has it: counts and its effective settings."""
+
+    name: str
+    partitions: int
+    replicas: int
+    configs: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    key: str
+    old: str | None  # None: the cluster reports no value
+    new: str
+
+
+@dataclass(frozen=True)
+class TopicChange:
+    """What `up` does to one declared topic; ``problems`` are differences it cannot make (Kafka forbids them)."""
+
+    topic: str
+    action: Literal["create", "alter"]
+    settings: tuple[SettingChange, ...] = ()
+    partitions: tuple[int, int] | None = None  # (now, declared): partitions to add
+    problems: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        if self.action == "create":
+            return f"create topic {self.topic} ({', '.join(f'{s.key}={s.new}' for s in self.settings) or 'defaults'})"
+        parts = [f"{s.key} {s.old if s.old is not None else '(unset)'} -> {s.new}" for s in self.settings]
+        if self.partitions:
+            parts.append(f"partitions {self.partitions[0]} -> {self.partitions[1]}")
+        return f"alter topic {self.topic}: " + "; ".join(parts + [f"cannot: {p}" for p in self.problems])
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"line": self.line()}
+
+
+def _normal(value: str | None) -> str | None:
+    return None if value is None else value.replace(" ", "")  # Kafka lists "compact,delete" without spaces
+
+
+def diff_topic(spec: TopicSpec, state: TopicState | None) -> TopicChange | None:
+    """The change that makes ``state`` what ``spec`` declares (None: nothing to do)."""
+    wanted = creation_configs(spec)
+    if state is None:
+        return TopicChange(spec.name, "create", tuple(SettingChange(k, None, v) for k, v in sorted(wanted.items())))
+    settings = tuple(
+        SettingChange(key, state.configs.get(key), value)
+        for key, value in sorted(wanted.items())
+        if _normal(state.configs.get(key)) != _normal(value)
+    )
+    grow = (state.partitions, spec.partitions) if spec.partitions > state.partitions else None
+    problems = []
+    if spec.partitions < state.partitions:
+        problems.append(f"it has {state.partitions} partitions, {spec.partitions} declared (Kafka never removes partitions)")
+    if spec.replicas != state.replicas:
+        problems.append(
+            f"replication {state.replicas}, {spec.replicas} declared (move replicas with kafka-reassign-partitions.sh)"
+        )
+    if not (settings or grow or problems):
+        return None
+    return TopicChange(spec.name, "alter", settings, grow, tuple(problems))
+
+
+def diff_topics(declared: Sequence[TopicSpec], actual: Mapping[str, TopicState]) -> list[TopicChange]:
+    """Every declared topic's change, in declaration order; topics the inventory does not name are left out."""
+    return [change for spec in declared if (change := diff_topic(spec, actual.get(spec.name))) is not None]
+
+
+def _shown(key: str, value: str | None) -> str:
+    if value is None:
+        return "(unset)"
+    return "(hidden)" if any(word in key.upper() for word in SECRET_WORDS) else value
+
+
+def roll_reasons(
+    rendered_env: Mapping[str, str], rendered_image: str, deployed_env: Mapping[str, str], deployed_image: str
+) -> list[str]:
+    """Why the broker service's spec would change (every broker then restarts, one at a time)."""
+    reasons = [f"image {deployed_image} -> {rendered_image}"] if rendered_image != deployed_image else []
+    for key in sorted(set(rendered_env) | set(deployed_env)):
+        old, new = deployed_env.get(key), rendered_env.get(key)
+        if old != new:
+            reasons.append(f"{key} {_shown(key, old)} -> {_shown(key, new)}")
+    return reasons
+
+
+def zone_moves(inventory: Inventory, nodes: Sequence[SwarmNode]) -> list[str]:
+    """Hosts whose declared zone differs from their swarm node's: `up` rewrites the identity, the broker restarts."""
+    zones = inventory.zones
+    found = []
+    for node in nodes:
+        host = host_of(node)
+        if host and any(h.name == host for h in inventory.hosts):
+            old, new = node.labels.get(ZONE_LABEL, ""), zones.get(host, "")
+            if old != new:
+                found.append(f"broker on {host}: zone {old or '(none)'} -> {new or '(none)'}")
+    return found
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What `up` would change: topics, and the brokers it would restart and why."""
+
+    stack: str
+    deployed: bool  # False: nothing deployed yet; `up` deploys the whole stack
+    topics: tuple[TopicChange, ...]
+    rolls: tuple[str, ...]  # reasons every broker restarts (a rolling update of the broker service)
+    restarts: tuple[str, ...]  # single brokers restarting (their identity changes)
+
+    @property
+    def pending(self) -> bool:
+        return not self.deployed or bool(self.topics or self.rolls or self.restarts)
+
+    def lines(self) -> list[str]:
+        if not self.pending:
+            return ["no changes"]
+        found = [] if self.deployed else [f"deploy stack {self.stack} (not deployed yet)"]
+        found += [change.line() for change in self.topics]
+        found += [f"roll every broker: {reason}" for reason in self.rolls]
+        return found + [f"restart {restart}" for restart in self.restarts]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pending": self.pending,
+            "stack": self.stack,
+            "deployed": self.deployed,
+            "topics": [change.to_dict() for change in self.topics],
+            "rolls": list(self.rolls),
+            "restarts": list(self.restarts),
+            "lines": self.lines(),
+        }
+
+
+# --- reading the cluster and applying ------------------------------------------------------------
+
+
+def topic_states(
+    bootstrap: str, names: Sequence[str], security: ClientSecurity | None, timeout: float = admin.DEFAULT_TIMEOUT
+) -> dict[str, TopicState]:
+    """The named topics that exist, with their effective settings."""
+    metadata = admin.broker_metadata(bootstrap, timeout, security)
+    present = [t for t in metadata.topics if t.name in names]
+    configs = admin.topic_configs(bootstrap, [t.name for t in present], timeout, security)
+    return {t.name: TopicState(t.name, t.partition_count, t.replication_factor, configs.get(t.name, {})) for t in present}
+
+
+def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:
+    """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        topics = {t.name: t.partition_count for t in admin.broker_metadata(bootstrap, timeout, security).topics}
+        if all(topics.get(name, 0) >= count for name, count in counts.items()):
+            return
+        if time.monotonic() > deadline:
+            raise BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
+        time.sleep(0.2)
+
+
+def apply_topic_changes(
+    bootstrap: str, changes: Sequence[TopicChange], security: ClientSecurity | None, timeout: float = admin.DEFAULT_TIMEOUT
+) -> list[str]:
+    """Set changed settings and add partitions on existing topics, live; returns what was done."""
+    altered = [c for c in changes if c.action == "alter"]
+    settings = {c.topic: {s.key: s.new for s in c.settings} for c in altered if c.settings}
+    admin.alter_topic_configs(bootstrap, settings, timeout, security)
+    counts = {c.topic: c.partitions[1] for c in altered if c.partitions}
+    admin.add_partitions(bootstrap, counts, timeout, security)
+    if counts:
+        _await_partitions(bootstrap, counts, security, timeout)
+    return [c.line() for c in altered if c.settings or c.partitions]
+
+
+def reconcile(
+    bootstrap: str, specs: Sequence[TopicSpec], security: ClientSecurity | None, timeout: float = admin.DEFAULT_TIMEOUT
+) -> list[str]:
+    """`up`'s live step for existing topics: the declared settings and partition counts, no broker restarted."""
+    states = topic_states(bootstrap, [s.name for s in specs], security, timeout)
+    return apply_topic_changes(bootstrap, diff_topics([s for s in specs if s.name in states], states), security, timeout)

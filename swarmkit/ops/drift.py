@@ -1,0 +1,38 @@
+"""`swarmkit plan`: what `up` would change on the running cluster, read without changing anything."""
+
+from __future__ import annotations
+
+import yaml
+
+from swarmkit.hosts.dockerapi import service_spec, swarm_nodes
+from swarmkit.hosts.session import Session
+from swarmkit.ops.declared import Changes, diff_topics, roll_reasons, topic_states, zone_moves
+from swarmkit.ops.deploy import render_for
+from swarmkit.ops.plan import DeployPlan
+from swarmkit.security import pki
+from swarmkit.stack.deployed import DeployedStack
+
+ADMIN_TIMEOUT = 15.0  # reading topics and their settings from a loaded broker
+
+
+def _rendered_broker(plan: DeployPlan, session: Session) -> tuple[dict[str, str], str]:
+    service = yaml.safe_load(render_for(plan, session).text)["services"]["broker"]
+    env = {key: str(value).replace("$$", "$") for key, value in service.get("environment", {}).items()}
+    return env, service["image"]
+
+
+def read_changes(plan: DeployPlan, session: Session) -> Changes:
+    """What `up` with this plan would change on the running cluster; reads, changes nothing."""
+    inventory, options, docker = plan.inventory, plan.options, session.docker
+    specs = plan.topics
+    manager = docker[inventory.first_manager]
+    deployed = DeployedStack.read(manager, options.stack_name)
+    if deployed is None:
+        return Changes(options.stack_name, False, tuple(diff_topics(specs, {})), (), ())
+    env, image = _rendered_broker(plan, session)
+    spec = service_spec(manager, deployed.broker_service)
+    rolls = roll_reasons(env, image, deployed.service.env, spec.image if spec else "")
+    security = pki.admin_by_address(inventory, options.stack_name, deployed.security)
+    bootstrap = f"{inventory.hosts[0].address}:{options.listeners.external_listener.port}"
+    topics = diff_topics(specs, topic_states(bootstrap, [s.name for s in specs], security, ADMIN_TIMEOUT)) if specs else []
+    return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(zone_moves(inventory, swarm_nodes(manager))))
