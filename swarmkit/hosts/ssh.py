@@ -149,6 +149,15 @@ class SshMux:
         config.opener = functools.partial(self.open, endpoint)  # type: ignore[attr-defined]
         return whales.DockerClient(client_config=config)
 
+    def socket(self, endpoint: str) -> str:
+        """The host's Docker socket as a ``unix://`` URL for the Engine API, forwarded over its one connection."""
+        self.open(endpoint)
+        return self.forwarded(endpoint)
+
+    def forwarded(self, endpoint: str) -> str:
+        """Where the host's Docker socket is (or will be) forwarded to, as a ``unix://`` URL."""
+        return f"unix://{self._path('docker', endpoint)}"
+
     def _per_call_ssh(self) -> list[str]:
         """The Docker CLI started with an ``ssh`` first on its PATH that shares nothing."""
         wrapper = self.directory / "bin" / "ssh"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import docker
 import pytest
 
 from swarmkit.errors import EngineError
@@ -52,3 +55,20 @@ def test_an_engine_without_tls_is_a_plain_client() -> None:
     engine = Engine.connect("unix:///run/x.sock")
     assert engine.endpoint == "unix:///run/x.sock" and not engine.client.client_config.tlsverify
     assert engine == Engine.connect("unix:///run/x.sock")
+
+
+def test_the_engine_api_client_verifies_the_engine_with_the_hosts_tls_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    files = {name: tmp_path / f"{name}.pem" for name in ("ca", "cert", "key")}
+    for path in files.values():
+        path.write_text("not read until a connection is made")
+    made: list[dict] = []
+    monkeypatch.setattr(docker, "APIClient", lambda **settings: made.append(settings) or object())
+    secured = Engine.connect("tcp://a.example:2376", TlsFiles(*(str(files[n]) for n in ("ca", "cert", "key"))))
+    plain = Engine.connect("unix:///run/x.sock")
+    assert secured.api is secured.api and plain.api is not None and len(made) == 2  # one client per engine, kept
+    tls = made[0]["tls"]
+    assert made[0]["base_url"] == "tcp://a.example:2376" and made[0]["version"] == "auto"
+    assert (tls.verify, tls.ca_cert, tls.cert) == (True, str(files["ca"]), (str(files["cert"]), str(files["key"])))
+    assert made[1]["base_url"] == "unix:///run/x.sock" and made[1]["tls"] is False
