@@ -26,7 +26,8 @@ else:
 
 T = TypeVar("T")
 
-UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls")
+# what the Docker CLI (Go) or the Engine API client (Python's ssl) says when no answer came
+UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls", "ssl")
 
 
 def sdk_failures() -> tuple[type[Exception], ...]:

@@ -86,7 +86,13 @@ class Engine:
             self.mux.open(self.endpoint)
         tls = self.tls and sdk.tls.TLSConfig(client_cert=(self.tls.cert, self.tls.key), ca_cert=self.tls.ca, verify=True)
         own_ssh = self.mux is None and is_ssh(self.endpoint)
-        return sdk.APIClient(base_url=self.address, tls=tls or False, use_ssh_client=own_ssh, version="auto")
+        settled_later = sdk.constants.MINIMUM_DOCKER_API_VERSION  # no request while the client is made
+        api = sdk.APIClient(base_url=self.address, tls=tls or False, use_ssh_client=own_ssh, version=settled_later)
+        # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE override the client's own CA (the host's), and reads proxies
+        # and ~/.netrc per request: the engine is verified against the inventory's files only, and reached directly.
+        api.trust_env = False
+        api._version = api.version(api_version=False)["ApiVersion"]  # the engine's own, as the SDK's version="auto"
+        return api
 
     def close(self) -> None:
         """End the API client's connections (the CLI client holds none)."""
