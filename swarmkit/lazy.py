@@ -8,8 +8,12 @@ still checks every call.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
 from typing import Any
+
+from swarmkit.fanout import in_background
 
 
 class lazy:  # noqa: N801  # it stands in for a module name
@@ -23,3 +27,11 @@ class lazy:  # noqa: N801  # it stands in for a module name
 
     def __repr__(self) -> str:
         return f"<lazy module {self._name}>"
+
+
+@contextlib.contextmanager
+def loading(*names: str) -> Iterator[None]:
+    """Import modules in a background thread while the block runs, when the block mostly waits on the network
+    (the interpreter is free then): their import costs no wall time when they are used after the block."""
+    with in_background(lambda: [importlib.import_module(name) for name in names]):
+        yield

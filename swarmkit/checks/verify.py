@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import cast
 
-from swarmkit import waits
+from swarmkit import lazy, waits
 from swarmkit.checks import diagnose, health
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.health import ClusterHealth
@@ -27,6 +27,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, Swar
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
+from swarmkit.kafka import quorum as quorum_read
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.compose import expected_advertised_host
@@ -363,7 +364,9 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     say, budget = on_progress or _silent, waits.Budget(options.budget)
     inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
-    engines, nodes, stack, controllers = _swarm_and_controllers(inventory, docker, options, budget, say)
+    quorum_client = quorum_read.CLIENT if engine_for(inventory.stack.engine).SHARED_CLUSTER else ()
+    with lazy.loading(*admin.CLIENT, *quorum_client):  # imported while the Docker engines answer
+        engines, nodes, stack, controllers = _swarm_and_controllers(inventory, docker, options, budget, say)
     shared = engine_for(stack.engine).SHARED_CLUSTER
     if options.security is None:
         options = replace(options, security=pki.for_stack(inventory, options.stack_name, stack.security))

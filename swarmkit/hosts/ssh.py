@@ -159,6 +159,10 @@ class SshMux:
         config.opener = functools.partial(self.open, endpoint)  # type: ignore[attr-defined]
         return whales.DockerClient(client_config=config)
 
+    def forwarded(self, endpoint: str) -> str:
+        """Where the host's Docker socket is (or will be) forwarded to, as a ``unix://`` URL for the Engine API."""
+        return f"unix://{self.files(endpoint).docker}"
+
     def _per_call_ssh(self) -> list[str]:
         """The Docker CLI started with an ``ssh`` first on its PATH that shares nothing."""
         wrapper = self.directory / "bin" / "ssh"

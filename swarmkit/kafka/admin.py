@@ -29,6 +29,7 @@ else:
     ck = lazy("confluent_kafka")
     ck_admin = lazy("confluent_kafka.admin")
 
+CLIENT = ("confluent_kafka.admin",)  # what the first call imports: a caller may import it ahead
 DEFAULT_TIMEOUT = 5.0
 METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its request was lost
 DELETE_WAIT = 30.0

@@ -30,6 +30,7 @@ else:
     kafka_admin, kafka_errors = lazy("kafka.admin"), lazy("kafka.errors")
 
 METADATA_TOPIC = "__cluster_metadata"
+CLIENT = ("kafka.admin",)  # what the first quorum read imports (about 0.2 s): a caller may import it ahead
 
 
 @dataclass(frozen=True)

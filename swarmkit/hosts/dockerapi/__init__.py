@@ -1,7 +1,8 @@
 """The one adapter over Docker: every engine call in swarmkit goes through here, one module per noun.
 
 ``parse`` turns Docker's JSON into the ``models`` (pure, tested on recorded JSON); ``calls`` runs the
-requests and words their failures; ``engine``, ``swarm``, ``services``, ``stacks``, ``containers``,
+requests (reads through the Engine API, the ``docker`` SDK; what the Docker CLI does best through
+python-on-whales) and words their failures; ``engine``, ``swarm``, ``services``, ``stacks``, ``containers``,
 ``images`` and ``volumes`` are the requests.  Callers use the names below: ``dockerapi.service_state(...)``.
 """
 

@@ -2,44 +2,86 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.ssh import diagnose
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
+    import docker as sdk
     import python_on_whales as whales
+    import requests.exceptions as http_errors
+    from docker import errors as sdk_errors
     from python_on_whales import exceptions as whales_errors
     from python_on_whales import utils as whales_utils
 
     from swarmkit.hosts.dockerapi.engine import Engine
 else:
+    sdk_errors = lazy("docker.errors")
+    http_errors = lazy("requests.exceptions")
     whales_errors = lazy("python_on_whales.exceptions")
     whales_utils = lazy("python_on_whales.utils")
 
-UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls")
-LIST_READ_ATTEMPTS = 5
-GONE = ("no such", "not found")  # `docker inspect` says No such object; `docker service inspect` says not found
+T = TypeVar("T")
+
+# what the Docker CLI (Go) or the Engine API client (Python's ssl) says when no answer came
+UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls", "ssl")
 
 
-def short(error: whales_errors.DockerException) -> str:
+def sdk_failures() -> tuple[type[Exception], ...]:
+    """What an Engine API request raises when it fails: the engine's refusal, or no connection at all."""
+    return (sdk_errors.DockerException, http_errors.RequestException)
+
+
+def said(engine: Engine, error: Exception) -> str:
+    """Everything a failed call said: the CLI's stderr, the engine's explanation of a refused request, or (no
+    connection) the address dialled and the innermost reason, as the Docker CLI words it."""
+    for attribute in ("explanation", "stderr", "stdout"):
+        text = getattr(error, attribute, None)
+        if text:
+            return text.decode(errors="replace") if isinstance(text, bytes) else str(text)
+    unreached = _unreached(error)
+    if unreached is not None:
+        return f"Cannot connect to the Docker daemon at {engine.address}. Is the docker daemon running? ({_reason(unreached)})"
+    return str(error)
+
+
+def _unreached(error: BaseException | None) -> BaseException | None:
+    """The connection failure under an API client's error (the SDK wraps one met while settling the API version)."""
+    while error is not None:
+        if type(error).__module__.startswith("requests") and isinstance(error, http_errors.ConnectionError):
+            return error
+        error = error.__cause__
+    return None
+
+
+def _reason(error: BaseException) -> str:
+    """The innermost cause under requests' and urllib3's wrappers ("[Errno 111] Connection refused")."""
+    while True:
+        causes = [getattr(error, "reason", None), *getattr(error, "args", ())]
+        inner = next((cause for cause in causes if isinstance(cause, BaseException)), None)
+        if inner is None:
+            return str(error).rsplit(">: ", 1)[-1]  # urllib3 names its connection object first
+        error = inner
+
+
+def short(engine: Engine, error: Exception) -> str:
     """The engine's own last line: the one that says what went wrong."""
-    text = (error.stderr or error.stdout or str(error)).strip()
+    text = said(engine, error).strip()
     return text.splitlines()[-1] if text else str(error)
 
 
-def failure(engine: Engine, message: str, error: whales_errors.DockerException, hint: str = "") -> EngineError:
+def failure(engine: Engine, message: str, error: Exception, hint: str = "") -> EngineError:
     """The error of a failed docker call: an ssh:// endpoint's own failure (host key, key, Docker
     access, docker missing, port closed) as that, with its fix; otherwise ``message`` and ``hint``."""
-    return diagnose(engine.endpoint, error.stderr or str(error), engine.mux) or EngineError(message, hint=hint)
+    return diagnose(engine.endpoint, said(engine, error), engine.mux) or EngineError(message, hint=hint)
 
 
 def unanswered_hint(engine: Engine, detail: str) -> str:
     """A refused TLS handshake needs other files, not another network path."""
-    if engine.client.client_config.tlsverify and any(word in detail for word in ("x509", "tls", "certificate")):
+    if engine.tls is not None and any(word in detail for word in ("x509", "tls", "certificate")):
         return (
             "check this host's tls: files in the inventory: ca must be the CA that signed the engine's certificate"
             " (for its address or name), cert and key a client pair the engine's CA signed"
@@ -47,9 +89,9 @@ def unanswered_hint(engine: Engine, detail: str) -> str:
     return "check that dockerd runs there and that this machine may reach it"
 
 
-def failed(engine: Engine, what: str, error: whales_errors.DockerException) -> EngineError:
+def failed(engine: Engine, what: str, error: Exception) -> EngineError:
     """A request an engine failed: its own last line, and a hint (how to reach it, when it did not answer)."""
-    detail = short(error)
+    detail = short(engine, error)
     if any(word in detail.lower() for word in UNANSWERED):
         hint = unanswered_hint(engine, detail)
     else:
@@ -65,6 +107,24 @@ def call(engine: Engine, what: str, action: Callable[[whales.DockerClient], Any]
         raise failed(engine, what, error) from error
 
 
+def request(engine: Engine, what: str, action: Callable[[sdk.APIClient], T]) -> T:
+    """One Engine API request; its failure becomes an EngineError naming ``what``."""
+    try:
+        return action(engine.api)
+    except sdk_failures() as error:
+        raise failed(engine, what, error) from error
+
+
+def lookup(engine: Engine, what: str, action: Callable[[sdk.APIClient], T]) -> T | None:
+    """One Engine API request for something that may not exist: None when the engine says it does not."""
+    try:
+        return request(engine, what, action)
+    except EngineError as error:
+        if isinstance(error.__cause__, sdk_errors.NotFound):
+            return None
+        raise
+
+
 def output(engine: Engine, *args: str) -> str:
     """One docker CLI command's stdout (nothing printed); a failure stays a DockerException for the caller to word."""
     return cast(str, whales_utils.run([*engine.client.docker_cmd, *args]))
@@ -76,18 +136,3 @@ def cli(engine: Engine, what: str, *args: str) -> str:
         return output(engine, *args)
     except whales_errors.DockerException as error:
         raise failed(engine, what, error) from error
-
-
-def listed_documents(engine: Engine, what: str, listing: tuple[str, ...], inspect: tuple[str, ...] = ("inspect",)) -> list[dict]:
-    """What a listing of ids names, inspected in one call.  The swarm prunes old tasks (and a node may
-    leave) at any moment, so one listed may be gone when it is inspected: then the list is read again."""
-    for _ in range(LIST_READ_ATTEMPTS):
-        ids = cli(engine, f"listing {what}", *listing).split()
-        if not ids:
-            return []
-        try:
-            return cast(list[dict], json.loads(cli(engine, f"inspecting {what}", *inspect, *ids)))
-        except EngineError as error:
-            if not any(word in error.message.lower() for word in GONE):
-                raise
-    raise EngineError(f"{what} kept changing while being read ({LIST_READ_ATTEMPTS} attempts)")

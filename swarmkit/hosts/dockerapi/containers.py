@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, cast
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import call, failed, listed_documents, output
+from swarmkit.hosts.dockerapi.calls import call, failed, lookup, output, request
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.images import ensure_image
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
+    import docker as sdk
     from python_on_whales import exceptions as whales_errors
 else:
     whales_errors = lazy("python_on_whales.exceptions")
@@ -78,14 +80,24 @@ def stop_container(engine: Engine, container_id: str, grace_s: int) -> None:
 
 def exec_script(engine: Engine, container_id: str, script: str) -> str:
     """Run a shell script in a running container (cheaper than starting another) and return its output."""
-    return call(engine, "a probe script", lambda c: c.container.execute(container_id, ["/bin/sh", "-c", script]))
+    return exec_in_container(engine, container_id, ["/bin/sh", "-c", script])
 
 
 def exec_in_container(engine: Engine, container_id: str, command: list[str]) -> str:
-    """Run a command in a container by id (e.g. a quorum read in a controller), returning its output."""
-    return call(
-        engine, f"running {command[0]} in container {container_id[:12]}", lambda c: c.container.execute(container_id, command)
-    )
+    """Run a command in a container by id (e.g. a quorum read in a controller) through the Engine API;
+    its stdout (less one final newline, as the CLI gives it), or an error with its last line on stderr."""
+    what = f"running {command[0]} in container {container_id[:12]}"
+
+    def run(api: sdk.APIClient) -> tuple[int, bytes, bytes]:
+        started = api.exec_create(container_id, command)["Id"]
+        stdout, stderr = api.exec_start(started, demux=True)
+        return api.exec_inspect(started)["ExitCode"], stdout or b"", stderr or b""
+
+    code, stdout, stderr = request(engine, what, run)
+    if code:
+        said = (stderr or stdout).decode(errors="replace").strip().splitlines() or [f"exit status {code}"]
+        raise EngineError(f"{what} on {engine.endpoint} failed: {said[-1]}", hint=f"it exited with status {code}")
+    return stdout.decode(errors="replace").removesuffix("\n")
 
 
 def exec_in_service(engine: Engine, service: str, command: list[str]) -> str:
@@ -116,22 +128,27 @@ def container_stdout(engine: Engine, container_id: str) -> str:
         return ""
 
 
-def _containers(engine: Engine, what: str, filter_: str) -> list[dict]:
-    """The inspect documents of the running containers a ``--filter`` matches, in one listing and one inspect."""
-    return listed_documents(
-        engine, what, ("container", "ls", "--quiet", "--no-trunc", "--filter", filter_), ("container", "inspect")
-    )
+def _containers(engine: Engine, what: str, filters: dict[str, str]) -> list[dict]:
+    """The inspect documents of the running containers a filter matches: one listing, one inspect each (a
+    container that ended in between is left out)."""
+    listed = request(engine, f"listing {what}", lambda api: api.containers(filters=filters))
+    found = [lookup(engine, f"inspecting {what}", functools.partial(_inspect, container["Id"])) for container in listed]
+    return [document for document in found if document is not None]
+
+
+def _inspect(container_id: str, api: sdk.APIClient) -> dict:
+    return cast(dict, api.inspect_container(container_id))
 
 
 def service_container(engine: Engine, service: str) -> tuple[str, str] | None:
     """This engine's container of a swarm service and its state (running, paused, ...); None without one."""
-    found = _containers(engine, f"the containers of {service}", f"label={parse.SERVICE_NAME_LABEL}={service}")
+    found = _containers(engine, f"the containers of {service}", {"label": f"{parse.SERVICE_NAME_LABEL}={service}"})
     return parse.container_state(found[0]) if found else None
 
 
 def port_publishers(engine: Engine, port: int, protocol: str) -> list[tuple[str, str]]:
     """(container name, swarm service name or "") for each container publishing a host port."""
-    return [parse.publisher(c) for c in _containers(engine, "containers", f"publish={port}/{protocol}")]
+    return [parse.publisher(c) for c in _containers(engine, "containers", {"publish": f"{port}/{protocol}"})]
 
 
 def labelled_containers(engine: Engine, label: str) -> int:

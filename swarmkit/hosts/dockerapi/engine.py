@@ -1,50 +1,107 @@
-"""An engine and the client that reaches it (endpoint, TLS, shared SSH), and what ``docker system info`` says of it."""
+"""An engine and the clients that reach it (endpoint, TLS, shared SSH), and what ``docker system info`` says of it.
+
+Reads go through the Docker Engine API (the ``docker`` SDK) over one persistent connection per host: no
+process per call, and no python-on-whales import for a command that only reads (``verify``, ``status``).
+What the API offers only in pieces (stack deploy, build, run with its pull) goes through the Docker CLI
+(python-on-whales).  Each client is made at its first use, so a command pays only for the ones it uses.
+"""
 
 from __future__ import annotations
 
-import json
 import os
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
+    import docker as sdk
     import python_on_whales as whales
-    from python_on_whales import exceptions as whales_errors
 else:
+    sdk = lazy("docker")
     whales = lazy("python_on_whales")
-    whales_errors = lazy("python_on_whales.exceptions")
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import failure, output, short, unanswered_hint
+from swarmkit.hosts.dockerapi.calls import failure, sdk_failures, short, unanswered_hint
 from swarmkit.hosts.dockerapi.models import EngineInfo
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
 from swarmkit.hosts.ssh import SshMux, is_ssh
 from swarmkit.hosts.sshmasters import persist_seconds
 
+Client = TypeVar("Client")
+
 
 @dataclass(frozen=True)
 class Engine:
-    """One Docker engine: its endpoint and the client that carries that endpoint's TLS settings."""
+    """One Docker engine: its endpoint, TLS files and SSH mux, and the two clients made from them on first use."""
 
     endpoint: str
-    client: whales.DockerClient = field(repr=False, compare=False)
+    tls: TlsFiles | None = None
     mux: SshMux | None = field(default=None, repr=False, compare=False)  # an ssh:// engine's shared connection
+    _clients: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def connect(cls, endpoint: str, tls: TlsFiles | None = None, mux: SshMux | None = None) -> Engine:
-        """A client for one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine; an
-        ssh:// endpoint given ``mux`` is reached through that mux's one connection to its host."""
-        if tls is None:
-            if mux is not None and is_ssh(endpoint):
-                return cls(endpoint, mux.client(endpoint), mux)
-            return cls(endpoint, whales.DockerClient(host=endpoint))
-        docker = whales.DockerClient(host=endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
-        return cls(endpoint, docker)
+        """An engine at one endpoint (unix://, tcp://, ssh://); tcp:// with TLS verifies the engine; an
+        ssh:// endpoint given ``mux`` is reached through that mux's one connection to its host.  Nothing is contacted."""
+        return cls(endpoint, tls, mux if tls is None and is_ssh(endpoint) else None)
+
+    @property
+    def client(self) -> whales.DockerClient:
+        """python-on-whales, for what the Docker CLI does better than single API requests."""
+        return self._once("cli", self._cli_client)
+
+    @property
+    def api(self) -> sdk.APIClient:
+        """The Engine API over one kept-alive connection (a small pool when requests overlap); made at the first
+        request, which also settles the API version this engine speaks."""
+        return self._once("api", self._api_client)
+
+    @property
+    def address(self) -> str:
+        """What the API client dials: an ssh:// engine's forwarded socket, else the endpoint itself."""
+        return self.mux.forwarded(self.endpoint) if self.mux is not None else self.endpoint
+
+    def _once(self, kind: str, make: Callable[[], Client]) -> Client:
+        with self._lock:
+            if kind not in self._clients:
+                self._clients[kind] = make()
+            return cast(Client, self._clients[kind])
+
+    def _cli_client(self) -> whales.DockerClient:
+        if self.mux is not None:
+            return self.mux.client(self.endpoint)
+        if self.tls is None:
+            return whales.DockerClient(host=self.endpoint)
+        tls = self.tls
+        return whales.DockerClient(host=self.endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
+
+    def _api_client(self) -> sdk.APIClient:
+        """ssh:// through the mux's forwarded socket (also when the mux shares nothing for the CLI: that setting
+        measures the CLI's own SSH per call); tcp:// with TLS verifying the engine's certificate against the host's CA."""
+        if self.mux is not None:
+            self.mux.open(self.endpoint)
+        tls = self.tls and sdk.tls.TLSConfig(client_cert=(self.tls.cert, self.tls.key), ca_cert=self.tls.ca, verify=True)
+        own_ssh = self.mux is None and is_ssh(self.endpoint)
+        settled_later = sdk.constants.MINIMUM_DOCKER_API_VERSION  # no request while the client is made
+        api = sdk.APIClient(base_url=self.address, tls=tls or False, use_ssh_client=own_ssh, version=settled_later)
+        # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE override the client's own CA (the host's), and reads proxies
+        # and ~/.netrc per request: the engine is verified against the inventory's files only, and reached directly.
+        api.trust_env = False
+        api._version = api.version(api_version=False)["ApiVersion"]  # the engine's own, as the SDK's version="auto"
+        return api
+
+    def close(self) -> None:
+        """End the API client's connections (the CLI client holds none)."""
+        with self._lock:
+            api = self._clients.pop("api", None)
+        if api is not None:
+            api.close()
 
 
 @dataclass(frozen=True)
@@ -79,7 +136,9 @@ class DockerHosts:
         return engine
 
     def close(self) -> None:
-        """Let go of the shared SSH connections (nothing to do without ssh:// hosts)."""
+        """End the API connections, then the shared SSH connections they ran over."""
+        for engine in self.engines.values():
+            engine.close()
         if self.mux is not None:
             self.mux.close()
 
@@ -93,12 +152,9 @@ class DockerHosts:
 def engine_info(engine: Engine) -> EngineInfo:
     """``docker system info``, parsed; an engine that does not answer is an error that says how to reach it."""
     try:
-        info = parse.engine_info(engine.endpoint, json.loads(output(engine, "system", "info", "--format", "{{json .}}")))
-        if not info.version:
-            # `docker info` exits 0 on some server errors (plain HTTP to a TLS port); `docker version` fails with the reason
-            output(engine, "version", "--format", "{{.Server.Version}}")
-    except whales_errors.DockerException as error:
-        detail = short(error)
+        info = parse.engine_info(engine.endpoint, engine.api.info())
+    except sdk_failures() as error:
+        detail = short(engine, error)
         message = f"the Docker engine at {engine.endpoint} does not answer: {detail}"
         raise failure(engine, message, error, unanswered_hint(engine, detail)) from error
     if not info.version:

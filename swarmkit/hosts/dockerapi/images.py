@@ -30,7 +30,7 @@ def push_image(engine: Engine, tag: str) -> None:
     try:
         engine.client.image.push(tag, quiet=True)
     except whales_errors.DockerException as error:
-        message = f"pushing {tag} from {engine.endpoint} failed: {short(error)}"
+        message = f"pushing {tag} from {engine.endpoint} failed: {short(engine, error)}"
         raise failure(engine, message, error, hint=PUSH_HINT) from error
 
 
@@ -39,7 +39,7 @@ def has_image(engine: Engine, tag: str) -> bool:
     try:
         return engine.client.image.exists(tag)
     except whales_errors.DockerException as error:
-        detail = short(error)
+        detail = short(engine, error)
         message = f"the engine at {engine.endpoint} does not answer: {detail}"
         raise failure(engine, message, error, unanswered_hint(engine, detail)) from error
 
@@ -60,6 +60,6 @@ def ensure_image(engine: Engine, image: str) -> None:
         if not engine.client.image.exists(image):
             engine.client.image.pull(image, quiet=True)
     except whales_errors.DockerException as error:
-        message = f"the image {image} cannot be pulled on {engine.endpoint}: {short(error)}"
+        message = f"the image {image} cannot be pulled on {engine.endpoint}: {short(engine, error)}"
         hint = f"push it to a registry that host can reach, or load it there: swarmkit image push -i INV --image {image}"
         raise failure(engine, message, error, hint=hint) from error

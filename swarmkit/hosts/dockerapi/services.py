@@ -1,50 +1,34 @@
 """Swarm services and their tasks: read (state, spec), updated, removed, and one-off jobs run as a service.
 
-Services and tasks are read as raw JSON: the typed python-on-whales models drop fields (mounts, update
-status) that convergence needs."""
+Services and tasks are read as raw JSON through the Engine API (one request each, over the host's kept
+connection): the typed python-on-whales models drop fields (mounts, update status) that convergence needs."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import cli, failed, listed_documents, output
+from swarmkit.hosts.dockerapi.calls import cli, lookup
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.models import ServiceSpec, ServiceState
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from python_on_whales import exceptions as whales_errors
-else:
-    whales_errors = lazy("python_on_whales.exceptions")
 
 JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
 
 
-def _task_documents(engine: Engine, service: str) -> list[dict]:
-    """Every task of a service, inspected."""
-    return listed_documents(engine, f"the tasks of {service}", ("service", "ps", "--quiet", "--no-trunc", service))
-
-
 def _service_document(engine: Engine, service: str) -> dict | None:
-    """``docker service inspect``, one call; None when the service does not exist."""
-    try:
-        (spec,) = json.loads(output(engine, "service", "inspect", service))
-    except whales_errors.NoSuchService:
-        return None
-    except whales_errors.DockerException as error:
-        raise failed(engine, f"inspecting service {service}", error) from error
-    return cast(dict, spec)
+    """``docker service inspect``, one request; None when the service does not exist."""
+    return lookup(engine, f"inspecting service {service}", lambda api: api.inspect_service(service))
 
 
 def service_state(engine: Engine, service: str) -> ServiceState | None:
-    """A service's update status, environment and every task it has (history included); None if absent."""
+    """A service's update status, environment and every task it has (history included); None if absent
+    (also when it is removed between the two requests)."""
     spec = _service_document(engine, service)
-    return None if spec is None else parse.service_state(service, spec, _task_documents(engine, service))
+    what = f"listing the tasks of {service}"
+    tasks = None if spec is None else lookup(engine, what, lambda api: api.tasks(filters={"service": service}))
+    return None if spec is None or tasks is None else parse.service_state(service, spec, tasks)
 
 
 def service_spec(engine: Engine, service: str) -> ServiceSpec | None:

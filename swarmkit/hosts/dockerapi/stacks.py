@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import call, cli, listed_documents
+from swarmkit.hosts.dockerapi.calls import call, cli, request
 from swarmkit.hosts.dockerapi.engine import Engine
 
 if TYPE_CHECKING:
@@ -30,8 +30,10 @@ def remove_stack(engine: Engine, name: str) -> None:
 
 
 def _labelled(engine: Engine, what: str, kind: str, label: str) -> list[dict]:
-    """The inspect documents of every service or volume (``kind``) carrying ``label`` (a key, or key=value)."""
-    return listed_documents(engine, what, (kind, "ls", "--quiet", "--filter", f"label={label}"), (kind, "inspect"))
+    """The whole documents of every service or volume (``kind``) carrying ``label`` (a key, or key=value), one request."""
+    if kind == "volume":
+        return request(engine, f"listing {what}", lambda api: api.volumes(filters={"label": label}).get("Volumes") or [])
+    return request(engine, f"listing {what}", lambda api: api.services(filters={"label": label}))
 
 
 def stack_services(engine: Engine, stack: str) -> list[str]:

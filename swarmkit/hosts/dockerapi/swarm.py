@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import call, failure, listed_documents, short
+from swarmkit.hosts.dockerapi.calls import call, failure, request, short
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.models import SwarmNode
 from swarmkit.lazy import lazy
@@ -33,7 +33,7 @@ def swarm_join(engine: Engine, manager_address: str, token: str, advertise_addre
     try:
         engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
     except whales_errors.DockerException as error:
-        detail = short(error).replace(token, "<token>")
+        detail = short(engine, error).replace(token, "<token>")
         if JOIN_IN_BACKGROUND in (error.stderr or "") + detail:
             return True
         raise failure(engine, f"joining the swarm from {engine.endpoint} failed: {detail}", error) from None
@@ -46,8 +46,8 @@ def swarm_leave(engine: Engine, force: bool) -> None:
 
 
 def swarm_nodes(engine: Engine) -> list[SwarmNode]:
-    """Every node of the swarm, inspected in one call (not one call per node)."""
-    return [parse.swarm_node(node) for node in listed_documents(engine, "the swarm's nodes", ("node", "ls", "--quiet"))]
+    """Every node of the swarm, in one Engine API request (whole node documents, as ``docker node inspect``)."""
+    return [parse.swarm_node(node) for node in request(engine, "listing the swarm's nodes", lambda api: api.nodes())]
 
 
 def update_node_labels(engine: Engine, node_id: str, labels: dict[str, str]) -> None:

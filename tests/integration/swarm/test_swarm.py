@@ -112,4 +112,4 @@ def test_a_wrong_ca_is_one_clear_error_without_traceback(sw: sandbox.Sandbox, tl
     assert result.exit_code != 0 and isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output
     assert f"error: the Docker engine at tcp://{sw.host('sw2').address}:2376 does not answer" in result.output
-    assert "x509" in result.output and "hint: check this host's tls: files" in result.output
+    assert "certificate verify failed" in result.output and "hint: check this host's tls: files" in result.output

@@ -41,6 +41,28 @@ def test_the_cli_imports_no_heavy_library_and_stays_within_its_cpu_budget() -> N
     assert measured["cpu"] < IMPORT_CPU_BUDGET, measured
 
 
+# `verify` reads Docker through the Engine API (the docker SDK): no docker CLI process, no python-on-whales import.
+VERIFY = """
+import json, sys
+from swarmkit.checks import verify
+from swarmkit.errors import SwarmkitError
+from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
+hosts = tuple(Host(f"h{i}", f"unix:///nonexistent/h{i}.sock", f"10.0.0.{i}", "manager") for i in (1, 2, 3))
+try:
+    verify.verify(Session.of(Inventory(hosts=hosts)), verify.VerifyOptions(budget=5))
+except SwarmkitError as error:
+    print(json.dumps({"error": error.message, "loaded": [m for m in ("docker", "python_on_whales") if m in sys.modules]}))
+"""
+
+
+def test_verify_reads_docker_without_python_on_whales() -> None:
+    done = subprocess.run([sys.executable, "-c", VERIFY], capture_output=True, text=True, check=True)
+    measured = json.loads(done.stdout)
+    assert measured["error"] == "no manager of the inventory answers as an active swarm manager"
+    assert measured["loaded"] == ["docker"]
+
+
 def test_a_heavy_library_is_imported_when_first_used() -> None:
     code = "import sys; from swarmkit.security import certs; certs.new_ca('t'); print('cryptography' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

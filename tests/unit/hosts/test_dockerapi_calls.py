@@ -1,90 +1,122 @@
-"""The call layer feeds Docker's answers to the parser and re-reads a listing whose objects went away meanwhile."""
+"""The request layer: each read is one or two Engine API requests whose answers go to the parser; an object that is
+gone meanwhile reads as absent, a refused request as one line and a hint."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from docker import errors as sdk_errors
 
 from swarmkit.errors import EngineError
-from swarmkit.hosts.dockerapi import calls, containers, services, stacks
-from swarmkit.hosts.dockerapi.engine import Engine
+from swarmkit.hosts.dockerapi import (
+    Engine,
+    engine_info,
+    exec_in_container,
+    names_by_label,
+    service_container,
+    service_state,
+    swarm_nodes,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ENGINE = Engine.connect("unix:///nonexistent.sock")
 
 
-class FakeCli:
-    """Answers docker commands from a script: the first answer whose key starts the command; a
-    string answer is stdout, an exception is raised."""
+def recorded(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
 
-    def __init__(self, answers: list[tuple[tuple[str, ...], object]]) -> None:
+
+class FakeApi:
+    """Answers Engine API requests from a script (one answer per request, in order, by method name); an exception
+    answer is raised.  Every request is recorded with its arguments."""
+
+    def __init__(self, **answers: list[object]) -> None:
         self.answers = answers
-        self.asked: list[tuple[str, ...]] = []
+        self.asked: list[tuple[str, tuple, dict]] = []
 
-    def __call__(self, engine: Engine, what: str, *args: str) -> str:
-        self.asked.append(args)
-        for index, (start, answer) in enumerate(self.answers):
-            if args[: len(start)] == start:
-                del self.answers[index]
-                if isinstance(answer, Exception):
-                    raise answer
-                return str(answer)
-        raise AssertionError(f"unexpected docker {' '.join(args)}")
+    def __getattr__(self, method: str) -> Any:
+        def answer(*args: object, **kwargs: object) -> object:
+            self.asked.append((method, args, kwargs))
+            given = self.answers[method].pop(0)
+            if isinstance(given, Exception):
+                raise given
+            return given
 
-
-def fixture(name: str) -> str:
-    return (FIXTURES / name).read_text()
+        return answer
 
 
-def test_a_task_pruned_between_listing_and_inspecting_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = FakeCli(
-        [
-            (("service", "ps"), "gone1 t2"),
-            (("inspect",), EngineError("inspecting the tasks of s on x failed: Error: No such object: gone1")),
-            (("service", "ps"), "t2"),
-            (("inspect",), json.dumps([{"ID": "t2"}])),
-        ]
-    )
-    monkeypatch.setattr(calls, "cli", fake)
-    assert calls.listed_documents(ENGINE, "the tasks of s", ("service", "ps", "--quiet", "s")) == [{"ID": "t2"}]
-    assert fake.asked[-1] == ("inspect", "t2")
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> FakeApi:
+    fake = FakeApi()
+    monkeypatch.setattr(Engine, "api", property(lambda engine: fake))
+    return fake
 
 
-def test_an_inspect_that_fails_otherwise_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
-    refused = EngineError("inspecting x failed: permission denied")
-    monkeypatch.setattr(calls, "cli", FakeCli([(("node", "ls"), "n1"), (("inspect",), refused)]))
-    with pytest.raises(EngineError, match="permission denied"):
-        calls.listed_documents(ENGINE, "the swarm's nodes", ("node", "ls", "--quiet"))
+def gone(what: str) -> sdk_errors.NotFound:
+    return sdk_errors.NotFound(f"404 Client Error: Not Found ({what})", explanation=f"{what} not found")
 
 
-def test_a_listing_that_keeps_changing_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    gone = EngineError("Error response from daemon: service abc not found")
-    answers: list[tuple[tuple[str, ...], object]] = [(("service", "ls"), "abc"), (("service", "inspect"), gone)]
-    monkeypatch.setattr(calls, "cli", FakeCli(answers * calls.LIST_READ_ATTEMPTS))
-    with pytest.raises(EngineError, match="kept changing"):
-        calls.listed_documents(ENGINE, "services", ("service", "ls", "--quiet"), ("service", "inspect"))
-
-
-def test_an_empty_listing_inspects_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = FakeCli([(("container", "ls"), "\n")])
-    monkeypatch.setattr(calls, "cli", fake)
-    assert containers.service_container(ENGINE, "kafka_broker") is None
-    assert fake.asked == [
-        ("container", "ls", "--quiet", "--no-trunc", "--filter", "label=com.docker.swarm.service.name=kafka_broker")
+def test_service_state_is_the_service_then_its_tasks(api: FakeApi) -> None:
+    api.answers = {"inspect_service": [recorded("api_service_broker.json")], "tasks": [recorded("api_tasks_broker.json")]}
+    state = service_state(ENGINE, "kafka_broker")
+    assert state is not None and len(state.tasks) == 3 and state.env["KAFKA_PROCESS_ROLES"] == "broker"
+    assert [(m, a, k) for m, a, k in api.asked] == [
+        ("inspect_service", ("kafka_broker",), {}),
+        ("tasks", (), {"filters": {"service": "kafka_broker"}}),
     ]
 
 
-def test_service_state_reads_the_service_then_its_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(services, "output", lambda engine, *args: fixture("service_broker.json"))
-    monkeypatch.setattr(calls, "cli", FakeCli([(("service", "ps"), "a b c"), (("inspect",), fixture("tasks_broker.json"))]))
-    state = services.service_state(ENGINE, "kafka_broker")
-    assert state is not None and len(state.tasks) == 3 and state.labels["swarmkit.engine"] == "tansu"
+def test_a_service_absent_or_removed_between_the_two_requests_reads_as_none(api: FakeApi) -> None:
+    api.answers = {"inspect_service": [gone("service"), recorded("api_service_broker.json")], "tasks": [gone("service")]}
+    assert service_state(ENGINE, "kafka_broker") is None
+    assert service_state(ENGINE, "kafka_broker") is None
 
 
-def test_names_by_label_inspects_volumes_as_volumes(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = FakeCli([(("volume", "ls"), "kafka_identity"), (("volume", "inspect"), fixture("volumes.json"))])
-    monkeypatch.setattr(calls, "cli", fake)
-    assert stacks.names_by_label(ENGINE, "volume", "com.docker.stack.namespace") == {"kafka": ["kafka_identity"]}
-    assert fake.asked[1] == ("volume", "inspect", "kafka_identity")
+def test_a_container_ended_between_listing_and_inspecting_is_left_out(api: FakeApi) -> None:
+    controller = recorded("api_container_controller.json")
+    api.answers = {"containers": [[{"Id": "ended"}, {"Id": controller["Id"]}]], "inspect_container": [gone("x"), controller]}
+    assert service_container(ENGINE, "kafka_controller-1") == (controller["Id"], "running")
+    assert api.asked[0][2] == {"filters": {"label": "com.docker.swarm.service.name=kafka_controller-1"}}
+
+
+def test_no_container_of_the_service_inspects_nothing(api: FakeApi) -> None:
+    api.answers = {"containers": [[]]}
+    assert service_container(ENGINE, "kafka_broker") is None
+    assert [method for method, _, _ in api.asked] == ["containers"]
+
+
+def test_nodes_and_engine_info_are_one_request_each(api: FakeApi) -> None:
+    api.answers = {"nodes": [recorded("api_nodes.json")], "info": [recorded("api_info_manager.json")]}
+    assert sorted(node.hostname for node in swarm_nodes(ENGINE)) == ["node1", "node2", "node3"]
+    assert engine_info(ENGINE).swarm_state == "active"
+
+
+def test_names_by_label_reads_volumes_as_volumes(api: FakeApi) -> None:
+    api.answers = {"volumes": [{"Volumes": recorded("volumes.json"), "Warnings": None}]}
+    assert names_by_label(ENGINE, "volume", "com.docker.stack.namespace") == {"kafka": ["kafka_identity"]}
+    assert api.asked == [("volumes", (), {"filters": {"label": "com.docker.stack.namespace"}})]
+
+
+def test_a_command_run_in_a_container_gives_its_stdout_or_its_last_error_line(api: FakeApi) -> None:
+    api.answers = {
+        "exec_create": [{"Id": "e1"}, {"Id": "e2"}],
+        "exec_start": [(b"NodeId LogEndOffset\n1 10\n", b"a warning\n"), (None, b"starting\nError: timed out\n")],
+        "exec_inspect": [{"ExitCode": 0}, {"ExitCode": 1}],
+    }
+    assert exec_in_container(ENGINE, "c0ffee", ["quorum", "describe"]) == "NodeId LogEndOffset\n1 10"
+    with pytest.raises(EngineError, match="running quorum in container c0ffee on .* failed: Error: timed out"):
+        exec_in_container(ENGINE, "c0ffee", ["quorum", "describe"])
+
+
+def test_a_refused_request_is_the_engines_own_line_and_a_hint(api: FakeApi) -> None:
+    refused = sdk_errors.APIError("500 Server Error", explanation="This node is not a swarm manager.")
+    api.answers = {"nodes": [refused]}
+    with pytest.raises(EngineError) as raised:
+        swarm_nodes(ENGINE)
+    assert (
+        raised.value.message == "listing the swarm's nodes on unix:///nonexistent.sock failed: This node is not a swarm manager."
+    )
+    assert "docker -H unix:///nonexistent.sock" in raised.value.hint

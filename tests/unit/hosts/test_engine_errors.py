@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+import requests
 from python_on_whales.exceptions import DockerException
 
-from swarmkit.hosts.dockerapi import Engine, calls
+from swarmkit.errors import EngineError, SshError
+from swarmkit.hosts.dockerapi import Engine, calls, engine_info
+from swarmkit.hosts.ssh import SshMux
 
 ENGINE = Engine.connect("unix:///nonexistent.sock")
 
@@ -24,3 +28,24 @@ def test_a_refused_request_gets_the_hint_to_ask_by_hand() -> None:
     error = calls.failed(ENGINE, "removing service kafka_broker", failure("Error: No such service: kafka_broker"))
     assert error.message.endswith("failed: Error: No such service: kafka_broker")
     assert "docker -H unix:///nonexistent.sock" in error.hint
+
+
+def test_an_engine_api_that_cannot_be_reached_says_where_and_why() -> None:
+    with pytest.raises(EngineError) as raised:
+        engine_info(ENGINE)
+    assert raised.value.message == (
+        "the Docker engine at unix:///nonexistent.sock does not answer: Cannot connect to the Docker daemon at"
+        " unix:///nonexistent.sock. Is the docker daemon running? ([Errno 2] No such file or directory)"
+    )
+    assert raised.value.hint == "check that dockerd runs there and that this machine may reach it"
+
+
+def test_an_ssh_engine_that_cannot_be_reached_is_diagnosed_on_its_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure on the forwarded socket names that socket, so the SSH diagnosis asks the server's docker why."""
+    mux = SshMux()
+    engine = Engine.connect("ssh://ops@b.example", mux=mux)
+    monkeypatch.setattr(mux, "ask", lambda endpoint, command: "permission denied while trying to connect to the docker")
+    refused = requests.exceptions.ConnectionError(FileNotFoundError(2, "No such file or directory"))
+    error = calls.failed(engine, "listing the swarm's nodes", refused)
+    assert isinstance(error, SshError) and "user ops may not use Docker on b.example" in error.message
+    mux.close()

@@ -164,3 +164,15 @@ def test_names_by_label_value_from_volumes_and_services() -> None:
     assert parse.names_by_value(named, label) == {"kafka": ["kafka_broker", "kafka_identity"], "": ["unlabelled"]}
     assert parse.volume_labels({"Name": "v", "Labels": None}) == ("v", {})
     assert parse.service_labels({}) == ("", {})
+
+
+def test_the_engine_api_gives_the_documents_the_cli_inspects() -> None:
+    """Recorded through the Engine API (apache stack, 3 managers): the same parse functions read them."""
+    info = parse.engine_info("unix:///node1.sock", recorded("api_info_manager.json"))
+    assert (info.hostname, info.swarm_state, info.version) == ("node1", "active", "20.10.24+dfsg1")
+    nodes = {node.hostname: node for node in map(parse.swarm_node, recorded("api_nodes.json"))}
+    assert nodes["node1"].id == info.swarm_node_id and nodes["node2"].labels["swarmkit.broker-id"] == "2"
+    state = parse.service_state("kafka_broker", recorded("api_service_broker.json"), recorded("api_tasks_broker.json"))
+    assert {node.id for node in nodes.values()} == {task.node_id for task in state.tasks}
+    assert all(state.running_on(node.id) for node in nodes.values()) and state.labels["swarmkit.engine"] == "apache"
+    assert parse.container_state(recorded("api_container_controller.json"))[1] == "running"
