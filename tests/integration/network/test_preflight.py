@@ -117,7 +117,8 @@ def test_blocked_port_names_host_port_and_the_hosts_that_could_not_reach_it(inve
         report = run_preflight(inventory, docker=docker)
     number, protocol = port.split("/")
     assert not report.ok
-    assert {(f.check, f.to, f.port, f.protocol) for f in report.failures} == {("reachable", "pf3", int(number), protocol)}
+    said = [(f.from_, f.to, f.port, f.detail) for f in report.failures]
+    assert {(f.check, f.to, f.port, f.protocol) for f in report.failures} == {("reachable", "pf3", int(number), protocol)}, said
     assert {f.from_ for f in report.failures} == sources
     purpose = next(p.purpose for p in report.ports if p.key == port)
     assert (
