@@ -94,7 +94,7 @@ def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
             break
         if running:
             wait(running, timeout=min(every, left) if left > 0 else every, return_when=FIRST_COMPLETED)
-        else:
+        elif not _answered(attempts):  # an answer that came before this thread looked is not waited out
             time.sleep(min(every, left))  # every attempt failed at once: the next one waits its turn
         if answered := _answered(attempts):
             return answered.result()

@@ -8,9 +8,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 
 import pytest
 
+from swarmkit import fanout
 from swarmkit.errors import SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled, first_answer, settle_by
 
@@ -86,6 +89,22 @@ def test_an_attempt_is_made_even_when_the_caller_runs_after_its_deadline(monkeyp
     calls = itertools.count()
     monkeypatch.setattr(time, "monotonic", lambda: real() + (0 if next(calls) == 0 else 100))
     assert first_answer(lambda seconds: "answer", timeout=2.0, every=2.0) == "answer"
+
+
+def test_an_answer_that_came_before_the_first_look_is_returned_without_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen in `verify`: a broker answering in 10 ms while this thread started late cost a whole retry interval."""
+
+    def answered_at_once(call: Callable[..., str], *args: object) -> Future[str]:
+        future: Future[str] = Future()
+        future.set_result(call(*args))
+        return future
+
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"slept {seconds}s with an answer in hand")
+
+    monkeypatch.setattr(fanout, "_started", answered_at_once)
+    monkeypatch.setattr(fanout.time, "sleep", no_sleep)
+    assert first_answer(lambda seconds: "answer", timeout=10.0, every=2.0) == "answer"
 
 
 INTERRUPTED_FAN_OUT = """
