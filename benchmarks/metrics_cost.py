@@ -35,6 +35,7 @@ from confluent_kafka import Producer
 from rich.console import Console
 from rich.table import Table
 
+from swarmkit.hosts import dockerapi
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
 from swarmkit.ops.deploy import deploy, up
@@ -116,10 +117,19 @@ def produce(bootstrap: str, seconds: float) -> int:
     return acked
 
 
+def broker_history(built: sandbox.Sandbox) -> str:
+    """Every broker task the swarm has kept, for a run in which a broker's JVM went away."""
+    state = dockerapi.service_state(built.hosts[0].docker, "kafka_broker")
+    tasks = sorted(state.tasks, key=lambda t: t.created_at) if state else []
+    return "\n".join(f"{t.created_at} {t.name} {t.state} (desired {t.desired_state}) {t.message} {t.error}" for t in tasks)
+
+
 def produce_run(built: sandbox.Sandbox, bootstrap: str, seconds: float) -> dict[str, float]:
     pids = broker_pids(built)
     cpu, started = brokers_cpu(pids), time.perf_counter()
     acked = produce(bootstrap, seconds)
+    if (now := broker_pids(built)) != pids:
+        raise SystemExit(f"a broker's JVM went away during the run: {pids} -> {now}\n{broker_history(built)}")
     elapsed, used = time.perf_counter() - started, brokers_cpu(pids) - cpu
     megabytes = acked * RECORD / 1e6
     return {"mb_per_s": megabytes / elapsed, "broker_cpu_s_per_mb": used / megabytes, "broker_cores": used / elapsed}
