@@ -15,13 +15,25 @@ from urllib.parse import urlsplit
 
 from swarmkit import files
 from swarmkit.errors import InventoryError
+from swarmkit.names import USER_NAME
 
 ROLES = ("manager", "worker")
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
 TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persist")
-STACK_FIELDS = ("engine", "image", "probe_image", "security", "advertise", "hostname_command", "ports", "topics", "broker_env")
+STACK_FIELDS = (
+    "engine",
+    "image",
+    "probe_image",
+    "security",
+    "advertise",
+    "hostname_command",
+    "ports",
+    "topics",
+    "users",
+    "broker_env",
+)
 TEXT_STACK_FIELDS = ("engine", "image", "probe_image", "security", "advertise", "hostname_command")
 PORT_FIELDS = ("internal", "external")
 TOPIC_FIELDS = ("name", "partitions", "replicas", "configs")
@@ -69,6 +81,15 @@ class DeclaredTopic:
 
 
 @dataclass(frozen=True)
+class DeclaredUser:
+    """A client user of a sasl_ssl stack and its whole set of grants (``--allow`` specs, parsed when a command
+    plans: ``ops.plan``); its password is made and kept by swarmkit, never written in the inventory."""
+
+    name: str
+    allow: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StackDefaults:
     """The inventory's ``stack:`` block: which broker engine and images the hosts run."""
 
@@ -81,6 +102,7 @@ class StackDefaults:
     internal_port: int | None = None
     external_port: int | None = None
     topics: tuple[DeclaredTopic, ...] = ()
+    users: tuple[DeclaredUser, ...] = ()
     broker_env: tuple[tuple[str, str], ...] = ()  # extra broker environment (KAFKA_HEAP_OPTS, KAFKA_* settings)
     given: tuple[str, ...] = field(
         default=(), compare=False
@@ -215,6 +237,8 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
         values["internal_port"], values["external_port"] = _parse_ports(raw["ports"], where.at("stack.ports"))
     if "topics" in raw:
         values["topics"] = _parse_topics(raw["topics"], where.at("stack.topics"))
+    if "users" in raw:
+        values["users"] = _parse_users(raw["users"], where.at("stack.users"))
     if "broker_env" in raw:
         values["broker_env"] = tuple(_text_mapping(raw["broker_env"], where.at("stack.broker_env")).items())
     return StackDefaults(**values)
@@ -263,6 +287,21 @@ def _parse_topics(raw: object, where: _Where) -> tuple[DeclaredTopic, ...]:
     if not isinstance(raw, list):
         raise where.error("must be a list of {name, partitions, replicas, configs}")
     return tuple(_parse_topic(item, index, where) for index, item in enumerate(raw, 1))
+
+
+def _parse_users(raw: object, where: _Where) -> tuple[DeclaredUser, ...]:
+    """``{NAME: [SPEC, ...]}``; a user with no grants maps to an empty list (or nothing)."""
+    if not isinstance(raw, dict):
+        raise where.error("must be a mapping of user names to lists of grants, e.g. {orders-app: ['topic:orders:read,write']}")
+    users = []
+    for name, allow in raw.items():
+        if not isinstance(name, str) or not USER_NAME.match(name):
+            raise where.error(f"{name!r} is not a user name: use 1-64 letters, digits, '.', '_' and '-'")
+        allow = [] if allow is None else allow
+        if not isinstance(allow, list) or not all(isinstance(spec, str) for spec in allow):
+            raise where.error(f"user '{name}': {allow!r} is not a list of grants like 'topic:orders:read,write'")
+        users.append(DeclaredUser(name, tuple(allow)))
+    return tuple(users)
 
 
 def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:

@@ -1,8 +1,8 @@
 """The inventory's declared state against the running cluster: what `up` would change (`swarmkit plan`,
 read by ``ops.drift``), and the part of it `up` applies live (topic settings through the admin API,
-partitions added).
+partitions added; users and their grants through ``ops.users``).
 
-The comparison is pure (``diff_topics``, ``roll_reasons``, ``zone_moves``); reading topics and applying
+The comparison is pure (``diff_topics``, ``diff_users``, ``roll_reasons``, ``zone_moves``); reading topics and applying
 their changes are thin around it. Only what is declared is compared: a topic or a setting the
 inventory does not name is left as it is, and nothing is ever deleted.
 """
@@ -18,6 +18,7 @@ from swarmkit.errors import BrokerError
 from swarmkit.hosts.dockerapi import SwarmNode
 from swarmkit.hosts.inventory import ZONE_LABEL, Inventory
 from swarmkit.kafka import admin
+from swarmkit.security.acls import Grant, describe
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import host_of
 from swarmkit.stack.topics import TopicSpec, creation_configs
@@ -96,6 +97,45 @@ def diff_topics(declared: Sequence[TopicSpec], actual: Mapping[str, TopicState])
     return [change for spec in declared if (change := diff_topic(spec, actual.get(spec.name))) is not None]
 
 
+@dataclass(frozen=True)
+class UserChange:
+    """What `up` does to one declared user: make it (with its grants), or make its grants the declared ones."""
+
+    user: str
+    action: Literal["create", "grant"]
+    added: tuple[Grant, ...] = ()
+    removed: tuple[Grant, ...] = ()
+
+    def line(self) -> str:
+        if self.action == "create":
+            return f"create user {self.user} ({describe(self.added)})"
+        changes = [f"+{g.spec}" for g in self.added] + [f"-{g.spec}" for g in self.removed]
+        return f"grants of user {self.user}: {' '.join(changes)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user": self.user,
+            "action": self.action,
+            "added": [g.spec for g in self.added],
+            "removed": [g.spec for g in self.removed],
+            "line": self.line(),
+        }
+
+
+def diff_users(declared: Mapping[str, Sequence[Grant]], actual: Mapping[str, Sequence[Grant]]) -> list[UserChange]:
+    """Each declared user's change, in declaration order: made when missing, else its grants made exactly the
+    declared ones. Users the inventory does not name are left as they are."""
+    changes = []
+    for user, grants in declared.items():
+        if user not in actual:
+            changes.append(UserChange(user, "create", tuple(sorted(grants))))
+            continue
+        added, removed = sorted(set(grants) - set(actual[user])), sorted(set(actual[user]) - set(grants))
+        if added or removed:
+            changes.append(UserChange(user, "grant", tuple(added), tuple(removed)))
+    return changes
+
+
 def _shown(key: str, value: str | None) -> str:
     if value is None:
         return "(unset)"
@@ -136,16 +176,18 @@ class Changes:
     topics: tuple[TopicChange, ...]
     rolls: tuple[str, ...]  # reasons every broker restarts (a rolling update of the broker service)
     restarts: tuple[str, ...]  # single brokers restarting (their identity changes)
+    users: tuple[UserChange, ...] = ()
 
     @property
     def pending(self) -> bool:
-        return not self.deployed or bool(self.topics or self.rolls or self.restarts)
+        return not self.deployed or bool(self.topics or self.rolls or self.restarts or self.users)
 
     def lines(self) -> list[str]:
         if not self.pending:
             return ["no changes"]
         found = [] if self.deployed else [f"deploy stack {self.stack} (not deployed yet)"]
         found += [change.line() for change in self.topics]
+        found += [change.line() for change in self.users]
         found += [f"roll every broker: {reason}" for reason in self.rolls]
         return found + [f"restart {restart}" for restart in self.restarts]
 
@@ -157,6 +199,7 @@ class Changes:
             "topics": [change.to_dict() for change in self.topics],
             "rolls": list(self.rolls),
             "restarts": list(self.restarts),
+            "users": [change.to_dict() for change in self.users],
             "lines": self.lines(),
         }
 
@@ -172,6 +215,12 @@ def topic_states(
     present = [t for t in metadata.topics if t.name in names]
     configs = admin.topic_configs(bootstrap, [t.name for t in present], timeout, security)
     return {t.name: TopicState(t.name, t.partition_count, t.replication_factor, configs.get(t.name, {})) for t in present}
+
+
+def user_states(bootstrap: str, names: Sequence[str], security: ClientSecurity, timeout: float) -> dict[str, tuple[Grant, ...]]:
+    """The named users the cluster has, with their grants."""
+    present = set(admin.scram_users(bootstrap, security, timeout))
+    return {name: admin.user_grants(bootstrap, name, security, timeout) for name in names if name in present}
 
 
 def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:

@@ -32,7 +32,7 @@ from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
-from swarmkit.ops import declared, startup
+from swarmkit.ops import declared, startup, users
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
@@ -85,7 +85,7 @@ class DeployResult:
     deploy_s: float  # validation, identities and `docker stack deploy`
     converge_s: float  # from `docker stack deploy` to every broker answering
     total_s: float
-    altered: tuple[str, ...] = ()  # existing topics changed live to what is declared (settings, partitions)
+    altered: tuple[str, ...] = ()  # changed live to what is declared: topic settings and partitions, users, grants
 
     @property
     def ok(self) -> bool:
@@ -512,6 +512,9 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
     topics, altered = _ensure_topics(engine, request.topics, targets)
+    if plan.users:
+        progress(total, total, f"ensuring users {', '.join(plan.users)}")
+        altered += users.reconcile_users(session, options.stack_name, plan.users, options.listeners.external_listener.port)
     return DeployResult(
         stack=options.stack_name,
         engine=request.engine,

@@ -6,10 +6,12 @@ import yaml
 
 from swarmkit.hosts.dockerapi import service_spec, swarm_nodes
 from swarmkit.hosts.session import Session
-from swarmkit.ops.declared import Changes, diff_topics, roll_reasons, topic_states, zone_moves
+from swarmkit.ops.declared import Changes, diff_topics, diff_users, roll_reasons, topic_states, user_states, zone_moves
 from swarmkit.ops.deploy import render_for
 from swarmkit.ops.plan import DeployPlan
 from swarmkit.security import pki
+from swarmkit.security.acls import Grant
+from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import DeployedStack
 
 ADMIN_TIMEOUT = 15.0  # reading topics and their settings from a loaded broker
@@ -28,11 +30,18 @@ def read_changes(plan: DeployPlan, session: Session) -> Changes:
     manager = docker[inventory.first_manager]
     deployed = DeployedStack.read(manager, options.stack_name)
     if deployed is None:
-        return Changes(options.stack_name, False, tuple(diff_topics(specs, {})), (), ())
+        return Changes(options.stack_name, False, tuple(diff_topics(specs, {})), (), (), tuple(diff_users(plan.users, {})))
     env, image = _rendered_broker(plan, session)
     spec = service_spec(manager, deployed.broker_service)
     rolls = roll_reasons(env, image, deployed.service.env, spec.image if spec else "")
     security = pki.admin_by_address(inventory, options.stack_name, deployed.security)
     bootstrap = f"{inventory.hosts[0].address}:{options.listeners.external_listener.port}"
     topics = diff_topics(specs, topic_states(bootstrap, [s.name for s in specs], security, ADMIN_TIMEOUT)) if specs else []
-    return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(zone_moves(inventory, swarm_nodes(manager))))
+    users = diff_users(plan.users, _user_states(plan, bootstrap, security) if deployed.security == "sasl_ssl" else {})
+    moves = zone_moves(inventory, swarm_nodes(manager))
+    return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(moves), tuple(users))
+
+
+def _user_states(plan: DeployPlan, bootstrap: str, security: ClientSecurity | None) -> dict[str, tuple[Grant, ...]]:
+    """The declared users the cluster has, with their grants (a sasl_ssl stack: swarmkit logs in as its admin)."""
+    return user_states(bootstrap, list(plan.users), security, ADMIN_TIMEOUT) if plan.users and security else {}

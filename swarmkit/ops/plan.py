@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from swarmkit import waits
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.security import acls
+from swarmkit.security.settings import ADMIN_USER, KEEPER_USER
 from swarmkit.stack.compose import StackRequest
 from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.engines import BrokerEngine, engine_for
@@ -99,6 +101,10 @@ class DeployPlan:
         return topics_for(self.inventory, self.options)
 
     @property
+    def users(self) -> dict[str, tuple[acls.Grant, ...]]:
+        return declared_users(self.inventory)
+
+    @property
     def warnings(self) -> list[str]:
         return zone_warnings(self.inventory, self.topics)
 
@@ -119,7 +125,27 @@ def plan(inventory: Inventory, options: DeployOptions) -> DeployPlan:
     check_request(request)
     if request.topics and not options.check_kafka:
         raise SpecError("topics: creating topics needs brokers that answer Kafka", hint="drop the topics or the no-Kafka wait")
+    if declared_users(inventory) and options.listeners.security != "sasl_ssl":
+        raise SpecError(
+            f"stack.users: users and their grants need a sasl_ssl stack, and this one is {options.listeners.security}",
+            hint="set stack.security: sasl_ssl in the inventory (or --security sasl_ssl), or leave stack.users out",
+        )
     return DeployPlan(inventory, options, engine)
+
+
+def declared_users(inventory: Inventory) -> dict[str, tuple[acls.Grant, ...]]:
+    """The users the inventory's ``stack:`` block declares, each with its whole set of grants (SpecError naming
+    the user whose grant is wrong)."""
+    users = {}
+    for user in inventory.stack.users:
+        if user.name in (ADMIN_USER, KEEPER_USER):
+            raise SpecError(f"stack.users: '{user.name}' is swarmkit's own user", hint="give client users names of their own")
+        try:
+            users[user.name] = acls.parse_grants(user.allow)
+        except SpecError as error:
+            where = inventory.path or "the inventory"
+            raise SpecError(f"{where}: stack.users.{user.name}: {error.message}", hint=error.hint) from None
+    return users
 
 
 def topics_for(inventory: Inventory, options: DeployOptions) -> list[TopicSpec]:

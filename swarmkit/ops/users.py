@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
+from swarmkit.ops.declared import diff_users, user_states
 from swarmkit.security import acls, pki
 from swarmkit.security.settings import ADMIN_USER, KEEPER_USER, ClientSecurity, settings_text
 from swarmkit.stack.deployed import SECURITY_LABEL, broker_service, verified_state_path
@@ -101,6 +102,23 @@ def add_user(session: Session, stack_name: str, name: str, allow: Sequence[str] 
     if allow:
         admin.set_grants(bootstrap, name, grants, security, TIMEOUT)
     return UserInfo(name, admin.user_grants(bootstrap, name, security, TIMEOUT))
+
+
+def reconcile_users(
+    session: Session, stack_name: str, declared: Mapping[str, Sequence[acls.Grant]], port: int = 9094
+) -> list[str]:
+    """`up`'s step for the inventory's declared users: each one missing is made (its password kept here), each
+    one whose grants differ gets exactly the declared ones; returns what was done. Other users are left alone."""
+    bootstrap, security = _admin(session, stack_name, port)
+    changes = diff_users(declared, user_states(bootstrap, list(declared), security, TIMEOUT))
+    if changes:
+        _keep_credentials(bootstrap, security)
+    store = pki.Pki(pki.store_dir(session.inventory, stack_name))
+    for change in changes:
+        if change.action == "create":
+            admin.set_scram_user(bootstrap, change.user, store.password(change.user) or "", security, TIMEOUT)
+        admin.set_grants(bootstrap, change.user, declared[change.user], security, TIMEOUT)
+    return [change.line() for change in changes]
 
 
 def remove_user(session: Session, stack_name: str, name: str, port: int = 9094) -> None:

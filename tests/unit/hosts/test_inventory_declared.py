@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from swarmkit.errors import InventoryError
-from swarmkit.hosts.inventory import DeclaredTopic, Inventory, check_rack, parse_inventory
+from swarmkit.hosts.inventory import DeclaredTopic, DeclaredUser, Inventory, check_rack, parse_inventory
 
 HOSTS = [
     {"name": "k1", "endpoint": "unix:///k1.sock", "address": "10.0.0.1", "role": "manager", "labels": {"zone": "a"}},
@@ -50,11 +50,19 @@ def test_the_stack_block_declares_ports_topics_and_broker_environment() -> None:
         ({"topics": [{"name": "orders", "partitions": 6, "replicas": 3, "retention": 1}]}, "stack.topics.retention"),
         ({"topics": [{"name": "orders", "partitions": 6, "replicas": 3, "configs": {"a": [1]}}]}, "not a name and a plain"),
         ({"broker_env": ["KAFKA_HEAP_OPTS=-Xmx1g"]}, "must be a mapping"),
+        ({"users": ["orders-app"]}, "must be a mapping of user names"),
+        ({"users": {"orders app": []}}, "'orders app' is not a user name"),
+        ({"users": {"orders-app": "topic:orders:read"}}, "user 'orders-app': 'topic:orders:read' is not a list"),
     ],
 )
 def test_a_wrong_declaration_names_the_field(stack: dict, message: str) -> None:
     with pytest.raises(InventoryError, match=message):
         inventory(stack)
+
+
+def test_the_stack_block_declares_users_and_their_grants() -> None:
+    stack = inventory({"security": "sasl_ssl", "users": {"orders-app": ["topic:orders:read,write"], "audit": None}}).stack
+    assert stack.users == (DeclaredUser("orders-app", ("topic:orders:read,write",)), DeclaredUser("audit"))
 
 
 def test_zones_come_from_the_hosts_labels() -> None:

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi import SwarmNode
-from swarmkit.hosts.inventory import DeclaredTopic, Host, Inventory, StackDefaults
-from swarmkit.ops.declared import Changes, SettingChange, TopicChange, TopicState, diff_topics, roll_reasons, zone_moves
-from swarmkit.ops.plan import DeployOptions, plan, zone_warnings
+from swarmkit.hosts.inventory import DeclaredTopic, DeclaredUser, Host, Inventory, StackDefaults
+from swarmkit.ops.declared import (
+    Changes,
+    SettingChange,
+    TopicChange,
+    TopicState,
+    UserChange,
+    diff_topics,
+    diff_users,
+    roll_reasons,
+    zone_moves,
+)
+from swarmkit.ops.plan import DeployOptions, declared_users, plan, zone_warnings
+from swarmkit.security.acls import Grant, parse_grants
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
 HOSTS = (
@@ -159,3 +172,56 @@ def test_an_option_overrides_the_declaration_for_one_run_and_says_so() -> None:
         "--topics orders:6:3 overrides the inventory's stack.topics (orders:6:3:retention.ms=86400000) for this run",
         "a port option 9094 overrides the inventory's stack.ports (19094) for this run",
     ]
+
+
+READ_ORDERS = parse_grants(["topic:orders:read"])
+WRITE_ORDERS = parse_grants(["topic:orders:write"])
+
+
+def test_a_missing_user_is_made_with_its_grants_and_others_are_left_alone() -> None:
+    changes = diff_users({"orders-app": READ_ORDERS + WRITE_ORDERS, "audit": ()}, {"audit": (), "someone-else": READ_ORDERS})
+    assert changes == [UserChange("orders-app", "create", READ_ORDERS + WRITE_ORDERS)]
+    assert changes[0].line() == "create user orders-app (topic:orders:read,write)"
+    assert Changes("kafka", True, (), (), (), tuple(changes)).pending
+
+
+def test_grants_become_exactly_the_declared_ones() -> None:
+    change = diff_users({"orders-app": READ_ORDERS}, {"orders-app": WRITE_ORDERS})
+    assert change == [UserChange("orders-app", "grant", READ_ORDERS, WRITE_ORDERS)]
+    assert change[0].line() == "grants of user orders-app: +topic:orders:read -topic:orders:write"
+    assert diff_users({"orders-app": READ_ORDERS}, {"orders-app": READ_ORDERS}) == []
+
+
+grants = st.lists(
+    st.builds(Grant, st.just("topic"), st.sampled_from(["orders", "logs"]), st.booleans(), st.sampled_from(["read", "write"])),
+    max_size=4,
+    unique=True,
+).map(lambda found: tuple(sorted(found)))
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "c"]), grants), st.dictionaries(st.sampled_from(["a", "b", "d"]), grants))
+def test_after_applying_the_user_changes_nothing_is_left(declared: dict, actual: dict) -> None:
+    after = dict(actual)
+    for change in diff_users(declared, actual):
+        before = set(actual.get(change.user, ()))
+        after[change.user] = tuple(sorted(before - set(change.removed) | set(change.added)))
+    assert diff_users(declared, after) == []
+    assert {user: after[user] for user in actual if user not in declared} == {
+        u: g for u, g in actual.items() if u not in declared
+    }
+
+
+def with_users(security: str, *users: DeclaredUser) -> Inventory:
+    return Inventory(hosts=HOSTS, path="inv.yaml", stack=StackDefaults(security=security, users=users))
+
+
+def test_declared_users_need_a_sasl_ssl_stack_and_good_grants() -> None:
+    assert plan(with_users("sasl_ssl", DeclaredUser("orders-app", ("topic:orders:read",))), DeployOptions()).users == {
+        "orders-app": READ_ORDERS
+    }
+    with pytest.raises(SpecError, match="need a sasl_ssl stack, and this one is plaintext"):
+        plan(with_users("plaintext", DeclaredUser("orders-app")), DeployOptions())
+    with pytest.raises(SpecError, match="inv.yaml: stack.users.orders-app: --allow 'topic:orders:reed'"):
+        declared_users(with_users("sasl_ssl", DeclaredUser("orders-app", ("topic:orders:reed",))))
+    with pytest.raises(SpecError, match="'swarmkit-admin' is swarmkit's own user"):
+        declared_users(with_users("sasl_ssl", DeclaredUser("swarmkit-admin")))
