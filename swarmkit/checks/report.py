@@ -17,10 +17,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from swarmkit.checks import health
 from swarmkit.checks.charts import Series, bar_chart
 from swarmkit.checks.verify import BrokerVerdict, VerifyReport
+from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.engines import engine_for
 
 PASS, FAIL, NONE = "#2e7d32", "#c62828", "#757575"
@@ -43,11 +44,12 @@ class ClusterLayout:
     nodes: tuple[MapNode, ...]
 
 
-def layout_of(inventory: Inventory, stack: str) -> ClusterLayout:
-    """The servers, and where the controllers run (one per manager, for engines with controllers)."""
+def layout_of(inventory: Inventory, docker: DockerHosts, stack: str) -> ClusterLayout:
+    """The servers, and where the controllers run: the set the managers keep (after `replace-node` a controller
+    runs on a manager that was not one of the first), for engines with controllers."""
     shared = engine_for(inventory.stack.engine).SHARED_CLUSTER
-    first = ControllerSet.first([host.name for host in inventory.managers])  # a replaced manager's is not kept here
-    controller = {c.host: c.node_id for c in first.controllers} if shared else {}
+    kept = health.kept_controllers(inventory, docker, stack) if shared else None
+    controller = {c.host: c.node_id for c in kept.controllers} if kept else {}
     nodes = tuple(MapNode(h.name, h.address, h.role, controller.get(h.name)) for h in inventory.hosts)
     return ClusterLayout(stack, nodes)
 

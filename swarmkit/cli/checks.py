@@ -110,11 +110,11 @@ def _runner(inventory: str, options: verify.VerifyOptions, html: Path | None) ->
     """One verify run on one session (kept across the rounds of --every), the page written after it."""
     hosts, docker = load_hosts(inventory)
     session = sessions.Session(hosts, docker)
-    layout = pages.layout_of(hosts, options.stack_name)
+    layout = pages.layout_of(hosts, docker, options.stack_name) if html else None
 
     def once(say: Callable[[str], None]) -> verify.VerifyReport:
         result = verify.verify(session, options, on_progress=say)
-        if html:
+        if html and layout:
             pages.write(html, result, layout, pages.now())
         return result
 

@@ -86,7 +86,12 @@ def test_verify_spark_runs_the_job_through_every_broker(cluster: Inventory) -> N
     assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == BROKERS
     assert all(b.consumed == 5000 and b.checksum_ok and b.partitions for b in report.spark.brokers)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = pages.write(ARTIFACTS / "verify-spark.html", report, pages.layout_of(cluster, "kafka"), pages.now())
+    page = pages.write(
+        ARTIFACTS / "verify-spark.html",
+        report,
+        pages.layout_of(cluster, DockerHosts.from_inventory(cluster), "kafka"),
+        pages.now(),
+    )
     _the_page_shows_every_chart(page, NODES)
 
 
