@@ -7,6 +7,7 @@ certificate does not cover the name it advertises."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -242,6 +244,44 @@ def test_a_user_may_do_what_it_was_granted_and_nothing_else(secured: tuple[Inven
     checked = {access.topic: access for access in users.check_user(session, "kafka", "alice").topics}
     assert checked["orders"].produce and checked["orders"].consume and not checked["lopsided"].produce, checked
     assert produced(by_address(inventory).librdkafka() | {"bootstrap.servers": "se1:9094"}, "orders", 10) == []
+
+
+@contextlib.contextmanager
+def declaring(inventory: Inventory, users_block: dict[str, list[str]]) -> Iterator[Path]:
+    """The inventory file itself with a ``stack.users`` block (the stack's store is keyed by its path), put back after."""
+    path = Path(inventory.path)
+    original = path.read_text()
+    raw = yaml.safe_load(original)
+    raw["stack"] = (raw.get("stack") or {}) | {"security": "sasl_ssl", "users": users_block}
+    path.write_text(yaml.safe_dump(raw))
+    try:
+        yield path
+    finally:
+        path.write_text(original)
+
+
+def planned(path: Path) -> tuple[int, dict]:
+    done = swarmkit_cli("plan", "-i", str(path), "--json")
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_declared_users_are_planned_made_by_up_and_then_unchanged(
+    secured: tuple[Inventory, UpResult, float], tmp_path: Path
+) -> None:
+    """The inventory's declared state holds users and their grants: `plan` lists the user to make (exit 2) and no
+    broker to restart, `up`'s deploy makes it live, `plan` then finds nothing to do, and the user produces."""
+    inventory, _, _ = secured
+    with declaring(inventory, {"declared-app": ["topic:orders:read,write"]}) as path:
+        code, changes = planned(path)
+        assert code == 2 and [u["line"] for u in changes["users"]] == ["create user declared-app (topic:orders:read,write)"]
+        assert changes["rolls"] == [] and changes["restarts"] == [], changes
+        declared = load_inventory(str(path))
+        applied = deploy_module.deploy(plan(declared, replace(OPTIONS, topics="")), Session.of(declared))
+        assert "create user declared-app (topic:orders:read,write)" in applied.altered, applied.altered
+        code, after = planned(path)
+        assert (code, after["lines"]) == (0, ["no changes"]), after
+        assert produced(login(declared, "declared-app", tmp_path), "orders", 5) == []
+    users.remove_user(Session.of(inventory), "kafka", "declared-app")
 
 
 def test_removing_a_user_keeps_every_other_login_through_a_roll_of_every_broker(
