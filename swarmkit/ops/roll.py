@@ -32,15 +32,16 @@ from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, SecretChange, ServiceState
+from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import startup
 from swarmkit.security import pki
-from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import BROKER_UPDATE_DELAY_S, kafka_env, swarm_escape
+from swarmkit.security.settings import ClientSecurity, SecretFile
+from swarmkit.stack.compose import BROKER_UPDATE_DELAY_S, kafka_env, secret_change, swarm_escape
 from swarmkit.stack.deployed import ROLLED_LABEL, DeployedStack, broker_id_of, broker_service
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import BROKER_DEFAULTS
@@ -62,10 +63,11 @@ class RollOptions:
     nodes: tuple[str, ...] = ()  # inventory hosts to restart (default all); only without image or settings
     external_port: int = 9094
     broker_timeout: float = ROLL_BROKER_TIMEOUT  # per broker: back, registered and in sync
+    secrets: tuple[SecretFile, ...] = ()  # the brokers' secrets as they should be (certificates: certs rotate)
 
     @property
     def changes_spec(self) -> bool:
-        return bool(self.image or self.settings)
+        return bool(self.image or self.settings or self.secrets)
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,7 @@ class _SpecChange:
     env: dict[str, str]  # broker settings added
     labels: dict[str, str]  # the settings rolls have added so far
     restore_delay_ns: int  # the update delay to give back once every broker runs the new spec
+    secrets: SecretChange | None  # secret mounts replaced
 
 
 def _plan_change(manager: Engine, service: str, options: RollOptions, state: ServiceState) -> _SpecChange:
@@ -309,10 +312,18 @@ def _plan_change(manager: Engine, service: str, options: RollOptions, state: Ser
     env = settings_env(options.settings, state.env, rolled)
     # a roll interrupted (or stopped) half-way left the delay held: the next one gives back the stack's own
     restore = spec.update_delay_ns if spec.update_delay_ns != HOLD_DELAY_NS else BROKER_UPDATE_DELAY_S * 10**9
-    return _SpecChange(env, {ROLLED_LABEL: ",".join(sorted(rolled | set(env)))}, restore)
+    secrets = secret_change(options.stack_name, spec.secrets, options.secrets)
+    return _SpecChange(env, {ROLLED_LABEL: ",".join(sorted(rolled | set(env)))}, restore, secrets)
 
 
-def _replicated_brokers(manager: Engine, stack: str) -> ServiceState:
+def create_secrets(manager: Engine, stack: str, secrets: Sequence[SecretFile]) -> None:
+    """The stack's secrets that do not exist yet, named and labelled as `docker stack deploy` makes them (a later
+    deploy of the same content finds them)."""
+    for secret in secrets:
+        dockerapi.create_secret(manager, f"{stack}_{secret.name}", secret.content, {STACK_LABEL: stack})
+
+
+def replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     """The broker service, when its brokers form one replicated cluster: a roll waits for replicas to catch up."""
     service = broker_service(stack)
     state = dockerapi.service_state(manager, service)
@@ -336,7 +347,7 @@ def roll(session: Session, options: RollOptions) -> RollReport:
     validate(inventory, options)
     manager = docker[active_manager(inventory, engine_states(inventory, docker))]
     service = broker_service(options.stack_name)
-    state = _replicated_brokers(manager, options.stack_name)
+    state = replicated_brokers(manager, options.stack_name)
     change = _plan_change(manager, service, options, state) if options.changes_spec else None
     targets = _targets(inventory, docker, manager, state, options)
     login = pki.admin_by_address(inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
@@ -347,9 +358,16 @@ def roll(session: Session, options: RollOptions) -> RollReport:
         _pull(docker, targets, options.image)
     first = None
     if change:
+        create_secrets(manager, options.stack_name, options.secrets if change.secrets else ())
         hold = HOLD_DELAY_NS
         dockerapi.update_service(
-            manager, service, image=options.image, env=change.env, labels=change.labels, update_delay_ns=hold
+            manager,
+            service,
+            image=options.image,
+            env=change.env,
+            labels=change.labels,
+            update_delay_ns=hold,
+            secrets=change.secrets,
         )
         first = _first_taken(manager, service, targets, ROLL_BROKER_TIMEOUT)
     order = ([first] if first else []) + [t for t in targets if t is not first]

@@ -33,6 +33,7 @@ class CountingProducer:
     acknowledged: set[int] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
     sent: int = 0
+    settings: dict[str, object] = field(default_factory=dict)  # e.g. TLS and SASL (ClientSecurity.librdkafka())
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -63,7 +64,7 @@ class CountingProducer:
             self.errors.append(error.str())
 
     def _run(self) -> None:
-        producer = Producer(producer_config(self.bootstrap))
+        producer = Producer(producer_config(self.bootstrap, **self.settings))
         started = time.monotonic()
         while not self._stop.is_set() and self.sent < self.limit:
             try:
@@ -78,9 +79,12 @@ class CountingProducer:
         producer.flush(140)
 
 
-def read_everything(bootstrap: str, topic: str, partitions: int, timeout: float = 60.0) -> Counter[int]:
+def read_everything(
+    bootstrap: str, topic: str, partitions: int, timeout: float = 60.0, settings: dict[str, object] | None = None
+) -> Counter[int]:
     """Every record of every partition, from the first offset to the end offsets seen at the start."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}-{time.time()}", "enable.auto.commit": False})
+    group = f"read-{topic}-{time.time()}"
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False, **(settings or {})})
     try:
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
         consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
