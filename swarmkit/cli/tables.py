@@ -404,8 +404,8 @@ def print_rotation(report: RotateReport, console: Console) -> None:
         title = f"step {step.step}: {step.what}" if step.step else step.what
         brokers = f"{len(step.brokers.brokers)} broker(s) rolled" if step.brokers.ok else "broker roll stopped"
         controllers = f"controllers restarted: {', '.join(step.controllers) or 'none'}"
-        console.print(f"{title}: {brokers}, {controllers}, {step.seconds:.1f} s", highlight=False)
-    console.print(report.expiry.text(), highlight=False)
+        console.print(f"{title}: {brokers}, {controllers}, {step.seconds:.1f} s", highlight=False, soft_wrap=True)
+    console.print(report.expiry.text(), highlight=False, soft_wrap=True)
     console.print(f"rotated in {report.total_s:.1f} s" if report.ok else _red("rotation stopped: run it again to resume"))
 
 

@@ -16,7 +16,7 @@ import functools
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from swarmkit import waits
 from swarmkit.defaults import ROLL_BROKER_TIMEOUT
@@ -147,11 +147,12 @@ def _plan(session: Session, options: RotateOptions) -> _Plan:
     store.kept_ca()
     steps = steps_for(options.ca, store.rotation())
     spec = dockerapi.service_spec(manager, broker_service(options.stack_name))
-    ids = broker_ids(spec.secrets if spec else ())
+    brokers = tuple((broker_id, _kept_names(store, broker_id)) for broker_id in broker_ids(spec.secrets if spec else ()))
+    roll.check_ready(session, _roll_options(options))
     return _Plan(
         manager,
         store,
-        tuple((broker_id, _kept_names(store, broker_id)) for broker_id in ids),
+        brokers,
         security == "sasl_ssl",
         pki.admin_by_address(inventory, options.stack_name, security),
         tuple((host.address, options.external_port) for host in inventory.hosts),
@@ -189,19 +190,17 @@ def _roll_out(session: Session, plan: _Plan, options: RotateOptions, step: int) 
     if step != RENEW_STEP:
         plan.store.begin_step(step)
     material = pki.material(plan.store, plan.brokers, renew=step in (RENEW_STEP, 1))
-    roll_options = roll.RollOptions(
-        stack_name=options.stack_name,
-        external_port=options.external_port,
-        broker_timeout=options.timeout,
-        secrets=material.broker_secrets(),
-    )
-    brokers = roll.roll(session, roll_options)
+    brokers = roll.roll(session, replace(_roll_options(options), secrets=material.broker_secrets()))
     if not brokers.ok:
         return StepReport(step, what, brokers, (), time.monotonic() - started)
     restarted = _roll_controllers(session, plan, options, material.controller_secrets(plan.sasl))
     if step != RENEW_STEP:
         plan.store.step_rolled(step)
     return StepReport(step, what, brokers, restarted, time.monotonic() - started)
+
+
+def _roll_options(options: RotateOptions) -> roll.RollOptions:
+    return roll.RollOptions(stack_name=options.stack_name, external_port=options.external_port, broker_timeout=options.timeout)
 
 
 def _roll_controllers(session: Session, plan: _Plan, options: RotateOptions, secrets: tuple[SecretFile, ...]) -> tuple[str, ...]:

@@ -50,7 +50,8 @@ from swarmkit.waits import Progress
 
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
-PROBE_TIMEOUT = 3.0
+PROBE_TIMEOUT = 3.0  # each poll while waiting for a broker
+CHECK_TIMEOUT = 15.0  # the one read before anything changes: a TLS and SCRAM login takes seconds on a busy machine
 OWNED_ENV = frozenset({"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS"})  # the entrypoint sets them
 PROPERTY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
 
@@ -239,7 +240,7 @@ def _targets(
 def _check_ready(targets: Sequence[_Target], cluster: _Cluster) -> None:
     """Nothing is stopped unless every broker is registered and every partition in sync."""
     try:
-        registered, partitions = admin.partition_states(cluster.bootstrap, PROBE_TIMEOUT, cluster.security)
+        registered, partitions = admin.partition_states(cluster.bootstrap, CHECK_TIMEOUT, cluster.security)
     except BrokerError as error:
         raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
     for target in targets:
@@ -340,6 +341,22 @@ def replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     return state
 
 
+def _ready(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+    """Each broker to roll, and how to read the cluster; OperationError unless every broker runs, is registered
+    and every partition is in sync."""
+    targets = _targets(session.inventory, session.docker, manager, state, options)
+    login = pki.admin_by_address(session.inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
+    cluster = _Cluster(",".join(t.bootstrap for t in targets), login)
+    _check_ready(targets, cluster)
+    return targets, cluster
+
+
+def check_ready(session: Session, options: RollOptions) -> None:
+    """What a roll checks before it changes anything, for an operation that changes something else first."""
+    manager = session.docker[active_manager(session.inventory, engine_states(session.inventory, session.docker))]
+    _ready(session, manager, replicated_brokers(manager, options.stack_name), options)
+
+
 def roll(session: Session, options: RollOptions) -> RollReport:
     """Roll the brokers one at a time, each back and in sync before the next; stop at the first that is not."""
     started = time.monotonic()
@@ -349,10 +366,7 @@ def roll(session: Session, options: RollOptions) -> RollReport:
     service = broker_service(options.stack_name)
     state = replicated_brokers(manager, options.stack_name)
     change = _plan_change(manager, service, options, state) if options.changes_spec else None
-    targets = _targets(inventory, docker, manager, state, options)
-    login = pki.admin_by_address(inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
-    cluster = _Cluster(",".join(t.bootstrap for t in targets), login)
-    _check_ready(targets, cluster)
+    targets, cluster = _ready(session, manager, state, options)
     if options.image:
         progress(0, len(targets), f"pulling {options.image} on every node")
         _pull(docker, targets, options.image)
