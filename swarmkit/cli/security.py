@@ -15,14 +15,12 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     STACK_OPTION,
-    exit_with,
     expected_failures,
     load_hosts,
     out,
-    print_json,
     timeout_option,
 )
-from swarmkit.cli.stack import with_progress
+from swarmkit.cli.stack import run_reported
 from swarmkit.hosts.inventory import load_inventory
 from swarmkit.lazy import lazy
 from swarmkit.security.settings import ADMIN_USER, write_private
@@ -115,10 +113,6 @@ def rotate_command(
     """Issue every broker's and controller's certificate again (or, with --ca, a new CA) and roll them one at a time."""
     hosts, docker = load_hosts(inventory)
     options = certs.RotateOptions(stack_name=stack_name, ca=ca, external_port=port, timeout=timeout)
-    report = with_progress(lambda progress: certs.rotate(sessions.Session(hosts, docker, progress), options))
-    if as_json:
-        print_json(report.to_dict())
-    else:
-        tables.print_rotation(report, out)
-    if not report.ok:
-        exit_with(report.error())
+    run_reported(
+        lambda progress: certs.rotate(sessions.Session(hosts, docker, progress), options), as_json, tables.print_rotation
+    )
