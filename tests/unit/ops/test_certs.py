@@ -70,6 +70,8 @@ def test_each_step_changes_the_store_as_the_rotation_says(tmp_path: Path) -> Non
     kept.begin_step(1)
     following = kept._pair(rotation.NEXT)
     assert following is not None and kept.trust() == old.cert_pem + following.cert_pem
+    client = pki.client_security(kept, "sasl_ssl")  # what client-config writes: the bundle of the moment
+    assert client.ca_pem == kept.trust() == Path(client.ca_file).read_text()
     leaf, cross = cas_of(pki.material(kept, BROKERS, renew=True).brokers[0][1].cert_pem)
     assert certs.signed_by(leaf, old.cert_pem) and certs.signed_by(cross, following.cert_pem)  # the old CA, by the new
     kept.step_rolled(1)
