@@ -30,7 +30,7 @@ from tests.integration.sandboxes import fresh_sandbox
 pytestmark = pytest.mark.integration
 
 NAME = "cr"
-OPTIONS = DeployOptions(topics="old:3:3,new:3:3", security="sasl_ssl", timeout=300)
+OPTIONS = DeployOptions(topics="old:3:3,new:3:3", security="sasl_ssl", timeout=600)
 BOOTSTRAP = "cr1:9094,cr2:9094,cr3:9094"  # host names checked against the brokers' certificates
 TIMEOUT = 15.0
 
@@ -40,7 +40,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inventory]:
     directory = tmp_path_factory.mktemp(NAME)
     with fresh_sandbox(NAME, 3, "10.219.0.0/24", NAME, directory, engine="apache", managers=3) as box:
         inventory = load_inventory(box.inventory_path)
-        assert up(plan(inventory, OPTIONS), Session.of(inventory)).ok
+        assert up(plan(inventory, OPTIONS), Session.of(inventory), preflight=None).ok  # preflight has its own tests
         yield inventory
 
 
