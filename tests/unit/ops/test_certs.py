@@ -89,13 +89,13 @@ def test_each_step_changes_the_store_as_the_rotation_says(tmp_path: Path) -> Non
     assert kept.rotation() is None and not (kept.directory / "ca-old.key").exists()
 
 
-def serve(keystore: CertKey) -> int:
+def serve(keystore: CertKey, directory: Path) -> int:
     """A TLS server on localhost presenting ``keystore`` (its certificate and chain) to each connection."""
-    directory = Path(keystore_dir := __import__("tempfile").mkdtemp())
+    directory.mkdir()
     (directory / "chain.pem").write_text(keystore.cert_pem)
     (directory / "key.pem").write_text(keystore.key_pem)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(f"{keystore_dir}/chain.pem", f"{keystore_dir}/key.pem")
+    context.load_cert_chain(directory / "chain.pem", directory / "key.pem")
     server = socket.create_server(("127.0.0.1", 0))
 
     def answer() -> None:
@@ -134,11 +134,11 @@ def test_clients_trusting_either_ca_accept_every_step_s_certificates(tmp_path: P
     for step in (2, 3):
         kept.begin_step(step)
         presented.append(pki.material(kept, BROKERS).brokers[0][1])
-    for keystore in presented:
-        port = serve(keystore)
+    for index, keystore in enumerate(presented):
+        port = serve(keystore, tmp_path / f"server-{index}")
         verdicts = [accepted(port, trust) for trust in (old, new, old + new, new + old)]
         assert verdicts == [True] * 4, (keystore.cert_pem.count("BEGIN"), verdicts)
-    assert not accepted(serve(presented[-1]), certs.new_ca("another").cert_pem)
+    assert not accepted(serve(presented[-1], tmp_path / "last"), certs.new_ca("another").cert_pem)
 
 
 def test_expiry_is_the_first_certificate_to_expire(tmp_path: Path) -> None:
