@@ -59,7 +59,8 @@ def start_after_step_1(store: pki.Pki, inventory: Inventory, done: threading.Eve
         while not done.is_set() and not started:
             state = store.rotation()
             if state is not None and (state.step, state.rolled) >= (1, True):
-                new_ca = (store.directory / f"{rotation.NEXT}.crt").read_text()
+                following = store.directory / f"{rotation.NEXT}.crt"  # step 2 makes it ca.crt (then removes it)
+                new_ca = following.read_text() if following.is_file() else store.kept_ca().cert_pem
                 started.append(CountingProducer(BOOTSTRAP, "new", rate_per_s=100, settings=login(inventory, new_ca)).start())
             time.sleep(0.2)
 
