@@ -310,8 +310,13 @@ def test_down_then_up_brings_the_same_cluster_back_with_its_data(cluster: Invent
 
 
 def prometheus_started(url: str) -> str:
-    (series,) = prometheus(url, "query", query='process_start_time_seconds{job="prometheus"}')
-    return series["value"][1]
+    """When Prometheus's process started, once it has scraped itself (a moment after the targets)."""
+
+    def started() -> str | None:
+        found = prometheus(url, "query", query='process_start_time_seconds{job="prometheus"}')
+        return found[0]["value"][1] if found else None
+
+    return wait_for("Prometheus's own series", started, 60)
 
 
 def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(d2: sandbox.Sandbox, cluster: Inventory) -> None:
