@@ -156,7 +156,10 @@ def check_command(
 def rotate_command(
     inventory: str = INVENTORY_OPTION,
     ca: bool = typer.Option(False, "--ca", help="Replace the cluster CA (three steps, clients of either CA keep working)."),
-    timeout: float = timeout_option(defaults.ROLL_BROKER_TIMEOUT, "Seconds each broker or controller gets to be back."),
+    timeout: float = timeout_option(
+        defaults.ROLL_BROKER_TIMEOUT,
+        "Seconds each broker or controller gets to be back, and the cluster to be in sync after each step.",
+    ),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
     as_json: bool = JSON_OPTION,

@@ -5,7 +5,9 @@ Without ``--ca`` the cluster's CA issues every certificate again (each broker's,
 brokers and controllers authenticate each other with); with ``--ca`` the CA itself is replaced in the
 three steps of ``swarmkit.security.rotation``.  Each step is rolled out the same way: the brokers by
 ``ops.roll`` (the new secrets on the broker service, one broker at a time, each back and in sync before
-the next), then each controller service in turn, each back in the quorum and caught up before the next.
+the next), then each controller service in turn, each back in the quorum and caught up before the next;
+a step ends when every partition is in sync again (the restarts leave replicas catching up for a while:
+the wait is bounded by the timeout, and shows on the progress lines).
 Everything is checked before the store or the cluster changes: a deployed TLS stack, the CA in the
 store, a certificate kept for every broker, a healthy cluster.
 """
@@ -196,7 +198,30 @@ def _roll_out(session: Session, plan: _Plan, options: RotateOptions, step: int) 
     restarted = _roll_controllers(session, plan, options, material.controller_secrets(plan.sasl))
     if step != RENEW_STEP:
         plan.store.step_rolled(step)
+    _settle(session, options, step)
     return StepReport(step, what, brokers, restarted, time.monotonic() - started)
+
+
+def _settle(session: Session, options: RotateOptions, step: int) -> None:
+    """After a step's restarts, until every partition is in sync again (bounded): the next step's first broker
+    (or the operator's next roll) takes a replica away, and the restarts leave some catching up for a while."""
+    why = roll.wait_in_sync(session, _roll_options(options), options.timeout)
+    if why:
+        raise not_settled(step, options.timeout, why)
+
+
+def not_settled(step: int, waited: float, why: str) -> OperationError:
+    """A step rolled out whose cluster did not get back in sync: what to look at, and where a new run resumes."""
+    done = f"step {step} of the CA rotation" if step != RENEW_STEP else "every new certificate"
+    look = "see `swarmkit status -i INVENTORY` for the broker that lags or is down"
+    then = (
+        f"once every partition is in sync, run certs rotate --ca again: it resumes at step {step + 1}"
+        if step in rotation.STEPS[:-1]
+        else "the rotation itself is complete"
+    )
+    return OperationError(
+        f"{done} is rolled out, but the cluster is not back in sync after {waited:g} s: {why}", hint=f"{look}; {then}"
+    )
 
 
 def _roll_options(options: RotateOptions) -> roll.RollOptions:
@@ -242,26 +267,22 @@ def _running_container(manager: Engine, service: str) -> str:
 
 def _wait_controller(plan: _Plan, controller: _Controller, timeout: float, report: Callable[[str], None]) -> None:
     """Until its new task runs and the quorum (described through a broker) shows it caught up since then."""
-    deadline, pause, last = time.monotonic() + timeout, waits.Pause(), ""
     since_ms = 0
-    while True:
+
+    def look() -> str:
+        nonlocal since_ms
         if not since_ms:
             container = _running_container(plan.manager, controller.service)
             since_ms = int(time.time() * 1000) if container and container != controller.old_container else 0
-        why = _controller_state(plan, controller.node_id, since_ms) if since_ms else "its new task is not running yet"
-        if not why:
-            report(f"controller {controller.node_id} back and caught up")
-            return
-        if why != last:
-            report(why)
-            last = why
-            pause.changed()
-        if time.monotonic() > deadline:
-            raise OperationError(
-                f"controller {controller.node_id} did not come back within {timeout:g} s: {why}",
-                hint="see `swarmkit status -i INVENTORY` and the controller's logs; run certs rotate again to resume",
-            )
-        pause.sleep()
+        return _controller_state(plan, controller.node_id, since_ms) if since_ms else "its new task is not running yet"
+
+    why = waits.until_ready(look, timeout, report)
+    if why:
+        raise OperationError(
+            f"controller {controller.node_id} did not come back within {timeout:g} s: {why}",
+            hint="see `swarmkit status -i INVENTORY` and the controller's logs; run certs rotate again to resume",
+        )
+    report(f"controller {controller.node_id} back and caught up")
 
 
 def _controller_state(plan: _Plan, node_id: int, since_ms: int) -> str:

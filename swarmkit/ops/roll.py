@@ -239,19 +239,23 @@ def _targets(
     return targets
 
 
+def _not_ready_now(targets: Sequence[_Target], cluster: _Cluster, timeout: float) -> str:
+    """Why the brokers cannot be rolled now ("" when they can); BrokerError when the cluster cannot be read."""
+    registered, partitions = admin.partition_states(cluster.bootstrap, timeout, cluster.security)
+    return next((why for target in targets if (why := not_ready(target.broker_id, registered, partitions))), "")
+
+
 def _check_ready(targets: Sequence[_Target], cluster: _Cluster) -> None:
     """Nothing is stopped unless every broker is registered and every partition in sync."""
     try:
-        registered, partitions = admin.partition_states(cluster.bootstrap, CHECK_TIMEOUT, cluster.security)
+        why = _not_ready_now(targets, cluster, CHECK_TIMEOUT)
     except BrokerError as error:
         raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
-    for target in targets:
-        why = not_ready(target.broker_id, registered, partitions)
-        if why:
-            raise OperationError(
-                f"the cluster is not ready for a roll: {why}; nothing was changed",
-                hint="a roll takes one replica away at a time: wait until `swarmkit status` shows every partition in sync",
-            )
+    if why:
+        raise OperationError(
+            f"the cluster is not ready for a roll: {why}; nothing was changed",
+            hint="a roll takes one replica away at a time: wait until `swarmkit status` shows every partition in sync",
+        )
 
 
 def _pull(docker: DockerHosts, targets: Sequence[_Target], image: str) -> None:
@@ -343,20 +347,44 @@ def replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     return state
 
 
+def _view(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+    """Each broker to roll, and how to read the cluster; OperationError unless every broker runs."""
+    targets = _targets(session.inventory, session.docker, manager, state, options)
+    login = pki.admin_by_address(session.inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
+    return targets, _Cluster(",".join(t.bootstrap for t in targets), login)
+
+
 def _ready(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
     """Each broker to roll, and how to read the cluster; OperationError unless every broker runs, is registered
     and every partition is in sync."""
-    targets = _targets(session.inventory, session.docker, manager, state, options)
-    login = pki.admin_by_address(session.inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
-    cluster = _Cluster(",".join(t.bootstrap for t in targets), login)
+    targets, cluster = _view(session, manager, state, options)
     _check_ready(targets, cluster)
     return targets, cluster
 
 
+def _deployed_view(session: Session, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+    manager = session.docker[active_manager(session.inventory, engine_states(session.inventory, session.docker))]
+    return _view(session, manager, replicated_brokers(manager, options.stack_name), options)
+
+
 def check_ready(session: Session, options: RollOptions) -> None:
     """What a roll checks before it changes anything, for an operation that changes something else first."""
-    manager = session.docker[active_manager(session.inventory, engine_states(session.inventory, session.docker))]
-    _ready(session, manager, replicated_brokers(manager, options.stack_name), options)
+    _check_ready(*_deployed_view(session, options))
+
+
+def wait_in_sync(session: Session, options: RollOptions, bound: float) -> str:
+    """What a roll checks before it stops a broker, looked at again for up to ``bound`` s with progress: an
+    operation's own restarts leave replicas catching up for a while.  Why the cluster is still not ready ("" when
+    it is); OperationError when a broker is not running at all."""
+    targets, cluster = _deployed_view(session, options)
+
+    def look() -> str:
+        try:
+            return _not_ready_now(targets, cluster, CHECK_TIMEOUT)
+        except BrokerError as error:
+            return f"the cluster cannot be read: {error.message}"
+
+    return waits.until_ready(look, bound, lambda why: session.progress(0, 0, f"waiting for the cluster to be in sync: {why}"))
 
 
 def roll(session: Session, options: RollOptions) -> RollReport:

@@ -47,8 +47,12 @@ class Pki:
     directory: Path
 
     def _write(self, name: str, content: str) -> None:
+        """Whole or not at all: a run interrupted here, or a reader meanwhile, never finds half a file
+        (``ca-rotation.json`` is how the next run resumes)."""
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        write_private(self.directory / name, content)
+        staged = self.directory / f".{name}.new"
+        write_private(staged, content)
+        staged.replace(self.directory / name)
 
     def _read(self, name: str) -> str | None:
         path = self.directory / name

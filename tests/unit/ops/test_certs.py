@@ -87,6 +87,8 @@ def test_each_step_changes_the_store_as_the_rotation_says(tmp_path: Path) -> Non
     assert pki.material(kept, BROKERS).brokers == second.brokers  # step 3 only drops the old CA from the bundle
     kept.step_rolled(3)
     assert kept.rotation() is None and not (kept.directory / "ca-old.key").exists()
+    assert not [path.name for path in kept.directory.iterdir() if path.name.startswith(".")]  # each file moved in whole
+    assert oct((kept.directory / "ca.key").stat().st_mode & 0o777) == "0o600"
 
 
 def serve(keystore: CertKey, directory: Path) -> int:
@@ -177,6 +179,17 @@ def test_broker_ids_come_from_the_mounted_certificates_and_controllers_must_catc
     assert certs_op.controller_not_ready(state, 1002, 800) == ""
     assert "not among the quorum's voters" in certs_op.controller_not_ready(state, 1003, 0)
     assert certs_op.controller_not_ready(QuorumState(-1, 0, (), ()), 1001, 0) == "no controller leads the quorum"
+
+
+def test_a_step_whose_cluster_does_not_get_back_in_sync_says_where_a_new_run_resumes() -> None:
+    error = certs_op.not_settled(2, 300, "1 partition(s) not fully in sync: new-0")
+    assert error.message == (
+        "step 2 of the CA rotation is rolled out, but the cluster is not back in sync after 300 s:"
+        " 1 partition(s) not fully in sync: new-0"
+    )
+    assert "swarmkit status" in error.hint and error.hint.endswith("run certs rotate --ca again: it resumes at step 3")
+    assert certs_op.not_settled(3, 300, "x").hint.endswith("the rotation itself is complete")
+    assert certs_op.not_settled(certs_op.RENEW_STEP, 60, "x").message.startswith("every new certificate is rolled out")
 
 
 def fake_cluster(monkeypatch: pytest.MonkeyPatch, security_label: str) -> Session:
