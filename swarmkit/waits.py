@@ -46,6 +46,21 @@ class Pause:
         self.seconds = min(LONGEST_PAUSE, self.seconds * PAUSE_GROWTH)
 
 
+def until_ready(look: Callable[[], str], bound: float, report: Callable[[str], None]) -> str:
+    """Look again until ``look`` finds nothing wrong ("") or ``bound`` s have passed, reporting each new reason
+    once; the last reason ("" when ready).  Waiting on one's own restarts beats refusing at the first look."""
+    deadline, pause, last = time.monotonic() + bound, Pause(), ""
+    while True:
+        why = look()
+        if not why or time.monotonic() >= deadline:
+            return why
+        if why != last:
+            report(why)
+            last = why
+            pause.changed()
+        pause.sleep()
+
+
 class StallClock:
     """When a wait has to give up: no progress for ``limits.stall`` s, or ``limits.cap`` s in all."""
 

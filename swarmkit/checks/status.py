@@ -80,6 +80,7 @@ class ClusterStatus:
     topics: tuple[TopicStatus, ...]
     kafka_error: str
     read_s: float
+    certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
 
     @property
     def ok(self) -> bool:
@@ -199,6 +200,7 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
         topics=topic_rows(partitions),
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
+        certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
     )
 
 

@@ -100,6 +100,7 @@ class VerifyReport:
     spark_stream: spark_streaming.StreamReport | None = None
     cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
     cluster_error: str = ""
+    certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
 
     @property
     def ok(self) -> bool:
@@ -130,6 +131,7 @@ class VerifyReport:
             "spark_error": self.spark_error or None,
             "spark_stream": self.spark_stream.to_dict() if self.spark_stream else None,
             "changes": list(self.changes),
+            "certificates": asdict(self.certificates) if self.certificates else None,
         }
 
 
@@ -378,7 +380,10 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     topics = topics_read.result()
     path = verified_state_path(inventory, options.stack_name)
     changes = compare(_load_previous(path), brokers)
-    report = VerifyReport(tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error)
+    expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
+    report = VerifyReport(
+        tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry
+    )
     if options.spark:
         say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
         report = _with_spark(report, shared, options)

@@ -14,14 +14,13 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     STACK_OPTION,
     err,
-    exit_with,
     expected_failures,
     load_hosts,
     out,
     print_json,
     timeout_option,
 )
-from swarmkit.cli.stack import with_progress
+from swarmkit.cli.stack import run_reported, with_progress
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
@@ -81,13 +80,7 @@ def roll_command(
     )
     hosts, docker = load_hosts(inventory)
     roll.validate(hosts, options)
-    report = with_progress(lambda progress: roll.roll(sessions.Session(hosts, docker, progress), options))
-    if as_json:
-        print_json(report.to_dict())
-    else:
-        tables.print_roll(report, out)
-    if not report.ok:
-        exit_with(report.error())
+    run_reported(lambda progress: roll.roll(sessions.Session(hosts, docker, progress), options), as_json, tables.print_roll)
 
 
 @expected_failures

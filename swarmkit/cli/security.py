@@ -1,4 +1,5 @@
-"""`swarmkit client-config` and `swarmkit users add|remove|list`: what clients of a secure cluster need."""
+"""`swarmkit client-config`, `swarmkit users add|remove|list` and `swarmkit certs rotate`: what clients of a
+secure cluster need, and its certificates' lifecycle."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from swarmkit import defaults
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -15,9 +17,12 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     STACK_OPTION,
     expected_failures,
+    load_hosts,
     out,
     print_json,
+    timeout_option,
 )
+from swarmkit.cli.stack import run_reported
 from swarmkit.hosts.inventory import check_rack, load_inventory
 from swarmkit.lazy import lazy
 from swarmkit.security import acls
@@ -25,14 +30,16 @@ from swarmkit.security.settings import ADMIN_USER, settings_text, write_private
 
 if TYPE_CHECKING:
     from swarmkit.hosts import session as sessions
-    from swarmkit.ops import users
+    from swarmkit.ops import certs, users
     from swarmkit.security import pki
 else:
     sessions = lazy("swarmkit.hosts.session")
     pki = lazy("swarmkit.security.pki")
     users = lazy("swarmkit.ops.users")
+    certs = lazy("swarmkit.ops.certs")
 
 users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
+certs_app = typer.Typer(help="The TLS certificates of a secure cluster and its CA.", no_args_is_help=True)
 
 
 @expected_failures
@@ -142,3 +149,24 @@ def check_command(
         tables.print_user_check(result, out)
     if not result.ok:
         raise typer.Exit(1)
+
+
+@certs_app.command("rotate")
+@expected_failures
+def rotate_command(
+    inventory: str = INVENTORY_OPTION,
+    ca: bool = typer.Option(False, "--ca", help="Replace the cluster CA (three steps, clients of either CA keep working)."),
+    timeout: float = timeout_option(
+        defaults.ROLL_BROKER_TIMEOUT,
+        "Seconds each broker or controller gets to be back, and the cluster to be in sync after each step.",
+    ),
+    stack_name: str = STACK_OPTION,
+    port: int = EXTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Issue every broker's and controller's certificate again (or, with --ca, a new CA) and roll them one at a time."""
+    hosts, docker = load_hosts(inventory)
+    options = certs.RotateOptions(stack_name=stack_name, ca=ca, external_port=port, timeout=timeout)
+    run_reported(
+        lambda progress: certs.rotate(sessions.Session(hosts, docker, progress), options), as_json, tables.print_rotation
+    )

@@ -161,6 +161,18 @@ def planned(hosts: Inventory, options: DeployOptions) -> DeployPlan:
     return result
 
 
+def run_reported(action: Callable[[waits.Progress], Any], as_json: bool, printer: Callable[[Any, Any], None]) -> None:
+    """A day-2 operation with progress, then its report (one JSON object, or ``printer``'s tables); a report
+    that is not ok exits with its error."""
+    report = with_progress(action)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        printer(report, out)
+    if not report.ok:
+        exit_with(report.error())
+
+
 def warn_plaintext(planned: DeployPlan) -> None:
     """Real servers (any engine not on a local socket) in plaintext: say so, once, on stderr."""
     if planned.options.listeners.secure or all(host.endpoint.startswith("unix://") for host in planned.inventory.hosts):

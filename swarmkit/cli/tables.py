@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from swarmkit.network import preflight
     from swarmkit.network.preflight import Check, Failure, PortSpec, PreflightReport
     from swarmkit.ops import deploy, rebalance, roll, teardown
+    from swarmkit.ops.certs import RotateReport
     from swarmkit.ops.deploy import DeployResult
     from swarmkit.ops.rebalance import RebalanceResult
     from swarmkit.ops.roll import RollReport
@@ -109,6 +110,8 @@ def print_verify(report: VerifyReport, console: Console) -> None:
         console.print(_red(f"Spark job: {report.spark_error}"))
     for change in report.changes:
         console.print(f"change: {change}")
+    if report.certificates:
+        console.print(f"certificates: {report.certificates.text()}", highlight=False)
     console.print(Text("verified: every broker is usable from here", style="green") if report.ok else _red("verification failed"))
 
 
@@ -352,6 +355,8 @@ def print_status(status: ClusterStatus, console: Console) -> None:
     console.print(topics)
     if status.kafka_error:
         console.print(_red(f"brokers: {status.kafka_error}"))
+    if status.certificates:
+        console.print(f"certificates: {status.certificates.text()}", highlight=False)
     console.print(f"read in {status.read_s:.2f} s")
 
 
@@ -399,6 +404,16 @@ def print_roll(report: RollReport, console: Console) -> None:
     change = ([f"image {report.image}"] if report.image else []) + [f"{key}={value}" for key, value in report.env.items()]
     console.print(f"spec change: {', '.join(change)}" if change else "restart only (same spec)")
     console.print(f"rolled in {report.total_s:.1f} s" if report.ok else _red("roll stopped"))
+
+
+def print_rotation(report: RotateReport, console: Console) -> None:
+    for step in report.steps:
+        title = f"step {step.step}: {step.what}" if step.step else step.what
+        brokers = f"{len(step.brokers.brokers)} broker(s) rolled" if step.brokers.ok else "broker roll stopped"
+        controllers = f"controllers restarted: {', '.join(step.controllers) or 'none'}"
+        console.print(f"{title}: {brokers}, {controllers}, {step.seconds:.1f} s", highlight=False, soft_wrap=True)
+    console.print(report.expiry.text(), highlight=False, soft_wrap=True)
+    console.print(f"rotated in {report.total_s:.1f} s" if report.ok else _red("rotation stopped: run it again to resume"))
 
 
 def print_down(report: DownReport, console: Console) -> None:

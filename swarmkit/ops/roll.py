@@ -32,15 +32,16 @@ from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, SecretChange, ServiceState
+from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import startup
 from swarmkit.security import pki
-from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import BROKER_UPDATE_DELAY_S, kafka_env, swarm_escape
+from swarmkit.security.settings import ClientSecurity, SecretFile
+from swarmkit.stack.compose import BROKER_UPDATE_DELAY_S, kafka_env, secret_change, swarm_escape
 from swarmkit.stack.deployed import ROLLED_LABEL, DeployedStack, broker_id_of, broker_service
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import BROKER_DEFAULTS
@@ -49,7 +50,8 @@ from swarmkit.waits import Progress
 
 HOLD_DELAY_NS = 24 * 3600 * 10**9  # swarm's updater replaces one broker, then waits this long
 STOP_GRACE_S = 60  # the stack's stop_grace_period: time for a controlled shutdown
-PROBE_TIMEOUT = 3.0
+PROBE_TIMEOUT = 3.0  # each poll while waiting for a broker
+CHECK_TIMEOUT = 15.0  # the one read before anything changes: a TLS and SCRAM login takes seconds on a busy machine
 OWNED_ENV = frozenset(
     {"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS", "KAFKA_BROKER_RACK"}
 )  # the entrypoint sets them
@@ -64,10 +66,11 @@ class RollOptions:
     nodes: tuple[str, ...] = ()  # inventory hosts to restart (default all); only without image or settings
     external_port: int = 9094
     broker_timeout: float = ROLL_BROKER_TIMEOUT  # per broker: back, registered and in sync
+    secrets: tuple[SecretFile, ...] = ()  # the brokers' secrets as they should be (certificates: certs rotate)
 
     @property
     def changes_spec(self) -> bool:
-        return bool(self.image or self.settings)
+        return bool(self.image or self.settings or self.secrets)
 
 
 @dataclass(frozen=True)
@@ -236,19 +239,23 @@ def _targets(
     return targets
 
 
+def _not_ready_now(targets: Sequence[_Target], cluster: _Cluster, timeout: float) -> str:
+    """Why the brokers cannot be rolled now ("" when they can); BrokerError when the cluster cannot be read."""
+    registered, partitions = admin.partition_states(cluster.bootstrap, timeout, cluster.security)
+    return next((why for target in targets if (why := not_ready(target.broker_id, registered, partitions))), "")
+
+
 def _check_ready(targets: Sequence[_Target], cluster: _Cluster) -> None:
     """Nothing is stopped unless every broker is registered and every partition in sync."""
     try:
-        registered, partitions = admin.partition_states(cluster.bootstrap, PROBE_TIMEOUT, cluster.security)
+        why = _not_ready_now(targets, cluster, CHECK_TIMEOUT)
     except BrokerError as error:
         raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
-    for target in targets:
-        why = not_ready(target.broker_id, registered, partitions)
-        if why:
-            raise OperationError(
-                f"the cluster is not ready for a roll: {why}; nothing was changed",
-                hint="a roll takes one replica away at a time: wait until `swarmkit status` shows every partition in sync",
-            )
+    if why:
+        raise OperationError(
+            f"the cluster is not ready for a roll: {why}; nothing was changed",
+            hint="a roll takes one replica away at a time: wait until `swarmkit status` shows every partition in sync",
+        )
 
 
 def _pull(docker: DockerHosts, targets: Sequence[_Target], image: str) -> None:
@@ -300,6 +307,7 @@ class _SpecChange:
     env: dict[str, str]  # broker settings added
     labels: dict[str, str]  # the settings rolls have added so far
     restore_delay_ns: int  # the update delay to give back once every broker runs the new spec
+    secrets: SecretChange | None  # secret mounts replaced
 
 
 def _plan_change(manager: Engine, service: str, options: RollOptions, state: ServiceState) -> _SpecChange:
@@ -311,10 +319,18 @@ def _plan_change(manager: Engine, service: str, options: RollOptions, state: Ser
     env = settings_env(options.settings, state.env, rolled)
     # a roll interrupted (or stopped) half-way left the delay held: the next one gives back the stack's own
     restore = spec.update_delay_ns if spec.update_delay_ns != HOLD_DELAY_NS else BROKER_UPDATE_DELAY_S * 10**9
-    return _SpecChange(env, {ROLLED_LABEL: ",".join(sorted(rolled | set(env)))}, restore)
+    secrets = secret_change(options.stack_name, spec.secrets, options.secrets)
+    return _SpecChange(env, {ROLLED_LABEL: ",".join(sorted(rolled | set(env)))}, restore, secrets)
 
 
-def _replicated_brokers(manager: Engine, stack: str) -> ServiceState:
+def create_secrets(manager: Engine, stack: str, secrets: Sequence[SecretFile]) -> None:
+    """The stack's secrets that do not exist yet, named and labelled as `docker stack deploy` makes them (a later
+    deploy of the same content finds them)."""
+    for secret in secrets:
+        dockerapi.create_secret(manager, f"{stack}_{secret.name}", secret.content, {STACK_LABEL: stack})
+
+
+def replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     """The broker service, when its brokers form one replicated cluster: a roll waits for replicas to catch up."""
     service = broker_service(stack)
     state = dockerapi.service_state(manager, service)
@@ -331,6 +347,46 @@ def _replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     return state
 
 
+def _view(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+    """Each broker to roll, and how to read the cluster; OperationError unless every broker runs."""
+    targets = _targets(session.inventory, session.docker, manager, state, options)
+    login = pki.admin_by_address(session.inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
+    return targets, _Cluster(",".join(t.bootstrap for t in targets), login)
+
+
+def _ready(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+    """Each broker to roll, and how to read the cluster; OperationError unless every broker runs, is registered
+    and every partition is in sync."""
+    targets, cluster = _view(session, manager, state, options)
+    _check_ready(targets, cluster)
+    return targets, cluster
+
+
+def _deployed_view(session: Session, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+    manager = session.docker[active_manager(session.inventory, engine_states(session.inventory, session.docker))]
+    return _view(session, manager, replicated_brokers(manager, options.stack_name), options)
+
+
+def check_ready(session: Session, options: RollOptions) -> None:
+    """What a roll checks before it changes anything, for an operation that changes something else first."""
+    _check_ready(*_deployed_view(session, options))
+
+
+def wait_in_sync(session: Session, options: RollOptions, bound: float) -> str:
+    """What a roll checks before it stops a broker, looked at again for up to ``bound`` s with progress: an
+    operation's own restarts leave replicas catching up for a while.  Why the cluster is still not ready ("" when
+    it is); OperationError when a broker is not running at all."""
+    targets, cluster = _deployed_view(session, options)
+
+    def look() -> str:
+        try:
+            return _not_ready_now(targets, cluster, CHECK_TIMEOUT)
+        except BrokerError as error:
+            return f"the cluster cannot be read: {error.message}"
+
+    return waits.until_ready(look, bound, lambda why: session.progress(0, 0, f"waiting for the cluster to be in sync: {why}"))
+
+
 def roll(session: Session, options: RollOptions) -> RollReport:
     """Roll the brokers one at a time, each back and in sync before the next; stop at the first that is not."""
     started = time.monotonic()
@@ -338,20 +394,24 @@ def roll(session: Session, options: RollOptions) -> RollReport:
     validate(inventory, options)
     manager = docker[active_manager(inventory, engine_states(inventory, docker))]
     service = broker_service(options.stack_name)
-    state = _replicated_brokers(manager, options.stack_name)
+    state = replicated_brokers(manager, options.stack_name)
     change = _plan_change(manager, service, options, state) if options.changes_spec else None
-    targets = _targets(inventory, docker, manager, state, options)
-    login = pki.admin_by_address(inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
-    cluster = _Cluster(",".join(t.bootstrap for t in targets), login)
-    _check_ready(targets, cluster)
+    targets, cluster = _ready(session, manager, state, options)
     if options.image:
         progress(0, len(targets), f"pulling {options.image} on every node")
         _pull(docker, targets, options.image)
     first = None
     if change:
+        create_secrets(manager, options.stack_name, options.secrets if change.secrets else ())
         hold = HOLD_DELAY_NS
         dockerapi.update_service(
-            manager, service, image=options.image, env=change.env, labels=change.labels, update_delay_ns=hold
+            manager,
+            service,
+            image=options.image,
+            env=change.env,
+            labels=change.labels,
+            update_delay_ns=hold,
+            secrets=change.secrets,
         )
         first = _first_taken(manager, service, targets, ROLL_BROKER_TIMEOUT)
     order = ([first] if first else []) + [t for t in targets if t is not first]

@@ -19,6 +19,7 @@ from typing import Any
 
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
+from swarmkit.hosts.dockerapi.models import SecretChange
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.security.settings import SecretFile, SecurityMaterial
 from swarmkit.stack.controllers import ControllerSet
@@ -36,6 +37,7 @@ LEGAL_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CONTAINER_LIB = "/usr/local/lib/swarmkit"  # where stack scripts are mounted in containers
 BROKER_UPDATE_DELAY_S = 10  # swarm's own rolling update of the brokers: one every 10 s
 SCRIPT_MODE = 0o555
+SECRET_MODE = 0o400  # keys and passwords: the Kafka user reads them, nobody else
 KAFKA_UID = "1000"  # appuser in apache/kafka and swarmkit/kafka
 STACK_FILE = "stack.yml"
 
@@ -128,7 +130,22 @@ def stack_secrets(request: StackRequest) -> tuple[SecretFile, ...]:
 
 def secret_mount(secret: SecretFile) -> dict[str, Any]:
     """A service's ``secrets:`` entry: readable by the Kafka images' user (uid 1000) only."""
-    return {"source": secret.name, "target": secret.target, "uid": KAFKA_UID, "gid": KAFKA_UID, "mode": FileMode(0o400)}
+    return {"source": secret.name, "target": secret.target, "uid": KAFKA_UID, "gid": KAFKA_UID, "mode": FileMode(SECRET_MODE)}
+
+
+def secret_change(stack: str, mounted: Sequence[tuple[str, str]], wanted: Sequence[SecretFile]) -> SecretChange | None:
+    """How a deployed service's secret mounts ((name, target) pairs) become ``wanted``: a mount whose content
+    changed is a new secret at the same target (a stack's secrets are named ``<stack>_<name>``); None when
+    nothing changes.  Mounts of other targets stay."""
+    by_target = dict((target, name) for name, target in mounted)
+    changed = [s for s in wanted if by_target.get(s.target) != f"{stack}_{s.name}"]
+    if not changed:
+        return None
+    remove = tuple(by_target[s.target] for s in changed if s.target in by_target)
+    add = tuple(
+        f"source={stack}_{s.name},target={s.target},uid={KAFKA_UID},gid={KAFKA_UID},mode={SECRET_MODE:04o}" for s in changed
+    )
+    return SecretChange(remove, add)
 
 
 class FileMode(int):

@@ -24,8 +24,16 @@ from swarmkit.hosts.dockerapi.containers import (
 )
 from swarmkit.hosts.dockerapi.engine import DockerHosts, Engine, engine_info, wait_until_ready
 from swarmkit.hosts.dockerapi.images import build_image, ensure_image, has_image, load_image, push_image, save_image
-from swarmkit.hosts.dockerapi.models import EngineInfo, ServiceSpec, ServiceState, SwarmNode, TaskState
-from swarmkit.hosts.dockerapi.services import remove_service, run_job_on_node, service_spec, service_state, update_service
+from swarmkit.hosts.dockerapi.models import EngineInfo, SecretChange, ServiceSpec, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi.services import (
+    create_secret,
+    remove_secrets,
+    remove_service,
+    run_job_on_node,
+    service_spec,
+    service_state,
+    update_service,
+)
 from swarmkit.hosts.dockerapi.stacks import deploy_stack, names_by_label, remove_stack, stack_leftovers, stack_services
 from swarmkit.hosts.dockerapi.swarm import (
     join_token,
@@ -45,6 +53,7 @@ __all__ = [
     "DockerHosts",
     "Engine",
     "EngineInfo",
+    "SecretChange",
     "ServiceSpec",
     "ServiceState",
     "SwarmNode",
@@ -52,6 +61,7 @@ __all__ = [
     "build_image",
     "container_output",
     "container_stdout",
+    "create_secret",
     "deploy_stack",
     "engine_info",
     "ensure_image",
@@ -71,6 +81,7 @@ __all__ = [
     "remove_labelled_volumes",
     "remove_node",
     "remove_node_labels",
+    "remove_secrets",
     "remove_service",
     "remove_stack",
     "run_detached",

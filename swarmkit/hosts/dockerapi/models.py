@@ -71,9 +71,19 @@ class ServiceState:
 
 
 @dataclass(frozen=True)
+class SecretChange:
+    """Secret mounts to take off a service and to put on it (``source=NAME,target=FILE,uid=…`` as the CLI
+    writes them)."""
+
+    remove: tuple[str, ...]
+    add: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ServiceSpec:
     """What a running service was told to run, beyond its tasks: its image and rolling-update delay."""
 
     image: str
     update_delay_ns: int
     labels: dict[str, str]
+    secrets: tuple[tuple[str, str], ...] = ()  # (secret name, file name under /run/secrets) of each mount

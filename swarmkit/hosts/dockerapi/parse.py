@@ -91,10 +91,12 @@ def service_state(name: str, service: dict, tasks: list[dict]) -> ServiceState:
 
 
 def service_spec(service: dict) -> ServiceSpec:
-    """A service document's image, rolling-update delay and labels."""
+    """A service document's image, rolling-update delay, labels and secret mounts."""
     spec = service.get("Spec") or {}
     update = spec.get("UpdateConfig") or {}
-    return ServiceSpec(container_spec(service).get("Image", ""), int(update.get("Delay") or 0), dict(spec.get("Labels") or {}))
+    container = container_spec(service)
+    secrets = tuple((s.get("SecretName", ""), (s.get("File") or {}).get("Name", "")) for s in container.get("Secrets") or ())
+    return ServiceSpec(container.get("Image", ""), int(update.get("Delay") or 0), dict(spec.get("Labels") or {}), secrets)
 
 
 def service_labels(service: dict) -> tuple[str, dict[str, str]]:

@@ -5,14 +5,24 @@ connection): the typed python-on-whales models drop fields (mounts, update statu
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import cli, lookup
 from swarmkit.hosts.dockerapi.engine import Engine
-from swarmkit.hosts.dockerapi.models import ServiceSpec, ServiceState
+from swarmkit.hosts.dockerapi.models import SecretChange, ServiceSpec, ServiceState
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from python_on_whales import exceptions as whales_errors
+else:
+    whales_errors = lazy("python_on_whales.exceptions")
 
 JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
 
@@ -45,15 +55,38 @@ def update_service(
     env: Mapping[str, str] | None = None,
     labels: Mapping[str, str] | None = None,
     update_delay_ns: int | None = None,
+    secrets: SecretChange | None = None,
 ) -> None:
-    """``docker service update --detach``: the image as written (no registry query), env and labels added, and
-    the delay swarm waits between two tasks of a rolling update."""
+    """``docker service update --detach``: the image as written (no registry query), env and labels added, the
+    delay swarm waits between two tasks of a rolling update, and secret mounts replaced."""
     args = ["service", "update", "--detach", "--quiet", "--no-resolve-image"]
+    args += [arg for name in (secrets.remove if secrets else ()) for arg in ("--secret-rm", name)]
+    args += [arg for mount in (secrets.add if secrets else ()) for arg in ("--secret-add", mount)]
     args += ["--image", image] if image else []
     args += [arg for key, value in (env or {}).items() for arg in ("--env-add", f"{key}={value}")]
     args += [arg for key, value in (labels or {}).items() for arg in ("--label-add", f"{key}={value}")]
     args += ["--update-delay", f"{update_delay_ns}ns"] if update_delay_ns is not None else []
     cli(engine, f"updating service {service}", *args, service)
+
+
+def create_secret(engine: Engine, name: str, content: str, labels: Mapping[str, str]) -> None:
+    """``docker secret create`` unless a secret of that name exists (names end with their content's hash)."""
+    present = cli(engine, f"looking for secret {name}", "secret", "ls", "--format", "{{.Name}}", "--filter", f"name={name}")
+    if name in present.split():  # the filter matches prefixes too
+        return
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "secret"
+        path.touch(mode=0o600)
+        path.write_text(content, encoding="utf-8")
+        args = [arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")]
+        cli(engine, f"creating secret {name}", "secret", "create", *args, name, str(path))
+
+
+def remove_secrets(engine: Engine, names: Sequence[str]) -> None:
+    """``docker secret rm``; a secret still in use stays (Docker refuses), which is not a failure here."""
+    for name in names:
+        with contextlib.suppress(EngineError):
+            cli(engine, f"removing secret {name}", "secret", "rm", name)
 
 
 def remove_service(engine: Engine, service: str) -> None:

@@ -1,14 +1,17 @@
 """A 3-node Apache Kafka cluster in sasl_ssl mode on the sandbox: it comes up and verifies, the Spark
 job runs over it, and it refuses what it must (a plain-text client, a client trusting another CA, a
 wrong password, named by `listeners diagnose --config` too), while no certificate key or password
-shows up where an operator or a log collector would see it; last, the same cluster in ssl (mutual
-TLS) mode lets in only clients with the cluster CA's certificate, and verify names a broker whose
-certificate does not cover the name it advertises."""
+shows up where an operator or a log collector would see it; users get what they were granted, and a
+user's removal keeps every other login through a CA rotation under acks=all traffic (interrupted and
+resumed: its restarts of every broker are the ones the SCRAM fix needs); last, the same cluster in ssl
+(mutual TLS) mode lets in only clients with the cluster CA's certificate, and verify names a broker
+whose certificate does not cover the name it advertises."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -33,9 +36,10 @@ from swarmkit.ops import teardown, users
 from swarmkit.ops.deploy import UpResult, render_for, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.rebalance import RebalanceOptions, rebalance
-from swarmkit.ops.roll import RollOptions, roll
+from swarmkit.ops.roll import RollOptions, wait_in_sync
 from swarmkit.security import certs, pki
 from swarmkit.security.acls import describe
+from swarmkit.security.rotation import Rotation
 from swarmkit.security.settings import ADMIN_USER, ClientSecurity
 from swarmkit.stack.topics import TopicSpec
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
@@ -182,9 +186,9 @@ def test_no_secret_is_shown(secured: tuple[Inventory, UpResult, float]) -> None:
 
 
 def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, float]) -> None:
-    """status, rebalance and roll reach the sasl_ssl cluster as swarmkit's admin (roll waits for the
-    restarted broker through its SCRAM login), and the Kafka tools they run in a broker container use
-    mutual TLS on the internal listener (a super user of the authorizer, as the admin is)."""
+    """status and rebalance reach the sasl_ssl cluster as swarmkit's admin, and the Kafka tools they run in a
+    broker container use mutual TLS on the internal listener (a super user of the authorizer, as the admin is);
+    roll's waits through the SCRAM login are the CA rotation's, below."""
     inventory, _, _ = secured
     seen = status(Session.of(inventory))
     assert not seen.kafka_error and seen.quorum is not None and seen.quorum.leader > 0, (seen.kafka_error, seen.quorum)
@@ -195,8 +199,6 @@ def test_day2_operations_log_in_like_verify(secured: tuple[Inventory, UpResult, 
     client.create_topics([NewTopic("lopsided", 3, replica_assignment=[[1], [1], [1]])])["lopsided"].result(TIMEOUT)
     balanced = rebalance(Session.of(inventory), RebalanceOptions(topics=("lopsided",), timeout=120))
     assert len(balanced.moves) == 2 and balanced.replicas == {1: 1, 2: 1, 3: 1}, balanced
-    rolled = roll(Session.of(inventory), RollOptions(nodes=("se2",), broker_timeout=240))
-    assert rolled.ok and rolled.brokers[0].new_container != rolled.brokers[0].old_container, rolled.brokers
 
 
 def login(inventory: Inventory, user: str, directory: Path) -> dict[str, object]:
@@ -284,43 +286,74 @@ def test_declared_users_are_planned_made_by_up_and_then_unchanged(
     users.remove_user(Session.of(inventory), "kafka", "declared-app")
 
 
-def test_removing_a_user_keeps_every_other_login_through_a_roll_of_every_broker(
+def rotate_ca(inventory: Inventory, directory: Path, stop_once_rolled: int = 0) -> tuple[int, str, str]:
+    """`swarmkit certs rotate --ca` as an operator runs it: (exit code, stdout, stderr); with ``stop_once_rolled``,
+    interrupted (Ctrl-C) as soon as the store says that step is rolled out."""
+    command = [str(Path(sys.executable).with_name("swarmkit")), *"certs rotate --ca --timeout 600 -i".split(), inventory.path]
+    store, out, err = pki.Pki(pki.store_dir(inventory, "kafka")), directory / "rotate.out", directory / "rotate.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        running = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True)
+        while stop_once_rolled and store.rotation() != Rotation(stop_once_rolled, rolled=True) and running.poll() is None:
+            time.sleep(0.2)
+        if stop_once_rolled:
+            running.send_signal(signal.SIGINT)
+        running.wait(timeout=3600)
+    print(out.read_text(), err.read_text()[-3000:])
+    return running.returncode, out.read_text(), err.read_text()
+
+
+def test_removing_a_user_keeps_every_login_through_a_ca_rotation_that_restarts_every_broker(
     secured: tuple[Inventory, UpResult, float], tmp_path: Path
 ) -> None:
     """Kafka 4.4.0 replaying the metadata log after a user's removal lost every SCRAM-SHA-512 credential when
     the removed user came first in Java's HashMap order ("bob" does, before "alice" and "swarmkit-admin"):
-    every restarted broker then refused the admin.  With swarmkit's keeper user, every broker restarts, the
-    admin and alice log in to each, bob is refused, and alice's acks=all traffic through it all is whole."""
+    every restarted broker then refused the admin.  The restarts here are a CA rotation's (`certs rotate --ca`:
+    every broker and controller restarted once in each of three steps), interrupted once step 1 is rolled out
+    and resumed.  alice's acks=all producer trusting only the old CA runs through all of it, another trusting
+    only the new CA from step 1 on: neither loses nor duplicates a record; after it the admin and alice log in to
+    every broker, the old CA is gone from the store, and verify passes with the new certificates' expiry."""
     inventory, _, _ = secured
     users.remove_user(Session.of(inventory), "kafka", "bob")
     assert "bob" not in [u.name for u in users.list_users(Session.of(inventory), "kafka")]
-    alice = login(inventory, "alice", tmp_path)
-    assert ensure_topics("se1:9094", [TopicSpec("traffic-roll", 3, 3)], TIMEOUT, by_address(inventory))[0].ok
-    producer = CountingProducer("", "traffic-roll", rate_per_s=100, config=alice).start()
+    store = pki.Pki(pki.store_dir(inventory, "kafka"))
+    alice = login(inventory, "alice", tmp_path)  # its CA file holds the old CA alone
+    topics = [TopicSpec("traffic-old", 3, 3), TopicSpec("traffic-new", 3, 3)]
+    assert all(t.ok for t in ensure_topics("se1:9094", topics, TIMEOUT, by_address(inventory)))
+    clients = [CountingProducer("", "traffic-old", rate_per_s=100, config=alice).start()]
     try:
-        producer.acked_after(200, timeout=120)
-        rolled = roll(Session.of(inventory), RollOptions(broker_timeout=240))
-        assert rolled.ok and len(rolled.brokers) == 3, rolled.brokers
-        producer.acked_after(200, timeout=120)
+        clients[0].acked_after(100, timeout=120)
+        code, _, _ = rotate_ca(inventory, tmp_path, stop_once_rolled=1)
+        assert code == 130 and store.rotation() in (Rotation(1, True), Rotation(2, False)), store.rotation()
+        following = store.directory / "ca-next.crt"  # step 2 makes it ca.crt
+        (tmp_path / "new-ca.crt").write_text(following.read_text() if following.is_file() else store.kept_ca().cert_pem)
+        new_ca = alice | {"ssl.ca.location": str(tmp_path / "new-ca.crt")}
+        clients.append(CountingProducer("", "traffic-new", rate_per_s=100, config=new_ca).start())
+        assert wait_in_sync(Session.of(inventory), RollOptions(), 300) == ""  # a resumed run refuses a lagging cluster
+        code, out, err = rotate_ca(inventory, tmp_path)
+        assert code == 0, out + err[-3000:]
+        assert [line.split(":")[0] for line in out.splitlines()[:2]] == ["step 2", "step 3"]
+        for client in clients:
+            client.acked_after(100, timeout=120)  # both still write after the old CA left the brokers' trust
     finally:
-        producer.stop()
+        for client in clients:
+            client.stop()
+    for client in clients:
+        found = read_everything("", client.topic, 3, 120, client.config | {"group.id": "orders-app"})
+        lost, duplicated = lost_and_duplicated(client.acknowledged, found)
+        print(
+            f"{client.topic}: {client.sent} produced, {len(client.acknowledged)} acknowledged, {len(lost)} lost, {len(duplicated)} duplicated"
+        )
+        assert (lost, duplicated) == ([], []), client.errors[:3]
     for broker in ("se1:9094", "se2:9094", "se3:9094"):
         assert len(broker_metadata(broker, TIMEOUT, admin(inventory)).brokers) == 3
-        assert (
-            len(
-                broker_metadata(
-                    broker, TIMEOUT, replace(admin(inventory), username="alice", password=str(alice["sasl.password"]))
-                ).brokers
-            )
-            == 3
-        )
-    found = read_everything("", "traffic-roll", 3, 120, alice | {"group.id": "orders-app"})
-    lost, duplicated = lost_and_duplicated(producer.acknowledged, found)
-    print(
-        f"roll after users remove: {producer.sent} produced, {len(producer.acknowledged)} acknowledged, {len(lost)} lost, {len(duplicated)} duplicated"
-    )
-    assert (lost, duplicated) == ([], [])
-    assert users.check_user(Session.of(inventory), "kafka", "alice", ["traffic-roll"]).ok
+        alice_login = replace(admin(inventory), username="alice", password=str(alice["sasl.password"]))
+        assert len(broker_metadata(broker, TIMEOUT, alice_login).brokers) == 3
+    assert users.check_user(Session.of(inventory), "kafka", "alice", ["traffic-old"]).ok
+    assert store.rotation() is None and store.trust() == store.kept_ca().cert_pem == (tmp_path / "new-ca.crt").read_text()
+    assert not (store.directory / "ca-old.key").exists()
+    checked = verify(Session.of(inventory), VerifyOptions(timeout=TIMEOUT))
+    assert checked.ok, checked.problems
+    assert checked.certificates == pki.Expiry(3649, 824)
 
 
 def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_broker(

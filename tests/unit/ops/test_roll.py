@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from swarmkit.errors import SpecError
+from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.inventory import Host, Inventory
+from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import roll
 from swarmkit.ops.roll import RollOptions, check_image, not_ready, parse_settings, settings_env, validate
@@ -110,3 +111,31 @@ def test_the_first_broker_is_the_one_swarm_replaced_and_none_after_an_interrupte
     targets = [roll._Target(host, "n", i, f"c{i}", "") for i, host in enumerate(hosts, 1)]
     taken = roll._first_taken(None, "kafka_broker", targets, timeout=0.5)  # type: ignore[arg-type]
     assert (taken.container_id if taken else None) == first
+
+
+def test_an_operation_waits_for_its_own_restarts_to_catch_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """wait_in_sync reads as the roll does, looks again through a cluster that cannot be read or still lags,
+    says so on the progress lines, and gives the reason when its bound passes."""
+    targets = [roll._Target(host, "n", i, f"c{i}", "") for i, host in enumerate(inventory().hosts, 1)]
+    monkeypatch.setattr(roll, "_deployed_view", lambda session, options: (targets, roll._Cluster("", None)))
+    monkeypatch.setattr(roll.waits.Pause, "sleep", lambda self: None)
+    lagging = ((1, 2), [part(0, (1, 2), (1,))])
+    answers = iter([lagging, BrokerError("timed out"), lagging, ((1, 2), [part(0, (1, 2), (1, 2))])])
+
+    def partition_states(bootstrap: str, timeout: float, security: object) -> object:
+        answer = next(answers)
+        if isinstance(answer, BrokerError):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(roll.admin, "partition_states", partition_states)
+    lines: list[str] = []
+    session = Session(inventory(), None, lambda done, total, message: lines.append(message))  # type: ignore[arg-type]
+    assert roll.wait_in_sync(session, RollOptions(), 60) == ""
+    assert lines == [
+        "waiting for the cluster to be in sync: 1 partition(s) not fully in sync: orders-0",
+        "waiting for the cluster to be in sync: the cluster cannot be read: timed out",
+        "waiting for the cluster to be in sync: 1 partition(s) not fully in sync: orders-0",
+    ]
+    answers = iter([lagging])
+    assert roll.wait_in_sync(session, RollOptions(), 0) == "1 partition(s) not fully in sync: orders-0"
