@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started in the background (nohup, or `&` in a shell without job control) inherits SIGINT ignored,
+    and so would every command a test interrupts the way a terminal's Ctrl-C does: they get the terminal's default."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
