@@ -34,9 +34,6 @@ from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 from swarmkit.sandbox.system import wait_for
 from tests.integration.sandboxes import module_sandbox
-from tests.integration.test_install import installed
-
-__all__ = ["installed"]  # the wheel, built once for the module
 
 pytestmark = pytest.mark.integration
 
