@@ -1,8 +1,10 @@
 """Day-2 operations on a replicated Apache Kafka cluster (3 hosts, three managers), through the runbooks.
 
 In order on one cluster: `status` reads it; bad input to roll/down/status changes nothing; `metrics up`
-scrapes every broker and controller on the overlay while their metrics port answers nobody outside it, a
-stopped engine raises the broker-down and under-replicated alerts and they clear once it is back,
+scrapes every broker and controller on the overlay while their metrics port answers nobody outside it, an
+engine stopped under an acks=all producer (verify names that node alone) raises the broker-down and
+under-replicated alerts, which clear once it is back, its broker with the same id and data and no
+acknowledged record lost or duplicated (the node-loss drill of real Kafka, watched by Prometheus),
 `metrics down --purge` leaves nothing behind; a full `roll` (a changed broker setting) under an acks=all
 producer loses and duplicates nothing, replaces every broker container and leaves the controllers alone;
 `down` then `up` brings the same cluster back (same broker ids and cluster id, every record); a node
@@ -24,11 +26,12 @@ import pytest
 from confluent_kafka import Producer
 
 from swarmkit.checks.status import status
+from swarmkit.checks.verify import VerifyOptions, VerifyReport, verify
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka.admin import broker_metadata, ensure_topics
+from swarmkit.kafka.admin import broker_metadata, ensure_topics, partition_states
 from swarmkit.ops.deploy import deploy, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
@@ -220,21 +223,69 @@ def alert_states(url: str) -> dict[str, str]:
     return {a["labels"]["alertname"]: a["state"] for a in prometheus(url, "alerts") if a["labels"]["alertname"] in RAISED}
 
 
-def test_a_stopped_engine_raises_the_broker_down_and_under_replicated_alerts(cluster: Inventory, metrics_url: str) -> None:
-    """d23's dockerd killed (its broker, its controller and a swarm manager go with it), then started again."""
-    started = time.monotonic()
-    sandbox.stop_engine(NAME, "d23")
+def meta_properties(inventory: Inventory, host: str) -> dict[str, str]:
+    text = dockerapi.exec_in_service(
+        DockerHosts.from_inventory(inventory)[inventory.host(host)],
+        "kafka_broker",
+        ["cat", "/var/lib/kafka/data/meta.properties"],
+    )
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+
+
+def verified(inventory: Inventory) -> VerifyReport:
+    return verify(Session.of(inventory), VerifyOptions())
+
+
+def lost_engine_is_named(cluster: Inventory) -> None:
+    """What verify says while d23's engine is gone: that broker alone fails, unregistered; partitions under-replicated."""
+    report = verified(cluster)
+    assert not report.ok
+    assert [b.node for b in report.brokers if not b.ok] == ["d23"]
+    assert report.cluster is not None
+    assert any(p.startswith("broker 3 (d23) is not registered") for p in report.cluster.problems)
+    assert any(name.startswith("lost-") for name in report.cluster.under_replicated)
+
+
+def alerts_fire(url: str, started: float) -> None:
+    wait_for("both alerts pending or firing", lambda: set(alert_states(url)) == set(RAISED), started + 60 - time.monotonic(), 1.0)
+    raised = time.monotonic() - started
+    wait_for(
+        "both alerts firing", lambda: set(alert_states(url).values()) == {"firing"}, started + FIRING_WITHIN - time.monotonic()
+    )
+    print(f"alerts: raised {raised:.1f} s, firing {time.monotonic() - started:.1f} s after the engine stopped")
+
+
+def test_a_stopped_engine_loses_no_acknowledged_record_and_raises_the_alerts(cluster: Inventory, metrics_url: str) -> None:
+    """d23's dockerd killed (its broker, its controller and a swarm manager go with it) under an acks=all producer,
+    then started again: writes go on, verify names d23, the broker-down and under-replicated alerts fire and clear,
+    and broker 3 comes back with its id and data, nothing acknowledged lost or duplicated."""
+    assert ensure_topics("d21:9094", [TopicSpec("lost", 6, 3)])[0].ok  # not "acks": the roll's producer counts from 0 too
+    identity_before = meta_properties(cluster, "d23")
+    producer = CountingProducer("d21:9094,d22:9094", "lost").start()
     try:
-        wait_for("both alerts pending or firing", lambda: set(alert_states(metrics_url)) == set(RAISED), 60, every=1.0)
-        raised = time.monotonic() - started
-        wait_for("both alerts firing", lambda: set(alert_states(metrics_url).values()) == {"firing"}, FIRING_WITHIN - raised)
-        print(f"alerts: raised {raised:.1f} s, firing {time.monotonic() - started:.1f} s after the engine stopped")
+        producer.acked_after(2000, timeout=60)
+        started = time.monotonic()
+        sandbox.stop_engine(NAME, "d23")
+        try:
+            producer.acked_after(2000, timeout=90)  # writes go on with two brokers in sync
+            lost_engine_is_named(cluster)
+            alerts_fire(metrics_url, started)
+        finally:
+            sandbox.start_engine(NAME, "d23")
+        back = time.monotonic()
+        wait_for("broker 3 registered again", lambda: 3 in partition_states("d21:9094")[0], 180)
+        wait_for("every partition in sync again", lambda: verified(cluster).ok, 180)
+        wait_for("both alerts cleared", lambda: not alert_states(metrics_url), 300)
+        print(f"in sync and alerts cleared {time.monotonic() - back:.1f} s after start-engine")
+        producer.acked_after(1000, timeout=60)
     finally:
-        sandbox.start_engine(NAME, "d23")
-    back = time.monotonic()
-    wait_for("both alerts cleared", lambda: not alert_states(metrics_url), 300, every=2.0)
-    print(f"alerts cleared {time.monotonic() - back:.1f} s after start-engine")
-    wait_for("the cluster healthy again", lambda: run(RUNBOOKS / "status.sh", cluster.path).returncode == 0, 300, every=5)
+        producer.stop()
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything("d21:9094", "lost", 6))
+    assert len(producer.acknowledged) >= 5000
+    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
+    identity_after = meta_properties(cluster, "d23")
+    assert identity_after["node.id"] == "3"
+    assert identity_after["directory.id"] == identity_before["directory.id"], "broker 3 came back without its data"
 
 
 def test_metrics_down_with_purge_leaves_nothing_behind(cluster: Inventory, metrics_url: str) -> None:
