@@ -1,6 +1,7 @@
 """Day-2 operations on a replicated Apache Kafka cluster (3 hosts, three managers), through the runbooks.
 
-In order on one cluster: `status` reads it; bad input to roll/down/status changes nothing; `metrics up`
+In order on one cluster: `status` reads it; its controllers are a dynamic KRaft quorum (KIP-853) kept on the
+managers; bad input to roll/down/status changes nothing; `metrics up`
 scrapes every broker and controller on the overlay while their metrics port answers nobody outside it, an
 engine stopped under an acks=all producer (verify names that node alone) raises the broker-down and
 under-replicated alerts, which clear once it is back, its broker with the same id and data and no
@@ -8,7 +9,9 @@ acknowledged record lost or duplicated (the node-loss drill of real Kafka, watch
 `metrics down --purge` leaves nothing behind; a full `roll` (a changed broker setting) under an acks=all
 producer loses and duplicates nothing, replaces every broker container and leaves the controllers alone;
 `down` then `up` brings the same cluster back (same broker ids and cluster id, every record); a node
-added is scraped by the running Prometheus; `down --purge-data` removes the volumes and the kept labels.
+added is scraped by the running Prometheus; `up` refuses an inventory that swaps a manager for it, naming
+`replace-node`, which then gives a dead manager's controller to it under an acks=all producer (nothing lost
+or duplicated); `down --purge-data` removes the volumes and the kept labels.
 """
 
 from __future__ import annotations
@@ -23,21 +26,27 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 from confluent_kafka import Producer
 
 from swarmkit.checks.status import status
 from swarmkit.checks.verify import VerifyOptions, VerifyReport, verify
+from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.dockerapi import DockerHosts, SwarmNode
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import broker_metadata, ensure_topics, partition_states
-from swarmkit.ops.deploy import deploy, up
+from swarmkit.kafka.quorum import QuorumState, describe_quorum
+from swarmkit.ops.deploy import deploy, guard_controllers, up
 from swarmkit.ops.plan import DeployOptions, plan
+from swarmkit.ops.replace import replace_node
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.stack.controllers import ControllerSet, directory_id
 from swarmkit.stack.metrics import AGENT_PORT
 from swarmkit.stack.topics import TopicSpec
 from swarmkit.swarm import bootstrap as swarm
+from swarmkit.swarm import identity
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
 from tests.integration.sandboxes import in_host, module_sandbox
 
@@ -100,6 +109,27 @@ def test_status_shows_nodes_brokers_controllers_and_topics(cluster: Inventory) -
     assert (orders.partitions, orders.replication_factor, orders.under_replicated, orders.offline) == (6, 3, 0, 0)
     done = run(RUNBOOKS / "status.sh", cluster.path)
     assert done.returncode == 0 and "HEALTHY" in done.stdout
+
+
+def manager_nodes(inventory: Inventory) -> list[SwarmNode]:
+    return dockerapi.swarm_nodes(DockerHosts.from_inventory(inventory)[inventory.first_manager])
+
+
+def quorum_of(bootstrap: str) -> QuorumState:
+    host, port = bootstrap.split(":")
+    return describe_quorum(host, int(port), 10.0)
+
+
+def test_a_new_cluster_has_a_dynamic_quorum_kept_on_the_managers(cluster: Inventory) -> None:
+    """Voters formatted with directory ids derived from the cluster id; the set kept on the managers (KIP-853)."""
+    state = quorum_of("d21:9094")
+    cluster_id = identity.kept_cluster_id(manager_nodes(cluster), "kafka")
+    assert cluster_id
+    assert sorted((v.node_id, v.directory_id) for v in state.voters) == [
+        (node_id, directory_id(cluster_id, node_id)) for node_id in (9001, 9002, 9003)
+    ]
+    assert sorted(o.node_id for o in state.observers) == [1, 2, 3]  # the brokers
+    assert identity.kept_controllers(manager_nodes(cluster), "kafka") == ControllerSet.first(["d21", "d22", "d23"])
 
 
 def test_bad_input_is_refused_and_changes_nothing(cluster: Inventory) -> None:
@@ -394,9 +424,61 @@ def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(d2: sandbo
     assert containers(grown, "prometheus", stack="kafka-metrics") == server and prometheus_started(url) == started
 
 
+def swapped(inventory: Inventory, path: Path, dead: str, new: str) -> Inventory:
+    """The inventory without ``dead`` and with ``new`` a manager, as an operator edits it, written to ``path``."""
+    document = yaml.safe_load(Path(inventory.path or "").read_text())
+    document["hosts"] = [host for host in document["hosts"] if host["name"] != dead]
+    for host in document["hosts"]:
+        if host["name"] == new:
+            host["role"] = "manager"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return load_inventory(str(path))
+
+
+def test_up_refuses_a_swapped_manager_before_changing_anything(d2: sandbox.Sandbox, tmp_path: Path) -> None:
+    changed = swapped(load_inventory(d2.inventory_path), tmp_path / "swapped.yaml", "d22", "d24")
+    with pytest.raises(SpecError) as refused:
+        up(plan(changed, DeployOptions()), Session.of(changed))
+    assert refused.value.hint == f"a controller moves with: swarmkit replace-node d22 d24 -i {changed.path}"
+    assert {n.hostname: n.role for n in manager_nodes(changed)}["d24"] == "worker"
+
+
+def test_replacing_a_dead_manager_under_traffic_loses_no_record(d2: sandbox.Sandbox) -> None:
+    """d22's engine gone for good, the worker d24 (added by the scale-out) takes its controller: three voters again,
+    `status` lists them, `up`'s guard accepts the new inventory, and nothing acknowledged is lost or duplicated.
+    The sandbox's inventory is the new one from here on, as an operator's would be."""
+    changed = swapped(load_inventory(d2.inventory_path), Path(d2.inventory_path), "d22", "d24")
+    assert ensure_topics("d21:9094", [TopicSpec("quorum", 3, 3)])[0].ok
+    producer = CountingProducer("d21:9094,d23:9094", "quorum").start()
+    try:
+        producer.acked_after(1000, timeout=120)
+        sandbox.stop_engine(NAME, "d22")
+        wait_for("d22 down", lambda: any(n.hostname == "d22" and n.state == "down" for n in manager_nodes(changed)), 120)
+        started = time.monotonic()
+        result = replace_node(Session.of(changed), "d22", "d24")
+        print(f"replace-node took {time.monotonic() - started:.1f} s: {result.steps}")
+        producer.acked_after(1000, timeout=120)
+    finally:
+        producer.stop()
+    assert (result.removed_voter, result.added_voter) == (9002, 9004)
+    state = quorum_of("d21:9094")
+    assert sorted(v.node_id for v in state.voters) == [9001, 9003, 9004]
+    assert 9004 not in {o.node_id for o in state.observers}
+    kept = identity.kept_controllers(manager_nodes(changed), "kafka")
+    assert kept == ControllerSet.first(["d21", "d22", "d23"]).replaced("d22", "d24")
+    report = status(Session.of(changed))
+    assert report.controllers == ((9001, "d21"), (9003, "d23"), (9004, "d24"))
+    assert report.quorum is not None and sorted(v.node_id for v in report.quorum.voters) == [9001, 9003, 9004]
+    guard_controllers(plan(changed, DeployOptions()), Session.of(changed))  # `up` with the new inventory goes ahead
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything("d21:9094,d23:9094", "quorum", 3))
+    print(f"{len(producer.acknowledged)} acknowledged, {len(lost)} lost, {len(duplicated)} duplicated")
+    assert len(producer.acknowledged) >= 2000
+    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
+
+
 def test_down_with_purge_removes_volumes_and_kept_labels(d2: sandbox.Sandbox) -> None:
     """With Prometheus watching (it holds the stack's network), `down` removes it first."""
-    cluster = load_inventory(d2.inventory_path)  # with the node added by scale-out
+    cluster = load_inventory(d2.inventory_path)  # d24 added by the scale-out, d22 replaced by it
     metrics_up(cluster)
     done = run(RUNBOOKS / "down.sh", cluster.path, "--purge-data")
     assert done.returncode == 0 and "purged" in done.stdout
