@@ -118,7 +118,7 @@ def test_a_crashing_broker_is_named(vf: sandbox.Sandbox) -> None:
 
 
 def test_scale_out_is_reported_with_the_new_broker_checked(vf: sandbox.Sandbox) -> None:
-    """Spark through a broker added by scale-out is test_spark's (real Kafka); `verify --spark` on tansu, test_ssh's."""
+    """Spark through a broker added by scale-out is test_real_kafka's; `verify --spark` on tansu, test_ssh's."""
     inventory = inventory_of(vf)
     deploy_with(inventory)  # vf3's engine restarted earlier: its memory:// broker lost the topics
     assert timed_verify(inventory).ok
