@@ -53,7 +53,7 @@ AGENT_OFF = (("KAFKA_OPTS", "-Dswarmkit.metrics=off"),)  # replaces the agent's 
 SCRAPE_TIMEOUT = 120.0
 QUEUE = {"queue.buffering.max.kbytes": 8192}  # about a second of backlog: the window's end is the cluster's
 SCRAPES = 40
-SCRAPE_EVERY = 15.0  # prometheus.SCRAPE_INTERVAL
+SCRAPE_EVERY = 15.0  # prometheus.SCRAPE_INTERVAL_S, the default
 SCRAPER = """
 import sys, time, urllib.request
 for _ in range(5):  # the exporter's first answers are slow (its JIT): not measured

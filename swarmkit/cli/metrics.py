@@ -12,6 +12,7 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     STACK_OPTION,
     checked,
+    count_option,
     expected_failures,
     load_hosts,
     out,
@@ -33,6 +34,7 @@ else:
 metrics_app = typer.Typer(help="Prometheus on the swarm: every broker's and controller's metrics, and alert rules.")
 
 READY_TIMEOUT = 180.0
+SCRAPE_INTERVAL_S = 15  # swarmkit.stack.prometheus.SCRAPE_INTERVAL_S (not imported: the CLI starts fast)
 VERIFY_TARGET_OPTION = typer.Option(
     None,
     "--verify-target",
@@ -55,6 +57,11 @@ def metrics_up_command(
         callback=checked(names.image_ref),
     ),
     verify_targets: list[str] | None = VERIFY_TARGET_OPTION,
+    interval: int = count_option(
+        SCRAPE_INTERVAL_S,
+        "--scrape-interval",
+        "Seconds between scrapes, alert rule evaluations and target lookups (shorter: alerts and new brokers seen sooner).",
+    ),
     stack: str = STACK_OPTION,
     timeout: float = timeout_option(READY_TIMEOUT, "Seconds to wait for Prometheus to answer."),
     as_json: bool = JSON_OPTION,
@@ -69,12 +76,14 @@ def metrics_up_command(
             image=image,
             timeout=timeout,
             verify_targets=tuple(verify_targets or ()),
+            interval_s=interval,
         )
     if as_json:
         print_json(server.to_dict())
         return
     out.print(f"stack {server.stack} on {server.host}: image {server.image}")
-    out.print(f"scraping {server.brokers} and {', '.join(server.controllers) or 'no controller'} on the overlay")
+    controllers = ", ".join(server.controllers) or "no controller"
+    out.print(f"scraping {server.brokers} and {controllers} on the overlay every {server.interval_s} s")
     if server.verify_targets:
         out.print(f"and swarmkit verify's verdicts at {', '.join(server.verify_targets)}")
     out.print(f"Prometheus {server.url}   alerts {server.url}classic/alerts   ({server.total_s:.1f} s)")

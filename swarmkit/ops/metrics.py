@@ -42,6 +42,7 @@ class MetricsServer:
     controllers: tuple[str, ...]
     total_s: float
     verify_targets: tuple[str, ...] = ()
+    interval_s: int = prometheus.SCRAPE_INTERVAL_S
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": True, **asdict(self)}
@@ -100,9 +101,11 @@ def metrics_up(
     image: str | None = None,
     timeout: float = READY_TIMEOUT,
     verify_targets: tuple[str, ...] = (),
+    interval_s: int = prometheus.SCRAPE_INTERVAL_S,
 ) -> MetricsServer:
     """Deploy (or redeploy) the Prometheus stack and wait until it answers; an unchanged spec restarts nothing.
-    ``verify_targets``: HOST:PORT of `swarmkit verify --every` loops to scrape as well (reached from the manager)."""
+    ``verify_targets``: HOST:PORT of `swarmkit verify --every` loops to scrape as well (reached from the manager);
+    ``interval_s``: seconds between scrapes, rule evaluations and DNS refreshes."""
     started = time.monotonic()
     host = session.inventory.first_manager
     manager = session.docker[host]
@@ -118,7 +121,7 @@ def metrics_up(
             f"port {port}/tcp on {host.name} ({host.address}) is already in use: nothing was deployed",
             hint="choose another with --port",
         )
-    spec = replace(spec, image=_provide_image(manager, image, say), verify_targets=verify_targets)
+    spec = replace(spec, image=_provide_image(manager, image, say), verify_targets=verify_targets, interval_s=interval_s)
     say(f"deploying stack {name} on {host.name}")
     with tempfile.TemporaryDirectory(prefix="swarmkit-metrics-") as directory:
         for config in prometheus.config_files(spec):
@@ -128,7 +131,15 @@ def metrics_up(
         dockerapi.deploy_stack(manager, name, compose)
     _wait_ready(url, timeout, say)
     return MetricsServer(
-        name, url, spec.image, host.name, spec.brokers, spec.controllers, round(time.monotonic() - started, 3), verify_targets
+        name,
+        url,
+        spec.image,
+        host.name,
+        spec.brokers,
+        spec.controllers,
+        round(time.monotonic() - started, 3),
+        verify_targets,
+        interval_s,
     )
 
 

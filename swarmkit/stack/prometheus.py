@@ -27,8 +27,9 @@ DATA_VOLUME = "data"
 DATA_DIR = "/prometheus"
 NETWORK = "kafka"  # the Kafka stack's overlay, as this stack calls it
 RULES = "prometheus/alerts.yml"
-SCRAPE_INTERVAL = "15s"  # each scrape reads every matched MBean of every JVM: not more often
-DNS_REFRESH = "15s"
+# Each scrape reads every matched MBean of every JVM: not more often by default.  The same interval paces
+# the rule evaluation and the DNS lookups that find tasks, so an alert or a new broker waits one interval.
+SCRAPE_INTERVAL_S = 15
 RETENTION = "15d"
 BROKER_JOB = "kafka-broker"
 CONTROLLER_JOB = "kafka-controller"
@@ -47,6 +48,11 @@ class MetricsSpec:
     port: int  # published on that manager
     image: str = DEFAULT_IMAGE
     verify_targets: tuple[str, ...] = ()  # HOST:PORT of verify loops serving their verdicts
+    interval_s: int = SCRAPE_INTERVAL_S  # scrapes, rule evaluations and DNS refreshes
+
+    @property
+    def interval(self) -> str:
+        return f"{self.interval_s}s"
 
 
 def stack_name(kafka_stack: str) -> str:
@@ -57,7 +63,7 @@ def data_volume(kafka_stack: str) -> str:
     return f"{stack_name(kafka_stack)}_{DATA_VOLUME}"
 
 
-def _job(name: str, services: tuple[str, ...]) -> dict[str, Any]:
+def _job(name: str, services: tuple[str, ...], refresh: str) -> dict[str, Any]:
     """A scrape job over every task of ``services``, each target labelled with its service."""
     return {
         "job_name": name,
@@ -66,7 +72,7 @@ def _job(name: str, services: tuple[str, ...]) -> dict[str, Any]:
                 "names": [f"tasks.{service}" for service in services],
                 "type": "A",
                 "port": AGENT_PORT,
-                "refresh_interval": DNS_REFRESH,
+                "refresh_interval": refresh,
             }
         ],
         "relabel_configs": [{"source_labels": ["__meta_dns_name"], "regex": r"tasks\.(.+)", "target_label": "service"}],
@@ -75,15 +81,15 @@ def _job(name: str, services: tuple[str, ...]) -> dict[str, Any]:
 
 def server_config(spec: MetricsSpec) -> dict[str, Any]:
     """prometheus.yml as data: the rules file and one job for the brokers, one for the controllers."""
-    jobs = [_job(BROKER_JOB, (spec.brokers,))]
+    jobs = [_job(BROKER_JOB, (spec.brokers,), spec.interval)]
     if spec.controllers:
-        jobs.append(_job(CONTROLLER_JOB, spec.controllers))
+        jobs.append(_job(CONTROLLER_JOB, spec.controllers, spec.interval))
     if spec.verify_targets:
         jobs.append({"job_name": VERIFY_JOB, "static_configs": [{"targets": list(spec.verify_targets)}]})
     return {
         "global": {
-            "scrape_interval": SCRAPE_INTERVAL,
-            "evaluation_interval": SCRAPE_INTERVAL,
+            "scrape_interval": spec.interval,
+            "evaluation_interval": spec.interval,
             "external_labels": {"kafka_stack": spec.kafka_stack},
         },
         "rule_files": [stack_script(RULES).target],

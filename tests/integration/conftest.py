@@ -1,4 +1,4 @@
-"""Fixtures shared by the integration tests (real tansu brokers running as local processes), and a
+"""Fixtures shared by the integration tests (real tansu brokers running as local processes, the installed wheel), and a
 failing test's report showing what its sandbox's swarm was doing: CI keeps only the output."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import pytest
 
 from tests.integration.sandboxes import MODULE_SANDBOX, swarm_state
 from tests.integration.tansu_local import local_brokers, misadvertised_brokers
+from tests.integration.wheel import installed
 
-__all__ = ["local_brokers", "misadvertised_brokers"]
+__all__ = ["installed", "local_brokers", "misadvertised_brokers"]
 
 
 @pytest.hookimpl(hookwrapper=True)

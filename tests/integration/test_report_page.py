@@ -1,5 +1,5 @@
 """The report page of a recorded run opened in headless chromium: every chart drawn, the screenshot kept
-under reports/test-artifacts/ (no sandbox needed; the page of a live run is opened in cluster/test_spark.py)."""
+under reports/test-artifacts/ (no sandbox needed; the page of a live run is opened in cluster/test_real_kafka.py)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,17 @@
 """Day-2 operations on a replicated Apache Kafka cluster (3 hosts, three managers), through the runbooks.
 
-In order on one cluster: `status` reads it; bad input to roll/down/status changes nothing; `metrics up`
-scrapes every broker and controller on the overlay while their metrics port answers nobody outside it, a
-stopped engine raises the broker-down and under-replicated alerts and they clear once it is back,
+In order on one cluster: `status` reads it; its controllers are a dynamic KRaft quorum (KIP-853) kept on the
+managers; bad input to roll/down/status changes nothing; `metrics up`
+scrapes every broker and controller on the overlay while their metrics port answers nobody outside it, an
+engine stopped under an acks=all producer (verify names that node alone) raises the broker-down and
+under-replicated alerts, which clear once it is back, its broker with the same id and data and no
+acknowledged record lost or duplicated (the node-loss drill of real Kafka, watched by Prometheus),
 `metrics down --purge` leaves nothing behind; a full `roll` (a changed broker setting) under an acks=all
 producer loses and duplicates nothing, replaces every broker container and leaves the controllers alone;
 `down` then `up` brings the same cluster back (same broker ids and cluster id, every record); a node
-added is scraped by the running Prometheus; `down --purge-data` removes the volumes and the kept labels.
+added is scraped by the running Prometheus; `up` refuses an inventory that swaps a manager for it, naming
+`replace-node`, which then gives a dead manager's controller to it under an acks=all producer (nothing lost
+or duplicated); `down --purge-data` removes the volumes and the kept labels.
 """
 
 from __future__ import annotations
@@ -21,20 +26,27 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 from confluent_kafka import Producer
 
 from swarmkit.checks.status import status
+from swarmkit.checks.verify import VerifyOptions, VerifyReport, verify
+from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.dockerapi import DockerHosts, SwarmNode
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka.admin import broker_metadata, ensure_topics
-from swarmkit.ops.deploy import deploy, up
+from swarmkit.kafka.admin import broker_metadata, ensure_topics, partition_states
+from swarmkit.kafka.quorum import QuorumState, describe_quorum
+from swarmkit.ops.deploy import deploy, guard_controllers, up
 from swarmkit.ops.plan import DeployOptions, plan
+from swarmkit.ops.replace import replace_node
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.stack.controllers import ControllerSet, directory_id
 from swarmkit.stack.metrics import AGENT_PORT
 from swarmkit.stack.topics import TopicSpec
 from swarmkit.swarm import bootstrap as swarm
+from swarmkit.swarm import identity
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
 from tests.integration.sandboxes import in_host, module_sandbox
 
@@ -48,6 +60,7 @@ SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
 d2 = module_sandbox(NAME, 3, "10.239.0.0/24", engine="apache", managers=3)
 EVERY_TARGET = {"kafka-broker": 3, "kafka-controller": 3}
 FIRING_WITHIN = 60 + 15  # raised within 60 s, firing one `for: 15s` later
+SCRAPE_EVERY = "5"  # seconds (and rule evaluations, target lookups): each wait for Prometheus is a third of the default's
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +111,27 @@ def test_status_shows_nodes_brokers_controllers_and_topics(cluster: Inventory) -
     assert done.returncode == 0 and "HEALTHY" in done.stdout
 
 
+def manager_nodes(inventory: Inventory) -> list[SwarmNode]:
+    return dockerapi.swarm_nodes(DockerHosts.from_inventory(inventory)[inventory.first_manager])
+
+
+def quorum_of(bootstrap: str) -> QuorumState:
+    host, port = bootstrap.split(":")
+    return describe_quorum(host, int(port), 10.0)
+
+
+def test_a_new_cluster_has_a_dynamic_quorum_kept_on_the_managers(cluster: Inventory) -> None:
+    """Voters formatted with directory ids derived from the cluster id; the set kept on the managers (KIP-853)."""
+    state = quorum_of("d21:9094")
+    cluster_id = identity.kept_cluster_id(manager_nodes(cluster), "kafka")
+    assert cluster_id
+    assert sorted((v.node_id, v.directory_id) for v in state.voters) == [
+        (node_id, directory_id(cluster_id, node_id)) for node_id in (9001, 9002, 9003)
+    ]
+    assert sorted(o.node_id for o in state.observers) == [1, 2, 3]  # the brokers
+    assert identity.kept_controllers(manager_nodes(cluster), "kafka") == ControllerSet.first(["d21", "d22", "d23"])
+
+
 def test_bad_input_is_refused_and_changes_nothing(cluster: Inventory) -> None:
     before = containers(cluster, "broker")
     refusals = [
@@ -132,7 +166,7 @@ def wait_for(what: str, check, timeout: float, every: float = 2.0):
 
 
 def metrics_up(inventory: Inventory) -> str:
-    done = run(SWARMKIT, "metrics", "up", "-i", inventory.path, "--json", timeout=600)
+    done = run(SWARMKIT, "metrics", "up", "-i", inventory.path, "--scrape-interval", SCRAPE_EVERY, "--json", timeout=600)
     assert done.returncode == 0
     return json.loads(done.stdout)["url"]
 
@@ -219,21 +253,69 @@ def alert_states(url: str) -> dict[str, str]:
     return {a["labels"]["alertname"]: a["state"] for a in prometheus(url, "alerts") if a["labels"]["alertname"] in RAISED}
 
 
-def test_a_stopped_engine_raises_the_broker_down_and_under_replicated_alerts(cluster: Inventory, metrics_url: str) -> None:
-    """d23's dockerd killed (its broker, its controller and a swarm manager go with it), then started again."""
-    started = time.monotonic()
-    sandbox.stop_engine(NAME, "d23")
+def meta_properties(inventory: Inventory, host: str) -> dict[str, str]:
+    text = dockerapi.exec_in_service(
+        DockerHosts.from_inventory(inventory)[inventory.host(host)],
+        "kafka_broker",
+        ["cat", "/var/lib/kafka/data/meta.properties"],
+    )
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+
+
+def verified(inventory: Inventory) -> VerifyReport:
+    return verify(Session.of(inventory), VerifyOptions())
+
+
+def lost_engine_is_named(cluster: Inventory) -> None:
+    """What verify says while d23's engine is gone: that broker alone fails, unregistered; partitions under-replicated."""
+    report = verified(cluster)
+    assert not report.ok
+    assert [b.node for b in report.brokers if not b.ok] == ["d23"]
+    assert report.cluster is not None
+    assert any(p.startswith("broker 3 (d23) is not registered") for p in report.cluster.problems)
+    assert any(name.startswith("lost-") for name in report.cluster.under_replicated)
+
+
+def alerts_fire(url: str, started: float) -> None:
+    wait_for("both alerts pending or firing", lambda: set(alert_states(url)) == set(RAISED), started + 60 - time.monotonic(), 1.0)
+    raised = time.monotonic() - started
+    wait_for(
+        "both alerts firing", lambda: set(alert_states(url).values()) == {"firing"}, started + FIRING_WITHIN - time.monotonic()
+    )
+    print(f"alerts: raised {raised:.1f} s, firing {time.monotonic() - started:.1f} s after the engine stopped")
+
+
+def test_a_stopped_engine_loses_no_acknowledged_record_and_raises_the_alerts(cluster: Inventory, metrics_url: str) -> None:
+    """d23's dockerd killed (its broker, its controller and a swarm manager go with it) under an acks=all producer,
+    then started again: writes go on, verify names d23, the broker-down and under-replicated alerts fire and clear,
+    and broker 3 comes back with its id and data, nothing acknowledged lost or duplicated."""
+    assert ensure_topics("d21:9094", [TopicSpec("lost", 6, 3)])[0].ok  # not "acks": the roll's producer counts from 0 too
+    identity_before = meta_properties(cluster, "d23")
+    producer = CountingProducer("d21:9094,d22:9094", "lost").start()
     try:
-        wait_for("both alerts pending or firing", lambda: set(alert_states(metrics_url)) == set(RAISED), 60, every=1.0)
-        raised = time.monotonic() - started
-        wait_for("both alerts firing", lambda: set(alert_states(metrics_url).values()) == {"firing"}, FIRING_WITHIN - raised)
-        print(f"alerts: raised {raised:.1f} s, firing {time.monotonic() - started:.1f} s after the engine stopped")
+        producer.acked_after(2000, timeout=60)
+        started = time.monotonic()
+        sandbox.stop_engine(NAME, "d23")
+        try:
+            producer.acked_after(2000, timeout=90)  # writes go on with two brokers in sync
+            lost_engine_is_named(cluster)
+            alerts_fire(metrics_url, started)
+        finally:
+            sandbox.start_engine(NAME, "d23")
+        back = time.monotonic()
+        wait_for("broker 3 registered again", lambda: 3 in partition_states("d21:9094")[0], 180)
+        wait_for("every partition in sync again", lambda: verified(cluster).ok, 180)
+        wait_for("both alerts cleared", lambda: not alert_states(metrics_url), 300)
+        print(f"in sync and alerts cleared {time.monotonic() - back:.1f} s after start-engine")
+        producer.acked_after(1000, timeout=60)
     finally:
-        sandbox.start_engine(NAME, "d23")
-    back = time.monotonic()
-    wait_for("both alerts cleared", lambda: not alert_states(metrics_url), 300, every=2.0)
-    print(f"alerts cleared {time.monotonic() - back:.1f} s after start-engine")
-    wait_for("the cluster healthy again", lambda: run(RUNBOOKS / "status.sh", cluster.path).returncode == 0, 300, every=5)
+        producer.stop()
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything("d21:9094", "lost", 6))
+    assert len(producer.acknowledged) >= 5000
+    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
+    identity_after = meta_properties(cluster, "d23")
+    assert identity_after["node.id"] == "3"
+    assert identity_after["directory.id"] == identity_before["directory.id"], "broker 3 came back without its data"
 
 
 def test_metrics_down_with_purge_leaves_nothing_behind(cluster: Inventory, metrics_url: str) -> None:
@@ -272,7 +354,8 @@ def test_a_full_roll_under_acks_all_loses_and_duplicates_nothing(cluster: Invent
 
 def test_a_broker_that_does_not_come_back_stops_the_roll_and_the_rest_keep_serving(cluster: Inventory) -> None:
     before = containers(cluster, "broker")
-    done = run(SWARMKIT, "roll", "-i", cluster.path, "--set", "num.network.threads=many", "--timeout", "40", "--json")
+    # a broker given this setting never starts: --timeout only says how long the roll waits before it says so
+    done = run(SWARMKIT, "roll", "-i", cluster.path, "--set", "num.network.threads=many", "--timeout", "15", "--json")
     assert done.returncode == 1
     report = json.loads(done.stdout)
     (failed,) = report["brokers"]
@@ -341,9 +424,61 @@ def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(d2: sandbo
     assert containers(grown, "prometheus", stack="kafka-metrics") == server and prometheus_started(url) == started
 
 
+def swapped(inventory: Inventory, path: Path, dead: str, new: str) -> Inventory:
+    """The inventory without ``dead`` and with ``new`` a manager, as an operator edits it, written to ``path``."""
+    document = yaml.safe_load(Path(inventory.path or "").read_text())
+    document["hosts"] = [host for host in document["hosts"] if host["name"] != dead]
+    for host in document["hosts"]:
+        if host["name"] == new:
+            host["role"] = "manager"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return load_inventory(str(path))
+
+
+def test_up_refuses_a_swapped_manager_before_changing_anything(d2: sandbox.Sandbox, tmp_path: Path) -> None:
+    changed = swapped(load_inventory(d2.inventory_path), tmp_path / "swapped.yaml", "d22", "d24")
+    with pytest.raises(SpecError) as refused:
+        up(plan(changed, DeployOptions()), Session.of(changed))
+    assert refused.value.hint == f"a controller moves with: swarmkit replace-node d22 d24 -i {changed.path}"
+    assert {n.hostname: n.role for n in manager_nodes(changed)}["d24"] == "worker"
+
+
+def test_replacing_a_dead_manager_under_traffic_loses_no_record(d2: sandbox.Sandbox) -> None:
+    """d22's engine gone for good, the worker d24 (added by the scale-out) takes its controller: three voters again,
+    `status` lists them, `up`'s guard accepts the new inventory, and nothing acknowledged is lost or duplicated.
+    The sandbox's inventory is the new one from here on, as an operator's would be."""
+    changed = swapped(load_inventory(d2.inventory_path), Path(d2.inventory_path), "d22", "d24")
+    assert ensure_topics("d21:9094", [TopicSpec("quorum", 3, 3)])[0].ok
+    producer = CountingProducer("d21:9094,d23:9094", "quorum").start()
+    try:
+        producer.acked_after(1000, timeout=120)
+        sandbox.stop_engine(NAME, "d22")
+        wait_for("d22 down", lambda: any(n.hostname == "d22" and n.state == "down" for n in manager_nodes(changed)), 120)
+        started = time.monotonic()
+        result = replace_node(Session.of(changed), "d22", "d24")
+        print(f"replace-node took {time.monotonic() - started:.1f} s: {result.steps}")
+        producer.acked_after(1000, timeout=120)
+    finally:
+        producer.stop()
+    assert (result.removed_voter, result.added_voter) == (9002, 9004)
+    state = quorum_of("d21:9094")
+    assert sorted(v.node_id for v in state.voters) == [9001, 9003, 9004]
+    assert 9004 not in {o.node_id for o in state.observers}
+    kept = identity.kept_controllers(manager_nodes(changed), "kafka")
+    assert kept == ControllerSet.first(["d21", "d22", "d23"]).replaced("d22", "d24")
+    report = status(Session.of(changed))
+    assert report.controllers == ((9001, "d21"), (9003, "d23"), (9004, "d24"))
+    assert report.quorum is not None and sorted(v.node_id for v in report.quorum.voters) == [9001, 9003, 9004]
+    guard_controllers(plan(changed, DeployOptions()), Session.of(changed))  # `up` with the new inventory goes ahead
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything("d21:9094,d23:9094", "quorum", 3))
+    print(f"{len(producer.acknowledged)} acknowledged, {len(lost)} lost, {len(duplicated)} duplicated")
+    assert len(producer.acknowledged) >= 2000
+    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
+
+
 def test_down_with_purge_removes_volumes_and_kept_labels(d2: sandbox.Sandbox) -> None:
     """With Prometheus watching (it holds the stack's network), `down` removes it first."""
-    cluster = load_inventory(d2.inventory_path)  # with the node added by scale-out
+    cluster = load_inventory(d2.inventory_path)  # d24 added by the scale-out, d22 replaced by it
     metrics_up(cluster)
     done = run(RUNBOOKS / "down.sh", cluster.path, "--purge-data")
     assert done.returncode == 0 and "purged" in done.stdout

@@ -1,20 +1,29 @@
-"""A replicated Apache Kafka cluster on a real 3-host sandbox (three managers, one KRaft controller each).
+"""A replicated Apache Kafka cluster on a real 3-host sandbox (three managers, one KRaft controller each),
+and the Spark verify job on it.
 
-The tests run in order on one cluster: the cluster itself, a client that follows advertised
-addresses to every leader, the seeds' failure on a second stack that advertises names nobody
-resolves, a node lost and brought back under acks=all traffic, a scale-out, the new broker given its
-share by rebalance, and last the new node retired again; replicas move under acks=all traffic.
+The tests run in order on one cluster: the cluster itself, verify bounded with a paused controller, a
+client that follows advertised addresses to every leader, the seeds' failure on a second stack that
+advertises names nobody resolves; then Spark: the streaming mode restarted from its checkpoint, `spark
+up` refusing bad input, `verify --spark` on the swarm's own Spark cluster (`swarmkit spark up|down`) with
+tasks on every node, every partition checked through its leader and the run's page drawn, `verify
+--every` scraped by Prometheus; then a scale-out, `verify --spark` (local mode) through the new broker,
+the new broker given its share by rebalance, and last the new node retired again; replicas move under
+acks=all traffic.  A node lost and brought back under acks=all traffic is test_day2's (with the alerts
+it raises).  One sandbox and one `up` for all of it: each is minutes of a 2-core machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +32,7 @@ from confluent_kafka import Producer
 from swarmkit.checks import diagnose
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.verify import BrokerVerdict, VerifyOptions, VerifyReport, verify
-from swarmkit.errors import BrokerError, SpecError
+from swarmkit.errors import BrokerError, SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
@@ -35,6 +44,11 @@ from swarmkit.ops.retire import retire
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import TopicSpec
+from swarmkit.traffic import spark as sparkjob
+from swarmkit.traffic import spark_cluster
+from swarmkit.traffic.spark_streaming import StreamOptions, run_streaming_job
+from swarmkit.waits import Pause
+from tests.integration import spark_checks
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
 from tests.integration.sandboxes import module_sandbox, swarm_state
 
@@ -42,7 +56,11 @@ pytestmark = pytest.mark.integration
 
 NAME = "rk"
 ROOT = Path(__file__).resolve().parents[3]
-TOPICS = "orders:6:3"
+STREAM_TOPIC = "stream"
+TOPICS = f"orders:6:3,{STREAM_TOPIC}:3:3"
+BROKERS = ["rk1:9094", "rk2:9094", "rk3:9094"]
+NODES = {"rk1", "rk2", "rk3"}
+SPARK_STACK = spark_cluster.stack_name("kafka")
 SWARMKIT = str(Path(sys.executable).with_name("swarmkit"))
 rk = module_sandbox(NAME, 3, "10.238.0.0/24", engine="apache", managers=3)
 
@@ -61,11 +79,15 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str | Call
 
 
 @pytest.fixture(scope="module")
-def cluster(rk: sandbox.Sandbox) -> Inventory:
+def cluster(rk: sandbox.Sandbox) -> Iterator[Inventory]:
     inventory = load_inventory(rk.inventory_path)
     result = up(plan(inventory, DeployOptions(topics=TOPICS)), Session.of(inventory))
     assert result.ok, result.deploy.problems
-    return inventory
+    try:
+        yield inventory
+    finally:
+        with contextlib.suppress(SwarmkitError):
+            spark_cluster.spark_down(Session.of(inventory))
 
 
 def verified(inventory: Inventory, **options: object) -> VerifyReport:
@@ -218,46 +240,99 @@ def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inve
         dockerapi.remove_stack(DockerHosts.from_inventory(cluster)[cluster.first_manager], "bad")
 
 
-def meta_properties(inventory: Inventory, host: str) -> dict[str, str]:
-    text = dockerapi.exec_in_service(
-        DockerHosts.from_inventory(inventory)[inventory.host(host)],
-        "kafka_broker",
-        ["cat", "/var/lib/kafka/data/meta.properties"],
-    )
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+def test_a_spark_query_restarted_from_its_checkpoint_sees_every_record_exactly_once(cluster: Inventory, tmp_path: Path) -> None:
+    options = StreamOptions(seconds=12, rate=2000, restart_after=4, checkpoint=tmp_path / "checkpoint")
+    report = run_streaming_job(BROKERS, STREAM_TOPIC, options, report_path=tmp_path / "report.json")
+    assert report.ok, report.failures
+    assert report.restarts == 1 and len(report.per_query) == 2 and all(report.per_query), report.per_query
+    assert report.produced == report.acked == report.distinct == report.consumed > 0
+    assert report.missing == report.duplicates == 0 and report.checksum_ok
+    assert report.latency_max_ms >= report.latency_p99_ms >= report.latency_p50_ms > 0
+    assert report.records_per_s > 0 and report.batches >= 2
+    assert (tmp_path / "checkpoint" / "query" / "commits").is_dir()
 
 
-def test_losing_a_node_loses_no_acknowledged_record(cluster: Inventory) -> None:
-    assert ensure_topics("rk1:9094", [TopicSpec("acks", 6, 3)])[0].ok
-    identity_before = meta_properties(cluster, "rk2")
-    producer = CountingProducer("rk1:9094,rk3:9094", "acks").start()
+def cli(*args: str, timeout: float = 900) -> dict:
+    done = subprocess.run([SWARMKIT, *args, "--json"], capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"swarmkit {' '.join(args)}: {done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return json.loads(done.stdout)
+
+
+def spark_services(inventory: Inventory) -> list[str]:
+    return dockerapi.stack_services(DockerHosts.from_inventory(inventory)[inventory.first_manager], SPARK_STACK)
+
+
+def test_spark_up_refuses_bad_input_and_changes_nothing(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+    with pytest.raises(spark_cluster.SparkClusterError, match="not a manager"):
+        spark_cluster.spark_up(Session.of(cluster), master_host="nosuch")
+    with pytest.raises(spark_cluster.SparkClusterError, match="is missing on") as missing:
+        spark_cluster.spark_up(Session.of(cluster), image=f"{rk.registry}/swarmkit/spark:no-such-tag")
+    assert missing.value.hint
+    with spark_checks.listening(rk.hosts[0], spark_cluster.MASTER_PORT):
+        with pytest.raises(spark_cluster.SparkClusterError, match=r"port 7077/tcp on rk1 .* already in use"):
+            spark_cluster.spark_up(Session.of(cluster))
+    assert spark_services(cluster) == []
+
+
+def test_the_verify_job_runs_on_the_swarms_spark_with_executors_on_every_node(
+    cluster: Inventory, rk: sandbox.Sandbox, tmp_path: Path
+) -> None:
+    started = time.monotonic()
+    deployed = cli("spark", "up", "-i", rk.inventory_path)
+    up_s = time.monotonic() - started
+    assert deployed["master_url"] == "spark://rk1:7077" and set(deployed["workers"]) == NODES
+    status = sparkjob.master_status("rk1")
+    assert status is not None and {w["host"] for w in status["workers"] if w["state"] == "ALIVE"} == NODES
+
+    report_path = tmp_path / "report.json"  # beside the page
+    verified = cli("verify", "-i", rk.inventory_path, "--spark", "--master", deployed["master_url"], "--records", "5000",
+                   "--report", str(report_path.with_suffix(".html")))  # fmt: skip
+    assert verified["ok"], verified
+    assert "per-broker throughput and latency" in report_path.with_suffix(".html").read_text()
+    report = json.loads(report_path.read_text())
+    assert report["master"] == "spark://rk1:7077"
+    assert all(b["ok"] and b["consumed"] == 5000 for b in report["brokers"]), report["brokers"]
+    spark_checks.every_partition_checked_through_its_leader(sparkjob.SparkReport.from_dict(report, 0.0, ""), BROKERS[0])
+    spark_checks.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = shutil.copy(report_path.with_suffix(".html"), spark_checks.ARTIFACTS / "verify-spark.html")
+    spark_checks.page_shows_every_chart(Path(page), NODES)
+    tasks = spark_checks.task_hosts(sparkjob.event_log_dir(report_path))
+    assert set(tasks) == NODES, f"tasks ran on {dict(tasks)}"
+    finished = sparkjob.master_status("rk1") or {}
+    assert any(app["name"] == "swarmkit-verify" for app in finished.get("completedapps", []))
+    print(f"\nspark up {up_s:.1f} s; job {report['elapsed_s']} s, {report['records_per_s']} records/s; tasks {dict(tasks)}")
+
+    removed = cli("spark", "down", "-i", rk.inventory_path)
+    assert sorted(removed["removed"]) == [f"{SPARK_STACK}_master", f"{SPARK_STACK}_worker"]
+    assert spark_services(cluster) == []
+    assert sparkjob.master_status("rk1") is None
+
+
+def test_verify_every_serves_its_verdicts_to_prometheus_on_the_swarm(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+    """The loop on this machine, Prometheus on rk1 scraping it through the node's route to the sandbox gateway."""
+    port, series = spark_checks.free_port(), spark_checks.prometheus_series
+    loop = subprocess.Popen(
+        [SWARMKIT, "verify", "-i", rk.inventory_path, "--every", "10", "--rounds", "12",
+         "--metrics-port", str(port), "--metrics-address", rk.gateway],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
     try:
-        producer.acked_after(2000, timeout=60)
-        sandbox.stop_engine(NAME, "rk2")
-        producer.acked_after(2000, timeout=90)  # writes go on with two brokers in sync
-        report = verified(cluster)
-        assert not report.ok
-        assert [b.node for b in report.brokers if not b.ok] == ["rk2"]
-        assert report.cluster is not None
-        assert any(p.startswith("broker 2 (rk2) is not registered") for p in report.cluster.problems)
-        assert any(name.startswith("acks-") for name in report.cluster.under_replicated)
-        started = time.monotonic()
-        sandbox.start_engine(NAME, "rk2")
-        print(f"rk2's engine back after {time.monotonic() - started:.1f} s")
-        wait_until(lambda: 2 in partition_states("rk1:9094")[0], 180, "broker 2 to register again")
-        print(f"broker 2 registered after {time.monotonic() - started:.1f} s")
-        wait_until(lambda: verified(cluster).ok, 180, "every partition to be in sync again")
-        print(f"verified after {time.monotonic() - started:.1f} s")
-        producer.acked_after(1000, timeout=60)
+        target = f"{rk.gateway}:{port}"
+        server = cli("metrics", "up", "-i", rk.inventory_path, "--verify-target", target, "--scrape-interval", "5")
+        deadline, pause, seen = time.monotonic() + 90, Pause(), {}
+        while seen != dict.fromkeys(NODES, 1.0) and time.monotonic() < deadline:
+            pause.sleep()
+            seen = series(server["url"], 'swarmkit_verify_broker_reachable{job="swarmkit-verify"}')
+        assert seen == dict.fromkeys(NODES, 1.0), f"reachability series in Prometheus: {seen}"
+        assert series(server["url"], "swarmkit_verify_broker_advertised_match") == dict.fromkeys(NODES, 1.0)
+        latency = series(server["url"], "swarmkit_verify_broker_metadata_latency_seconds")
+        assert set(latency) == NODES and all(0 < s < 10 for s in latency.values()), latency
+        assert series(server["url"], "swarmkit_verify_ok") == {"": 1.0}
     finally:
-        producer.stop()
-    found = read_everything("rk1:9094", "acks", 6)
-    lost, duplicated = lost_and_duplicated(producer.acknowledged, found)
-    assert len(producer.acknowledged) >= 5000
-    assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
-    identity_after = meta_properties(cluster, "rk2")
-    assert identity_after["node.id"] == "2"
-    assert identity_after["directory.id"] == identity_before["directory.id"], "broker 2 came back without its data"
+        loop.send_signal(signal.SIGINT)  # as Ctrl-C: the loop stops between or within a round
+        _, said = loop.communicate(timeout=60)
+        cli("metrics", "down", "-i", rk.inventory_path, "--purge")
+    assert "round 1: ok" in said, said[-2000:]
 
 
 def runbook(name: str, *arguments: str) -> subprocess.CompletedProcess[str]:
@@ -280,6 +355,16 @@ def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, r
     share = next(b for b in report.cluster.brokers if b.broker_id == 4)
     assert share.registered and share.node == "rk4" and share.replicas == 0
     assert any(note.startswith("broker 4 (rk4) holds no partitions yet") for note in report.cluster.notes)
+
+
+def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(rk: sandbox.Sandbox) -> None:
+    """The scratch topic made for 3 brokers (by the run on the swarm's Spark) has no leader on a 4th: verify makes it
+    again for 4."""
+    grown = load_inventory(rk.inventory_path)
+    report = verify(Session.of(grown), VerifyOptions(spark=True, spark_records=5000))
+    assert report.ok, report.to_dict()
+    assert report.spark is not None and sorted(b.broker for b in report.spark.brokers) == [*BROKERS, "rk4:9094"]
+    assert all(b.consumed == 5000 and b.partitions for b in report.spark.brokers)
 
 
 def test_rebalance_gives_the_new_broker_its_share_under_acks_all_traffic(rk: sandbox.Sandbox) -> None:

@@ -34,9 +34,6 @@ from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 from swarmkit.sandbox.system import wait_for
 from tests.integration.sandboxes import module_sandbox
-from tests.integration.test_install import installed
-
-__all__ = ["installed"]  # the wheel, built once for the module
 
 pytestmark = pytest.mark.integration
 
@@ -136,20 +133,23 @@ COMMANDS = (
     ("up", "--topics", "orders:3:1"),
     ("verify",),
     ("status",),
-    ("down",),
-)
+)  # and `down`, once the tests that want the stack deployed have run
+
+
+def one_connection_per_host_kept_until_ssh_close(created: sandbox.Sandbox, command: tuple[str, ...], tmp: Path) -> None:
+    before = connections(created)
+    result = swarmkit(tmp, *command, "-i", created.inventory_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [after - earlier for after, earlier in zip(connections(created), before)] == [1, 1, 1]
+    assert None not in master_pids(created, tmp)
+    assert closed(tmp, created.inventory_path) == []
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_command_over_ssh_opens_one_connection_per_host_kept_until_ssh_close(
     ss: sandbox.Sandbox, command: tuple[str, ...], tmpdir_of_command: Path
 ) -> None:
-    before = connections(ss)
-    result = swarmkit(tmpdir_of_command, *command, "-i", ss.inventory_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]
-    assert None not in master_pids(ss, tmpdir_of_command)
-    assert closed(tmpdir_of_command, ss.inventory_path) == []
+    one_connection_per_host_kept_until_ssh_close(ss, command, tmpdir_of_command)
 
 
 def opened_by(created: sandbox.Sandbox, tmp: Path, *command: str) -> list[int]:
@@ -200,6 +200,11 @@ def test_the_installed_wheel_drives_the_hosts_over_ssh(
         assert result.returncode == 0, result.stdout + result.stderr
     assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]  # verify used up's
     assert closed(tmpdir_of_command, ss.inventory_path) == []
+
+
+def test_down_over_ssh_opens_one_connection_per_host_kept_until_ssh_close(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+    """After the tests that use the deployed stack (one `up` serves them all)."""
+    one_connection_per_host_kept_until_ssh_close(ss, ("down",), tmpdir_of_command)
 
 
 def test_image_push_over_ssh_without_persistence_loads_the_image_on_every_host(

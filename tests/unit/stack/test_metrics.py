@@ -11,6 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from swarmkit.assets import STACKS_DIR
+from swarmkit.cli import metrics as metrics_cli
 from swarmkit.cli.app import app
 from swarmkit.security import pki
 from swarmkit.stack import prometheus
@@ -80,6 +81,17 @@ def test_prometheus_finds_brokers_and_controllers_by_dns_on_the_kafka_overlay() 
     }
 
 
+def test_one_interval_paces_scrapes_rule_evaluations_and_target_lookups() -> None:
+    for spec, every in ((SPEC, "15s"), (replace(SPEC, interval_s=5), "5s")):
+        config = prometheus.server_config(spec)
+        assert (config["global"]["scrape_interval"], config["global"]["evaluation_interval"]) == (every, every)
+        assert {job["dns_sd_configs"][0]["refresh_interval"] for job in config["scrape_configs"] if "dns_sd_configs" in job} == {
+            every
+        }
+    assert prometheus.render_stack(replace(SPEC, interval_s=5)) != prometheus.render_stack(SPEC)  # a new config: redeployed
+    assert metrics_cli.SCRAPE_INTERVAL_S == prometheus.SCRAPE_INTERVAL_S
+
+
 def test_verify_loops_named_by_their_address_are_one_more_job() -> None:
     config = prometheus.server_config(replace(SPEC, verify_targets=("10.0.0.5:9465", "ops-box:9465")))
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
@@ -134,6 +146,7 @@ def test_metrics_commands_refuse_bad_input_with_a_hint(tmp_path: Path) -> None:
         (["metrics", "up", "-i", str(inventory_file), "--port", "70000"], "not a port number"),
         (["metrics", "up", "-i", str(inventory_file), "--image", "Not An Image"], "not a valid image reference"),
         (["metrics", "up", "-i", str(inventory_file), "--verify-target", "ops-box"], "not HOST:PORT"),
+        (["metrics", "up", "-i", str(inventory_file), "--scrape-interval", "0"], "not a whole number from 1"),
         (["metrics", "down", "-i", str(inventory_file), "--stack", "Bad Name"], "stack"),
     ):
         result = runner.invoke(app, [*args, "--json"])
