@@ -512,9 +512,9 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
     topics, altered = _ensure_topics(engine, request.topics, targets)
-    if plan.users:
-        progress(total, total, f"ensuring users {', '.join(plan.users)}")
-        altered += users.reconcile_users(session, options.stack_name, plan.users, options.listeners.external_listener.port)
+    if declared_users := plan.users:
+        progress(total, total, f"ensuring users {', '.join(declared_users)}")
+        altered += users.reconcile_users(session, options.stack_name, declared_users, options.listeners.external_listener.port)
     return DeployResult(
         stack=options.stack_name,
         engine=request.engine,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import yaml
 
 from swarmkit.hosts.dockerapi import service_spec, swarm_nodes
@@ -26,22 +28,26 @@ def _rendered_broker(plan: DeployPlan, session: Session) -> tuple[dict[str, str]
 def read_changes(plan: DeployPlan, session: Session) -> Changes:
     """What `up` with this plan would change on the running cluster; reads, changes nothing."""
     inventory, options, docker = plan.inventory, plan.options, session.docker
-    specs = plan.topics
+    specs, declared_users = plan.topics, plan.users
     manager = docker[inventory.first_manager]
     deployed = DeployedStack.read(manager, options.stack_name)
     if deployed is None:
-        return Changes(options.stack_name, False, tuple(diff_topics(specs, {})), (), (), tuple(diff_users(plan.users, {})))
+        return Changes(options.stack_name, False, tuple(diff_topics(specs, {})), (), (), tuple(diff_users(declared_users, {})))
     env, image = _rendered_broker(plan, session)
     spec = service_spec(manager, deployed.broker_service)
     rolls = roll_reasons(env, image, deployed.service.env, spec.image if spec else "")
     security = pki.admin_by_address(inventory, options.stack_name, deployed.security)
     bootstrap = f"{inventory.hosts[0].address}:{options.listeners.external_listener.port}"
     topics = diff_topics(specs, topic_states(bootstrap, [s.name for s in specs], security, ADMIN_TIMEOUT)) if specs else []
-    users = diff_users(plan.users, _user_states(plan, bootstrap, security) if deployed.security == "sasl_ssl" else {})
+    users = diff_users(
+        declared_users, _user_states(declared_users, bootstrap, security) if deployed.security == "sasl_ssl" else {}
+    )
     moves = zone_moves(inventory, swarm_nodes(manager))
     return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(moves), tuple(users))
 
 
-def _user_states(plan: DeployPlan, bootstrap: str, security: ClientSecurity | None) -> dict[str, tuple[Grant, ...]]:
+def _user_states(
+    declared: Mapping[str, tuple[Grant, ...]], bootstrap: str, security: ClientSecurity | None
+) -> dict[str, tuple[Grant, ...]]:
     """The declared users the cluster has, with their grants (a sasl_ssl stack: swarmkit logs in as its admin)."""
-    return user_states(bootstrap, list(plan.users), security, ADMIN_TIMEOUT) if plan.users and security else {}
+    return user_states(bootstrap, list(declared), security, ADMIN_TIMEOUT) if declared and security else {}
