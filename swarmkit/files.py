@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from swarmkit.errors import SpecError, SwarmkitError
+
 MAX_BYTES = 1024 * 1024  # an inventory or a client file is a few kilobytes
 SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
@@ -51,12 +53,39 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
     return text
 
 
+def read_input(path: Path, what: str, hint: str = "check the path", error: type[SwarmkitError] = SpecError) -> str:
+    """A file the user gives or keeps (a client configuration, a CA file, kept state) as ``read_text`` reads it; a
+    problem is ``error`` (bad input, exit 2, unless told otherwise) naming ``what`` and the path."""
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        raise error(f"{what} {path}: no such file", hint=hint) from None
+    except FileProblem as problem:
+        raise error(f"{what} {path}: {problem}", hint=hint) from None
+
+
+def read_kept(path: Path) -> str | None:
+    """A file swarmkit keeps (state beside the inventory), None when there is none; one that is no longer a
+    small UTF-8 file (a fifo, a device, binary garbage) is bad input, never read: exit 2, nothing changed."""
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        return None
+    except FileProblem as problem:
+        raise SpecError(
+            f"{path}: {problem}", hint="swarmkit keeps this file: restore it from a backup of .swarmkit/ or move it away"
+        ) from None
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a mapping that gives a key twice."""
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (its own keys: a key a merge key
+    (``<<: *anchor``) brings is overridden by one the mapping gives, as YAML means it)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         lines: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=deep)
             line = key_node.start_mark.line + 1
             try:

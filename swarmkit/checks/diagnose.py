@@ -31,7 +31,7 @@ DEFAULT_TIMEOUT = 3.0
 Connect = Literal["ok", "refused", "timeout", "unreachable", "error", "skipped"]
 HostKind = Literal["wildcard", "loopback", "container-id", "internal-name", "bare-name", "ip", "name"]
 
-CONTAINER_ID = re.compile(r"^[0-9a-f]{12}([0-9a-f]{52})?$")
+CONTAINER_ID = re.compile(r"[0-9a-f]{12}([0-9a-f]{52})?")
 INTERNAL_SUFFIXES = (".internal", ".local", ".localdomain", ".lan", ".intranet", ".cluster.local", ".svc")
 
 FIX_ADVERTISE = (
@@ -179,7 +179,7 @@ def classify_host(host: str) -> HostKind:
         return "loopback" if ip.is_loopback else "ip"
     if name == "localhost" or name.endswith(".localhost"):
         return "loopback"
-    if CONTAINER_ID.match(name):
+    if CONTAINER_ID.fullmatch(name):
         return "container-id"
     if name.endswith(INTERNAL_SUFFIXES):
         return "internal-name"

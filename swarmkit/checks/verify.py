@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import cast
 
-from swarmkit import lazy, waits
+from swarmkit import files, lazy, waits
 from swarmkit.checks import diagnose, health
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.health import ClusterHealth
@@ -352,8 +352,8 @@ def compare(previous: dict[str, str] | None, current: list[BrokerVerdict]) -> li
 
 def _load_previous(path: Path) -> dict[str, str] | None:
     try:
-        return json.loads(path.read_text())["brokers"]
-    except (OSError, ValueError, KeyError):
+        return json.loads(files.read_text(path))["brokers"]
+    except (OSError, ValueError, KeyError, files.FileProblem):
         return None
 
 

@@ -96,10 +96,11 @@ def expected_failures(command: Callable) -> Callable:
 
 
 def show_error(error: SwarmkitError) -> None:
-    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup."""
-    err.print(Text.assemble(("error:", "bold red"), " ", error.message))
+    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup, and its
+    control characters are shown escaped (a NUL visible, a newline not splitting the line)."""
+    err.print(Text.assemble(("error:", "bold red"), " ", names.escaped(error.message)))
     if error.hint:
-        err.print(Text.assemble(("hint:", "yellow"), " ", error.hint))
+        err.print(Text.assemble(("hint:", "yellow"), " ", names.escaped(error.hint)))
 
 
 def exit_with(error: SwarmkitError) -> None:

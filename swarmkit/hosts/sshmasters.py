@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmkit import files
 from swarmkit.errors import SpecError, SshError
 
 PERSIST_S = 60  # as Ansible's ControlPersist
@@ -183,8 +184,8 @@ def kept_masters(directory: Path) -> list[KeptMaster]:
     """The masters a control directory records, running or not."""
     found = []
     for lock in sorted(directory.glob("*.lock")) if directory.is_dir() else []:
-        with contextlib.suppress(FileNotFoundError):
-            config, _, rest = lock.read_text().partition("\n")
+        with contextlib.suppress(FileNotFoundError, files.FileProblem):  # gone meanwhile, or not a record of ours
+            config, _, rest = files.read_text(lock).partition("\n")
             found.append(KeptMaster(rest.strip(), config, MasterFiles(directory, lock.stem)))
     return found
 

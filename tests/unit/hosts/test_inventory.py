@@ -169,7 +169,7 @@ def test_field_of_wrong_type(tmp_path):
 
 
 def test_invalid_host_name(tmp_path):
-    assert "field 'name': 'no spaces' is not a valid host name" in load_error(tmp_path, with_host(1, name="no spaces")).message
+    assert "field 'name': host name 'no spaces' is not valid" in load_error(tmp_path, with_host(1, name="no spaces")).message
 
 
 def test_unknown_role(tmp_path):
