@@ -32,7 +32,7 @@ from swarmkit.cli.common import (
     timeout_option,
 )
 from swarmkit.cli.swarm import show_preflight
-from swarmkit.errors import SpecError
+from swarmkit.errors import CHANGES_PENDING, SpecError
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def up_command(
 @stack_options
 def plan_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
     """What `up` would change (topics to create or alter, partitions to add, brokers to restart); changes nothing.
-    Exit 2 when changes are pending, 0 with "no changes" when none."""
+    Exit 0 with "no changes" when none, 3 when changes are pending (1 and 2: it could not tell)."""
     hosts, docker = load_hosts(inventory)
     changes = drift.read_changes(planned(hosts, options), sessions.Session(hosts, docker))
     if as_json:
@@ -278,4 +278,4 @@ def plan_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION,
         for line in changes.lines():
             out.print(line, highlight=False, soft_wrap=True)
     if changes.pending:
-        raise typer.Exit(2)
+        raise typer.Exit(CHANGES_PENDING)
