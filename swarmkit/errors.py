@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 CHANGES_PENDING = 3  # `plan`: it ran and found changes for `up` (0: none; 1 and 2 stay failures and bad input)
 
 

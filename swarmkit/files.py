@@ -120,6 +120,24 @@ def check_output_dir(path: Path) -> Path:
     return resolved
 
 
+def check_output_file(path: Path) -> Path:
+    """A file to write (made or replaced later), checked before any work: named, not on /proc & co, not a directory
+    or a device, under a writable directory (made later if absent). A long command fails at once, not at its end."""
+    resolved = path.resolve()
+    if any(resolved == root or root in resolved.parents for root in SPECIAL_ROOTS):
+        raise FileProblem("is on a special filesystem (/proc, /sys, /dev): nothing is written there")
+    if resolved.is_dir():
+        raise FileProblem("is a directory: give a file name")
+    if resolved.exists() and not resolved.is_file():
+        raise FileProblem("exists and is not a regular file (a fifo, socket or device is never written)")
+    if resolved.exists() and not os.access(resolved, os.W_OK):
+        raise FileProblem("cannot be written: it is read-only for this user")
+    existing = next(p for p in resolved.parents if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise FileProblem(f"cannot be written: {existing} is not a writable directory")
+    return resolved
+
+
 def write_all(directory: Path, texts: dict[str, str]) -> None:
     """Every file (name -> text) in ``directory``, or none: each is written beside its place first and moved
     in only once all were written, after every place was found free for a file; so a failure (a name taken by

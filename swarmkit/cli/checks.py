@@ -23,6 +23,7 @@ from swarmkit.cli.common import (
     expected_failures,
     load_hosts,
     out,
+    output_files,
     print_json,
     reporting,
     timeout_option,
@@ -84,6 +85,7 @@ def verify_command(
     if every is None and (rounds or metrics_port):
         raise SpecError("--rounds and --metrics-port go with --every", hint="e.g. --every 60 --metrics-port 9465")
     html, spark_json = pages.outputs(report)
+    output_files("--report", html, spark_json)
     options = verify.VerifyOptions(
         stack_name=stack_name,
         external_port=port,

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -17,7 +18,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
-from swarmkit import names, numbers
+from swarmkit import files, names, numbers
 from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.lazy import lazy
@@ -144,6 +145,21 @@ def report_usage_error(error: ClickException, as_json: bool) -> None:
     if as_json:
         print_json({"ok": False, "error": error.format_message(), "hint": hint})
     show_error(SpecError(error.format_message(), hint))
+
+
+def output_files(option: str, *paths: str | Path | None) -> None:
+    """Files a command will write (``--report``, ``-o``), checked before it starts: bad input (exit 2) naming the
+    option and the path, instead of a failure after the work is done."""
+    for path in paths:
+        if path is not None:
+            try:
+                if not str(path):
+                    raise files.FileProblem("names no file")
+                files.check_output_file(Path(path))
+            except files.FileProblem as problem:
+                raise SpecError(
+                    f"{option} {names.shown(str(path))}: {problem}", hint="give a file in a directory you can write to"
+                ) from None
 
 
 def this_machine() -> str:

@@ -19,6 +19,7 @@ from swarmkit.cli.common import (
     expected_failures,
     load_hosts,
     out,
+    output_files,
     print_json,
     timeout_option,
 )
@@ -59,8 +60,10 @@ def client_config_command(
     hosts = load_inventory(inventory)
     rack_setting = settings_text({"client.rack": check_rack(hosts, rack)}) if rack else ""
     store = pki.store_dir(hosts, stack_name)
-    target = Path(output).resolve() if output else None  # the file names the CA by an absolute path
+    target = Path(output).resolve() if output is not None else None  # the file names the CA by an absolute path
     ca_file = str((target.parent if target else store) / "ca.crt")
+    if target is not None:
+        output_files("-o", output, ca_file, Path(ca_file).with_name(f"{user}.pem"))
     config = users.client_config(sessions.Session.of(hosts), stack_name, security, user, fmt, ca_file, port)
     config = replace(config, text=config.text + rack_setting)
     if target is None:
