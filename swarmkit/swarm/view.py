@@ -40,7 +40,7 @@ def active_manager(inventory: Inventory, engines: dict[str, EngineInfo | Swarmki
         if isinstance(info, EngineInfo) and info.swarm_state == "active":
             return host
         why.append(info.message if isinstance(info, SwarmkitError) else f"{host.name} is {info.swarm_state or 'in no'} swarm")
-    failures = [engines[host.name] for host in inventory.managers if isinstance(engines[host.name], SwarmkitError)]
+    failures = [info for host in inventory.managers if isinstance(info := engines[host.name], SwarmkitError)]
     hint = "build the swarm with: swarmkit up -i INVENTORY, or start dockerd on a manager"
     others = f" (nor {', '.join(h.name for h in inventory.managers[1:])})" if len(why) > 1 else ""
     raise VerifyError(
