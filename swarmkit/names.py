@@ -36,6 +36,7 @@ SETTING_KEY = re.compile(r"[a-zA-Z0-9._-]+", re.ASCII)  # a topic setting's key
 PROPERTY_KEY = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*", re.ASCII)  # a broker property (roll --set)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 CLUSTER_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{21}", re.ASCII)  # a KRaft cluster id: 16 bytes, base64url
+REGISTRY = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?", re.ASCII)
 # [registry[:port]/]path[:tag][@digest], lower-case path: Docker's own reference grammar, compacted
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 IMAGE = re.compile(
@@ -159,6 +160,15 @@ def env_name(name: str) -> str:
 def cluster_id(value: str) -> str:
     hint = "a KRaft cluster id is 22 characters of base64url (A-Z a-z 0-9 _ -), e.g. from kafka-storage.sh random-uuid"
     return _checked(CLUSTER_ID, value, "cluster id", hint, problem="is not a KRaft cluster id")
+
+
+def registry(address: str) -> str:
+    """A registry's HOST[:PORT], as an image reference starts with it."""
+    _checked(REGISTRY, address, "registry", "give HOST:PORT, e.g. 10.0.0.5:5000")
+    port = address.rpartition(":")[2] if ":" in address else "443"
+    if not 1 <= int(port) <= 65535:
+        raise SpecError(f"registry {shown(address)}: port {port} is not 1-65535", hint="give HOST:PORT, e.g. 10.0.0.5:5000")
+    return address
 
 
 def image_ref(image: str) -> str:

@@ -116,9 +116,10 @@ def parse_settings(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
         key, sep, value = pair.partition("=")
         if not sep or not names.PROPERTY_KEY.fullmatch(key.strip()):
             raise SpecError(
-                f"--set {pair!r}: not a Kafka property setting", hint="write it as key=value, e.g. log.retention.hours=48"
+                f"--set {names.shown(pair)}: not a Kafka property setting",
+                hint="write it as key=value, e.g. log.retention.hours=48",
             )
-        settings.append((key.strip(), value))
+        settings.append((key.strip(), names.text(value, f"--set {key.strip()}")))
     return tuple(settings)
 
 
