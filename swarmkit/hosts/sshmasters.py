@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmkit import files
+from swarmkit import files, numbers
 from swarmkit.errors import SpecError, SshError
 
 PERSIST_S = 60  # as Ansible's ControlPersist
@@ -82,12 +82,13 @@ def persist_seconds(configured: int | None, environ: Mapping[str, str]) -> int:
     raw = environ.get(PERSIST_ENV, "").strip()
     if not raw:
         return PERSIST_S if configured is None else configured
-    if not raw.isdigit():
+    try:
+        return numbers.whole(raw, 0, numbers.INT32_MAX)
+    except SpecError:
         raise SpecError(
-            f"{PERSIST_ENV}={raw!r} is not a whole number of seconds",
+            f"{PERSIST_ENV}={raw!r} is not a whole number of seconds in ASCII digits",
             hint=f"e.g. {PERSIST_ENV}=0 to close SSH connections with each command, or unset it (60 s)",
-        )
-    return int(raw)
+        ) from None
 
 
 def control_path(environ: Mapping[str, str]) -> Path:
