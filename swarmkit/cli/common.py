@@ -158,7 +158,7 @@ def output_files(option: str, *paths: str | Path | None) -> None:
                 files.check_output_file(Path(path))
             except files.FileProblem as problem:
                 raise SpecError(
-                    f"{option} {names.shown(str(path))}: {problem}", hint="give a file in a directory you can write to"
+                    f"{option} {names.shown(str(path), 1024)}: {problem}", hint="give a file in a directory you can write to"
                 ) from None
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from swarmkit import files, numbers, waits
+from swarmkit import files, names, numbers, waits
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     INVENTORY_OPTION,
@@ -106,7 +106,20 @@ STACK_PARAMETERS = {
 }
 
 
+OPTIONAL_TEXT = {"engine": None, "image": names.image_ref, "hostname_command": None, "cluster_id": None, "security": None}
+
+
 def _deploy_options(**given: Any) -> DeployOptions:
+    """The options as given; an empty value is refused (never taken as not given), free text has no control character."""
+    for name, check in OPTIONAL_TEXT.items():
+        value = given[name]
+        if value == "":
+            option = "--" + name.replace("_", "-")
+            raise SpecError(f"{option} '' is empty", hint=f"leave {option} out for the default, or give a value")
+        if value is not None:
+            names.text(value, "--" + name.replace("_", "-"))
+            if check is not None:
+                check(value)
     if given["hostname_command"] and not given["advertise"]:
         given["advertise"] = "command"
     return planning.DeployOptions(**given)
