@@ -123,8 +123,9 @@ def label(key: str, value: str) -> tuple[str, str]:
     return key, value
 
 
-def topic_name(name: str, what: str = "topic name") -> str:
-    """A topic a user may create: Kafka's own rules (characters, length, '.' and '..'), and none of Kafka's names."""
+def topic_name(name: str, what: str = "topic name", existing: bool = False) -> str:
+    """A topic a user may create: Kafka's own rules (characters, length, '.' and '..'), and none of Kafka's names;
+    ``existing``: a topic to act on, Kafka's own included (rebalance __consumer_offsets)."""
     if not name:
         raise SpecError(f"{what} is empty", hint="start each spec with the topic's name")
     if len(name) > TOPIC_MAX:
@@ -137,7 +138,7 @@ def topic_name(name: str, what: str = "topic name") -> str:
             f"{what} {shown(name)} contains illegal characters {bad!r}",
             hint="Kafka topic names may use only letters, digits, '.', '_' and '-'",
         )
-    if name.startswith(INTERNAL_TOPICS):
+    if name.startswith(INTERNAL_TOPICS) and not existing:
         raise SpecError(
             f"{what} {shown(name)} is named like Kafka's internal topics (__consumer_offsets, __transaction_state)",
             hint="Kafka keeps names starting with '__' for itself: choose another name",

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from swarmkit import numbers
+from swarmkit import names, numbers
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.fanout import fan_out, settle_by
 from swarmkit.kafka import admin
@@ -152,8 +152,15 @@ def split_endpoint(text: str) -> tuple[str, int]:
     """``HOST:PORT`` or ``[V6]:PORT`` -> (host, port); SpecError otherwise."""
     host, sep, port = text.strip().rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or any(c.isspace() for c in host) or not numbers.WHOLE.fullmatch(port) or not 0 < int(port) < 65536:
-        raise SpecError(f"'{text}' is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
+    if (
+        not sep
+        or not host
+        or not host.isprintable()
+        or " " in host
+        or not numbers.WHOLE.fullmatch(port)
+        or not 0 < int(port) < 65536
+    ):
+        raise SpecError(f"{names.shown(text)} is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
     return host, int(port)
 
 

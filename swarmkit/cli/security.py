@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from swarmkit import defaults
+from swarmkit import defaults, names
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
     INVENTORY_OPTION,
     JSON_OPTION,
     STACK_OPTION,
+    checked,
     expected_failures,
     load_hosts,
     out,
@@ -77,7 +78,7 @@ def client_config_command(
     out.print(f"wrote {target} (mode 0600) and {ca_file}", highlight=False, soft_wrap=True)
 
 
-USER_ARGUMENT = typer.Argument(..., help="User name.")
+USER_ARGUMENT = typer.Argument(..., help="User name.", callback=checked(names.user_name))
 ALLOW_OPTION = typer.Option(
     [],
     "--allow",

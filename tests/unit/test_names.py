@@ -137,3 +137,10 @@ def test_a_refused_value_is_shown_escaped_and_cut() -> None:
     assert names.shown("x" * 100).endswith("...'") and len(names.shown("x" * 100)) < 90
     assert names.escaped("line one\nline two\x00") == "line one\\nline two\\x00"
     assert names.escaped("plain – ünïcode") == "plain – ünïcode"
+
+
+def test_an_existing_topic_may_be_kafkas_own() -> None:
+    """rebalance --topics acts on topics that exist: __consumer_offsets included, still by Kafka's characters."""
+    assert names.topic_name("__consumer_offsets", existing=True) == "__consumer_offsets"
+    with pytest.raises(SpecError, match="illegal characters"):
+        names.topic_name("orders\n", existing=True)
