@@ -73,3 +73,31 @@ def test_every_command_refuses_bad_input_with_one_json_object(words: list[str], 
         assert result.stderr.splitlines()[-1].startswith("hint: "), shown
         tried += 1
     assert tried, f"{words}: no bad input tried"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["replace-node", "gone\n", "node1"],
+        ["replace-node", "gone", "node2"],  # not a manager of the inventory
+        ["spark", "up", "--image", ""],
+        ["spark", "up", "--registry", "registry:99999"],
+        ["image", "push", "--image", ""],
+        ["image", "push", "--image", "Apache/Kafka"],
+        ["metrics", "up", "--image", ""],
+        ["roll", "--set", "log.retention.hours=48\nlisteners=PLAINTEXT://:1"],
+        ["up", "--hostname-command", ""],
+        ["plan", "--image", "kafka:4.4.0\n"],
+        ["users", "add", "bad name"],
+        ["rebalance", "--topics", "orders,pay\nments"],
+    ],
+    ids=lambda arguments: " ".join(arguments).replace("\n", "\\n"),
+)
+def test_a_value_is_checked_before_any_engine_is_asked(arguments: list[str], bad_files, tmp_path: Path) -> None:
+    """The engines of this inventory do not exist: asking one would be another error (exit 1, "does not answer")."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump({"hosts": [HOST]}))
+    result = runner.invoke(app, [*arguments, "-i", str(inventory), "--json"])
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "does not answer" not in result.stdout and isinstance(json.loads(result.stdout), dict)
+    assert [line.split(":")[0] for line in result.stderr.splitlines()] == ["error", "hint"], result.stderr
