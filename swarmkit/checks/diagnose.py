@@ -152,14 +152,8 @@ def split_endpoint(text: str) -> tuple[str, int]:
     """``HOST:PORT`` or ``[V6]:PORT`` -> (host, port); SpecError otherwise."""
     host, sep, port = text.strip().rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if (
-        not sep
-        or not host
-        or not host.isprintable()
-        or " " in host
-        or not numbers.WHOLE.fullmatch(port)
-        or not 0 < int(port) < 65536
-    ):
+    port_ok = numbers.WHOLE.fullmatch(port) and 0 < int(port) < 65536
+    if not sep or not host or not host.isprintable() or " " in host or not port_ok:
         raise SpecError(f"{names.shown(text)} is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
     return host, int(port)
 
