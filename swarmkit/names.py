@@ -78,6 +78,13 @@ def text(value: str, what: str, maximum: int = 4096) -> str:
     return value
 
 
+def given(value: str, what: str) -> str:
+    """A value an option gives (a URL, an address, an endpoint): not empty (never "not given"), no control character."""
+    if not value:
+        raise SpecError(f"{what} is empty", hint=f"leave {what} out for the default, or give a value")
+    return text(value, what)
+
+
 def stack_name(name: str, what: str = "stack name") -> str:
     hint = f"use 1-{STACK_MAX} lower-case letters, digits, '-' and '_', starting with a letter or digit"
     return _checked(STACK_NAME, name, what, hint)

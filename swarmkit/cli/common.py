@@ -51,6 +51,16 @@ def checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return callback
 
 
+def each(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A repeatable option's callback: every value through ``check`` (a refusal is a usage error, exit 2)."""
+    return checked(lambda values: [check(value) for value in values])
+
+
+def given(option: str) -> Callable[[Any], Any]:
+    """A free-text option's callback: not empty, no control character."""
+    return checked(lambda value: names.given(value, option))
+
+
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object for runbooks.")
 SANDBOX_NAME = typer.Option(
     "sk", "--name", help="Sandbox name (1-6 lowercase letters/digits).", callback=checked(names.sandbox_name)

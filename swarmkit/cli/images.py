@@ -15,6 +15,7 @@ from swarmkit.cli.common import (
     checked,
     err,
     expected_failures,
+    given,
     load_hosts,
     out,
     print_json,
@@ -45,7 +46,7 @@ def push_command(
         help="The image (default: the inventory's stack.image, else the engine's).",
         callback=checked(names.image_ref),
     ),
-    source: str = typer.Option(this_machine(), "--from", help="This machine's Docker engine."),
+    source: str = typer.Option(this_machine(), "--from", help="This machine's Docker engine.", callback=given("--from")),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Save the image here once and load it on every server that lacks it (swarmkit's own images are built here first)."""

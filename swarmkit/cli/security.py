@@ -17,6 +17,7 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     STACK_OPTION,
     checked,
+    each,
     expected_failures,
     load_hosts,
     out,
@@ -47,14 +48,19 @@ certs_app = typer.Typer(help="The TLS certificates of a secure cluster and its C
 @expected_failures
 def client_config_command(
     inventory: str = INVENTORY_OPTION,
-    user: str = typer.Option(ADMIN_USER, "--user", help="The client user (see `swarmkit users add`)."),
+    user: str = typer.Option(
+        ADMIN_USER, "--user", help="The client user (see `swarmkit users add`).", callback=checked(names.user_name)
+    ),
     fmt: str = typer.Option("properties", "--format", help="properties (Java clients) or librdkafka (confluent-kafka, kcat)."),
     output: str | None = typer.Option(None, "--output", "-o", help="Write FILE (0600) and ca.crt beside it instead of printing."),
     security: str | None = typer.Option(None, "--security", help="sasl_ssl or ssl (default: the deployed stack's)."),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
     rack: str | None = typer.Option(
-        None, "--rack", help="The client's zone (client.rack): consumers then fetch from a replica in that zone."
+        None,
+        "--rack",
+        help="The client's zone (client.rack): consumers then fetch from a replica in that zone.",
+        callback=checked(names.zone_name),
     ),
 ) -> None:
     """A ready client configuration: bootstrap list, security protocol, SASL login, CA file."""
@@ -86,7 +92,12 @@ ALLOW_OPTION = typer.Option(
     "group:billing:read; repeatable. Given, these become the user's whole set of grants; not given, its grants stay.",
 )
 
-TOPIC_OPTION = typer.Option([], "--topic", help="A topic the user must be able to use; repeatable (default: every topic).")
+TOPIC_OPTION = typer.Option(
+    [],
+    "--topic",
+    help="A topic the user must be able to use; repeatable (default: every topic).",
+    callback=each(lambda topic: names.topic_name(topic, "--topic", existing=True)),
+)
 
 
 @users_app.command("add")

@@ -101,3 +101,23 @@ def test_a_value_is_checked_before_any_engine_is_asked(arguments: list[str], bad
     assert result.exit_code == 2, result.stdout + result.stderr
     assert "does not answer" not in result.stdout and isinstance(json.loads(result.stdout), dict)
     assert [line.split(":")[0] for line in result.stderr.splitlines()] == ["error", "hint"], result.stderr
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["client-config", "--user", "bad name"],
+        ["client-config", "--rack", "eu west"],
+        ["users", "check", "app", "--topic", "or\nders"],
+        ["roll", "--node", "node1\n"],
+        ["verify", "--master", ""],
+        ["verify", "--metrics-address", "0.0.0.0\n", "--every", "5"],
+        ["image", "push", "--from", ""],
+    ],
+    ids=lambda arguments: " ".join(arguments).replace("\n", "\\n"),
+)
+def test_every_free_text_option_refuses_an_empty_or_control_value(arguments: list[str], tmp_path: Path) -> None:
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump({"hosts": [HOST]}))
+    result = runner.invoke(app, [*arguments, "-i", str(inventory)])
+    assert result.exit_code == 2 and result.stderr.startswith("error: Invalid value for"), result.stderr
