@@ -27,7 +27,16 @@ else:
 T = TypeVar("T")
 
 # what the Docker CLI (Go) or the Engine API client (Python's ssl) says when no answer came
-UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls", "ssl")
+UNANSWERED = (
+    "cannot connect to the docker daemon",
+    "permission denied while trying to connect",
+    "connection refused",
+    "no such host",
+    "i/o timeout",
+    "x509",
+    "tls",
+    "ssl",
+)
 
 # the cause under "does not answer", and what fixes it (name resolution, refused, timeout, permission, no socket)
 CAUSE_HINTS = (

@@ -24,6 +24,12 @@ def test_an_engine_that_does_not_answer_gets_the_hint_to_reach_it() -> None:
     assert error.hint == "check that dockerd runs there and that this machine may reach it"  # no cause given
 
 
+def test_a_socket_this_user_may_not_open_gets_the_permission_fix() -> None:
+    said = "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock"
+    error = calls.failed(ENGINE, "listing nodes", failure(said))
+    assert error.message.endswith(said) and "add it to the docker group" in error.hint
+
+
 def test_a_refused_request_gets_the_hint_to_ask_by_hand() -> None:
     error = calls.failed(ENGINE, "removing service kafka_broker", failure("Error: No such service: kafka_broker"))
     assert error.message.endswith("failed: Error: No such service: kafka_broker")
