@@ -289,6 +289,7 @@ def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout:
 def validate(inventory: Inventory, options: RollOptions) -> None:
     """Every check that needs no engine."""
     check_image(options.image)
+    settings_env(options.settings, {}, set())  # what swarmkit always sets (node id, listeners), refused unasked
     unknown = sorted(set(options.nodes) - {h.name for h in inventory.hosts})
     if unknown:
         raise SpecError(f"--node {', '.join(unknown)}: not in the inventory", hint="name inventory hosts")

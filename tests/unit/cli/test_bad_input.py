@@ -86,6 +86,7 @@ def test_every_command_refuses_bad_input_with_one_json_object(words: list[str], 
         ["image", "push", "--image", "Apache/Kafka"],
         ["metrics", "up", "--image", ""],
         ["roll", "--set", "log.retention.hours=48\nlisteners=PLAINTEXT://:1"],
+        ["roll", "--set", "node.id=7"],  # swarmkit's own: refused before the service is read
         ["up", "--hostname-command", ""],
         ["plan", "--image", "kafka:4.4.0\n"],
         ["users", "add", "bad name"],
