@@ -47,7 +47,7 @@ from swarmkit.hosts.dockerapi.swarm import (
     swarm_nodes,
     update_node_labels,
 )
-from swarmkit.hosts.dockerapi.volumes import ensure_volume, remove_labelled_volumes
+from swarmkit.hosts.dockerapi.volumes import ensure_bind_volume, ensure_volume, remove_labelled_volumes
 
 __all__ = [
     "DockerHosts",
@@ -65,6 +65,7 @@ __all__ = [
     "deploy_stack",
     "engine_info",
     "ensure_image",
+    "ensure_bind_volume",
     "ensure_volume",
     "exec_in_container",
     "exec_in_service",
