@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from swarmkit.checks import symptoms
 from swarmkit.checks.health import Quorum
 from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
@@ -81,6 +82,7 @@ class ClusterStatus:
     kafka_error: str
     read_s: float
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link (symptoms.py)
 
     @property
     def ok(self) -> bool:
@@ -189,18 +191,23 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     strangers = [node for node in nodes if node.id not in listed]
     rows = [node_row(name, node, engines[name]) for name, node in by_host.items()] + [node_row("", n, None) for n in strangers]
     members = [(name, node) for name, node in by_host.items() if node] + [(n.hostname, n) for n in strangers]
+    brokers = tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service))
+    troubled = bool(kafka_error) or any(not b.registered for b in brokers) or any(p.under_replicated for p in partitions)
+    probe = symptoms.Probe(stack, external_port, security is None, deep=troubled)
+    fenced = [b.node for b in brokers if not b.registered]
     return ClusterStatus(
         stack=stack,
         engine=engine,
         image=image,
         nodes=tuple(rows),
-        brokers=tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service)),
+        brokers=brokers,
         quorum=quorum.result() if engine == "apache" else None,
         controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if engine == "apache" else (),
         topics=topic_rows(partitions),
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
         certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
+        faults=symptoms.read_signs(docker, inventory, probe, symptoms.BOUND, None, fenced),
     )
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from swarmkit import lazy, waits
-from swarmkit.checks import diagnose, health
+from swarmkit.checks import diagnose, health, symptoms
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
@@ -101,6 +101,7 @@ class VerifyReport:
     cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
     cluster_error: str = ""
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link
 
     @property
     def ok(self) -> bool:
@@ -110,12 +111,14 @@ class VerifyReport:
             and not self.spark_error
             and not self.cluster_error
             and (self.cluster is None or self.cluster.ok)
+            and not self.faults
         )
 
     @property
     def problems(self) -> list[str]:
         """Every failed check, one line each (empty when ``ok``)."""
-        found = [f"{b.node}: {b.detail}" for b in self.brokers if not b.ok]
+        found = [f"{f.node}: {f.kind}: {f.detail}" for f in self.faults]
+        found += [f"{b.node}: {b.detail}" for b in self.brokers if not b.ok]
         found += [f"topic {t.topic} on {t.broker}: {t.detail}" for t in self.topics if not t.ok]
         found += [e for e in (self.cluster_error, self.spark_error) if e]
         return found + (list(self.cluster.problems) if self.cluster else [])
@@ -132,6 +135,7 @@ class VerifyReport:
             "spark_stream": self.spark_stream.to_dict() if self.spark_stream else None,
             "changes": list(self.changes),
             "certificates": asdict(self.certificates) if self.certificates else None,
+            "faults": [f.to_dict() for f in self.faults],
         }
 
 
@@ -384,6 +388,8 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     report = VerifyReport(
         tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry
     )
+    say("looking for partitioned hosts, full log directories and slow links")
+    report = replace(report, faults=_fault_signs(session, report, options, budget.left(symptoms.BOUND)))
     if options.spark:
         say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
         report = _with_spark(report, shared, options)
@@ -391,6 +397,16 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
     return report
+
+
+def _fault_signs(
+    session: Session, report: VerifyReport, options: VerifyOptions, seconds: float
+) -> tuple[symptoms.FaultSign, ...]:
+    """What the checks so far cannot name: looked for inside the hosts only when something failed."""
+    fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
+    unreachable = [b.node for b in report.brokers if not b.reachable]
+    probe = symptoms.Probe(options.stack_name, options.external_port, options.security is None, deep=not report.ok)
+    return symptoms.read_signs(session.docker, session.inventory, probe, seconds, unreachable, fenced)
 
 
 def _swarm_and_controllers(
