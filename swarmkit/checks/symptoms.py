@@ -24,7 +24,7 @@ from swarmkit.fanout import in_background, settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.stack.deployed import broker_service
+from swarmkit.stack.deployed import broker_service, data_volume
 
 SWARM_PORT = 7946  # every swarm engine's own port: reachable whatever a broker does
 DATA_DIR = "/var/lib/kafka/data"
@@ -115,10 +115,20 @@ def host_view(docker: DockerHosts, inventory: Inventory, host_name: str, stack: 
     engine = docker[inventory.host(host_name)]
     found = dockerapi.service_container(engine, broker_service(stack))
     if found is None or found[1] != "running":
-        return None
+        return _stopped_view(engine, stack)
     peers = [h.address for h in inventory.hosts if h.name != host_name]
     script = REACH_SCRIPT.format(port=SWARM_PORT, data=DATA_DIR)
     return parse_view(dockerapi.exec_in_container(engine, found[0], ["/bin/sh", "-c", script, "reach", *peers]))
+
+
+def _stopped_view(engine: dockerapi.Engine, stack: str) -> HostView | None:
+    """A broker that does not run (Kafka stops one whose only log directory failed): its data volume's use, read by
+    a throwaway container of the broker's image (no network); None when the host has no broker container at all."""
+    image = dockerapi.service_image_here(engine, broker_service(stack))
+    if image is None:
+        return None
+    script = "echo disk $(df -P /data | tail -n 1)"
+    return parse_view(dockerapi.run_with_volume(engine, image, data_volume(stack), "/data", script, {}))
 
 
 def parse_view(output: str) -> HostView:

@@ -19,6 +19,7 @@ from swarmkit.hosts.dockerapi.containers import (
     run_detached,
     run_with_volume,
     service_container,
+    service_image_here,
     start_host_network_script,
     stop_container,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "run_with_volume",
     "save_image",
     "service_container",
+    "service_image_here",
     "service_spec",
     "service_state",
     "set_node_availability",
