@@ -1,6 +1,6 @@
 """Fault drills for users: what a replicated cluster does when a host is cut off, a disk fills, a link slows.
 
-Run as root: .venv/bin/python benchmarks/drills.py [--json] [--hold 60]
+Run as root: .venv/bin/python benchmarks/drills.py [--json] [--hold 60] [--producer KEY=VALUE ...]
 
 Builds a fresh 3-host apache sandbox 'dk' (hosts dk1.., 10.214.0.0/24, each host's broker data disk 256 MB),
 deploys RF 3 / min ISR 2, and runs each fault under an idempotent acks=all producer (1,000 records/s over
@@ -8,7 +8,8 @@ deploys RF 3 / min ISR 2, and runs each fault under an idempotent acks=all produ
 a full data disk, a broker host partitioned from everything for --hold seconds, the quorum leader's host
 partitioned for --hold seconds.  Per fault: records acknowledged, lost and duplicated, the longest write
 pause any partition saw, the time from heal to every partition back at full ISR, whether `verify --timeout 30`
-named the node and the fault (and how long it took), and which services had a task replaced.  Prints a table,
+named the node and the fault (and how long it took), and which services had a task replaced.  --producer sets
+librdkafka settings of the drills' producer (e.g. request.timeout.ms=10000), to compare a client's own share.  Prints a table,
 or with --json one object.  The sandbox is always removed.
 """
 
@@ -41,7 +42,7 @@ def pressure() -> str:
     return Path("/proc/pressure/cpu").read_text().splitlines()[0] + f"; load {Path('/proc/loadavg').read_text().split()[:3]}"
 
 
-def run(hold: float) -> dict:
+def run(hold: float, client: dict[str, object]) -> dict:
     before = pressure()
     with (
         tempfile.TemporaryDirectory() as scratch,
@@ -54,15 +55,16 @@ def run(hold: float) -> dict:
         leader = quorum_leader_host(inventory)
         other = next(h.name for h in inventory.hosts if h.name != leader)
         results: list[DrillResult] = [
-            drill(inventory, NAME, "slow", other, 0, "slow"),
-            drill(inventory, NAME, "disk-full", other, 0, "disk"),
-            drill(inventory, NAME, "partition", other, hold, "cut"),
-            drill(inventory, NAME, "partition", quorum_leader_host(inventory), hold, "leader"),
+            drill(inventory, NAME, "slow", other, 0, "slow", client),
+            drill(inventory, NAME, "disk-full", other, 0, "disk", client),
+            drill(inventory, NAME, "partition", other, hold, "cut", client),
+            drill(inventory, NAME, "partition", quorum_leader_host(inventory), hold, "leader", client),
         ]
     return {
         "benchmark": "drills",
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "hold_s": hold,
+        "producer": client,
         "deploy_s": round(deployed_s, 1),
         "pressure_before": before,
         "pressure_after": pressure(),
@@ -99,8 +101,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--hold", type=float, default=60.0, help="seconds each partition is held (default 60)")
+    parser.add_argument("--producer", action="append", default=[], metavar="KEY=VALUE", help="a librdkafka producer setting")
     args = parser.parse_args()
-    report = run(args.hold)
+    report = run(args.hold, dict(setting.split("=", 1) for setting in args.producer))
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -12,6 +12,7 @@ import functools
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import cast
@@ -423,12 +424,33 @@ def _swarm_and_controllers(
         engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
         manager = active_manager(inventory, engines)
         say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
-        view = early_view.result() if manager == first else None
-        nodes, stack = view or _swarm_view(manager, docker, options, budget.until(SWARM_BOUND))
+        nodes, stack = _answering_view(inventory, engines, docker, options, budget, early_view)
         controllers = early_controllers.result()
     if not engine_for(stack.engine).SHARED_CLUSTER:
         return engines, nodes, stack, None
     return engines, nodes, stack, controllers or health.controller_containers(inventory, docker, options.stack_name)
+
+
+def _answering_view(
+    inventory: Inventory,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    docker: DockerHosts,
+    options: VerifyOptions,
+    budget: waits.Budget,
+    early: Future[tuple[list[SwarmNode], DeployedStack] | None],
+) -> tuple[list[SwarmNode], DeployedStack]:
+    """The swarm as the first active manager that answers sees it (the first one's view was asked early): a
+    manager cut off from the others' raft quorum answers with an error, and the next one is asked."""
+    active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
+    failure: SwarmkitError | None = None
+    for host in active:
+        try:
+            view = early.result() if host == inventory.managers[0] else None
+            return view or _swarm_view(host, docker, options, budget.until(SWARM_BOUND))
+        except SwarmkitError as error:
+            failure = failure or error
+    assert failure is not None, "active_manager found an active manager"
+    raise failure
 
 
 def _controllers_if_shared(

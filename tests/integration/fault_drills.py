@@ -110,13 +110,16 @@ def verify_json(inventory: Inventory) -> tuple[float, int, list[dict]]:
     return took, done.returncode, named
 
 
-def drill(inventory: Inventory, name: str, kind: str, node: str, hold_s: float, topic: str) -> DrillResult:
-    """The whole drill; ``hold_s``: the fault lasts at least this long (verify and some writes happen inside it)."""
+def drill(
+    inventory: Inventory, name: str, kind: str, node: str, hold_s: float, topic: str, client: dict[str, object] | None = None
+) -> DrillResult:
+    """The whole drill; ``hold_s``: the fault lasts at least this long (verify and some writes happen inside it);
+    ``client``: the producer's settings over kafka_traffic's (e.g. a shorter request.timeout.ms)."""
     result = DrillResult(kind, node)
     assert ensure_topics(inventory.hosts[0].name + ":9094", [TopicSpec(topic, PARTITIONS, 3)])[0].ok
     wait_in_sync(inventory, IN_SYNC_WITHIN)
     before = running_tasks(inventory)
-    producer = CountingProducer(bootstrap(inventory), topic).start()
+    producer = CountingProducer(bootstrap(inventory), topic, config=client or {}).start()
     try:
         producer.acked_after(1000, timeout=120)
         producer.longest_pause.clear()
