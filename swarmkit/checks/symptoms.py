@@ -34,6 +34,7 @@ SLOW_FACTOR = 5.0  # a link this many times slower than its peers' median...
 SLOW_FLOOR_S = 0.05  # ...and at least this slow, is named
 FULL_PERCENT = 99
 BOUND = 8.0  # seconds for every reading together
+CONNECTED = ("0", "124")  # nc's status: it connected (and ended at stdin's end, or was still connected at the timeout)
 REACH_SCRIPT = """
 for target in "$@"; do
   (timeout 2 nc -w 1 "$target" {port} </dev/null >/dev/null 2>&1; echo "reach $target $?") &
@@ -132,12 +133,12 @@ def _stopped_view(engine: dockerapi.Engine, stack: str) -> HostView | None:
 
 
 def parse_view(output: str) -> HostView:
-    """Pure: the reach script's lines (``reach ADDRESS STATUS``: 124 means connected and held; ``disk`` + df)."""
+    """Pure: the reach script's lines (``reach ADDRESS STATUS``, see CONNECTED; ``disk`` and df's line)."""
     reaches, percent, mib = {}, -1, 0
     for line in output.splitlines():
         fields = line.split()
         if fields[:1] == ["reach"] and len(fields) == 3:
-            reaches[fields[1]] = fields[2] == "124"
+            reaches[fields[1]] = fields[2] in CONNECTED
         elif fields[:1] == ["disk"] and len(fields) >= 6 and fields[5].rstrip("%").isdigit():
             percent, mib = int(fields[5].rstrip("%")), int(fields[2]) // 1024 if fields[2].isdigit() else 0
     return HostView(reaches, percent, mib)

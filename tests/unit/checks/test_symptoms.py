@@ -15,8 +15,8 @@ def view(reaches: dict[str, bool], percent: int = 10) -> HostView:
 
 
 def test_the_script_output_is_read() -> None:
-    output = "reach 10.0.0.12 124\nreach 10.0.0.13 1\ndisk tmpfs 262144 262144 0 100% /var/lib/kafka/data"
-    assert symptoms.parse_view(output) == HostView({"10.0.0.12": True, "10.0.0.13": False}, 100, 256)
+    output = "reach 10.0.0.12 124\nreach 10.0.0.13 1\nreach 10.0.0.14 0\ndisk tmpfs 262144 262144 0 100% /var/lib/kafka/data"
+    assert symptoms.parse_view(output) == HostView({"10.0.0.12": True, "10.0.0.13": False, "10.0.0.14": True}, 100, 256)
     assert symptoms.parse_view("") == HostView({}, -1, 0)
 
 
