@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from swarmkit.checks import symptoms
 from swarmkit.checks.health import Quorum
@@ -172,7 +172,17 @@ def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) 
 
 
 def status(session: Session, stack: str = "kafka", external_port: int = 9094) -> ClusterStatus:
-    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed."""
+    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed.  What each
+    host sees of its peers and its data directory is read meanwhile, then judged with what was read (symptoms.py)."""
+    inventory = session.inventory
+    with in_background(lambda: symptoms.read_views(session.docker, inventory, stack, symptoms.BOUND)) as views:
+        read = _read(session, stack, external_port)
+    fenced = [b.node for b in read.brokers if not b.registered]
+    plaintext = read.certificates is None
+    return replace(read, faults=symptoms.named(inventory, views.result(), external_port, plaintext, None, fenced, symptoms.BOUND))
+
+
+def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
     started = time.monotonic()
     inventory, docker = session.inventory, session.docker
     engines = engine_states(inventory, docker)
@@ -192,9 +202,6 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     rows = [node_row(name, node, engines[name]) for name, node in by_host.items()] + [node_row("", n, None) for n in strangers]
     members = [(name, node) for name, node in by_host.items() if node] + [(n.hostname, n) for n in strangers]
     brokers = tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service))
-    troubled = bool(kafka_error) or any(not b.registered for b in brokers) or any(p.under_replicated for p in partitions)
-    probe = symptoms.Probe(stack, external_port, security is None, deep=troubled)
-    fenced = [b.node for b in brokers if not b.registered]
     return ClusterStatus(
         stack=stack,
         engine=engine,
@@ -207,7 +214,6 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
         certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
-        faults=symptoms.read_signs(docker, inventory, probe, symptoms.BOUND, None, fenced),
     )
 
 

@@ -19,8 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from statistics import median
 
-from swarmkit.errors import SwarmkitError
-from swarmkit.fanout import in_background, settle_by
+from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
@@ -52,16 +51,6 @@ class FaultSign:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class Probe:
-    """How to look: the stack, the brokers' external port, whether it is plaintext, whether to look inside hosts."""
-
-    stack: str
-    port: int
-    plaintext: bool
-    deep: bool
 
 
 @dataclass(frozen=True)
@@ -234,22 +223,16 @@ def signs_of(
     return tuple(partitions(views, addresses, unreachable, fenced) + full_disks(views) + slow_links(links))
 
 
-def read_signs(
-    docker: DockerHosts,
+def named(
     inventory: Inventory,
-    probe: Probe,
-    seconds: float,
+    views: Mapping[str, HostView],
+    port: int,
+    plaintext: bool,
     unreachable: Sequence[str] | None,
     fenced: Sequence[str],
+    seconds: float,
 ) -> tuple[FaultSign, ...]:
-    """Link times (plaintext only) while, when something failed (``probe.deep``), every host's view is read;
-    within ``seconds``."""
+    """The hosts' views (read beforehand) judged with every link timed from here (plaintext listeners only)."""
     addresses = {h.name: h.address for h in inventory.hosts}
-    ports = {name: (address, probe.port) for name, address in addresses.items()}
-    with in_background(lambda: read_views(docker, inventory, probe.stack, seconds) if probe.deep else {}) as viewed:
-        links = read_links(ports, seconds) if probe.plaintext else {}
-    try:
-        views = viewed.result()
-    except SwarmkitError:
-        views = {}
+    links = read_links({name: (address, port) for name, address in addresses.items()}, seconds) if plaintext else {}
     return signs_of(views, links, addresses, unreachable, fenced)

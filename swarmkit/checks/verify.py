@@ -367,8 +367,31 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 
 def verify(session: Session, options: VerifyOptions, on_progress: Say | None = None) -> VerifyReport:
     """Every check within ``options.budget`` seconds, each step within its own bound; a step that does not answer
-    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command."""
+    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command.
+    What each host sees of its peers and its data directory is read meanwhile (a partitioned host's own engine
+    answers; the swarm's may not, while its managers elect a leader)."""
     say, budget = on_progress or _silent, waits.Budget(options.budget)
+    inventory = session.inventory
+    seconds = budget.left(symptoms.BOUND)
+    with in_background(lambda: symptoms.read_views(session.docker, inventory, options.stack_name, seconds)) as viewed:
+        report, options, shared = _checked(session, options, budget, say)
+    say("naming partitioned hosts, full log directories and slow links")
+    report = replace(report, faults=_fault_signs(inventory, report, options, viewed.result(), budget))
+    if options.spark:
+        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
+        report = _with_spark(report, shared, options)
+    if report.ok:
+        path = verified_state_path(inventory, options.stack_name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"brokers": _snapshot(list(report.brokers))}, indent=2))
+    return report
+
+
+def _checked(
+    session: Session, options: VerifyOptions, budget: waits.Budget, say: Say
+) -> tuple[VerifyReport, VerifyOptions, bool]:
+    """The engines, the swarm, every broker, the quorum and the topics: (the report, the options with the stack's
+    client security, whether the brokers form one cluster)."""
     inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
     quorum_client = quorum_read.CLIENT if engine_for(inventory.stack.engine).SHARED_CLUSTER else ()
@@ -383,31 +406,26 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     with in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read:
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
     topics = topics_read.result()
-    path = verified_state_path(inventory, options.stack_name)
-    changes = compare(_load_previous(path), brokers)
+    changes = compare(_load_previous(verified_state_path(inventory, options.stack_name)), brokers)
     expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
     report = VerifyReport(
         tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry
     )
-    say("looking for partitioned hosts, full log directories and slow links")
-    report = replace(report, faults=_fault_signs(session, report, options, budget.left(symptoms.BOUND)))
-    if options.spark:
-        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
-        report = _with_spark(report, shared, options)
-    if report.ok:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
-    return report
+    return report, options, shared
 
 
 def _fault_signs(
-    session: Session, report: VerifyReport, options: VerifyOptions, seconds: float
+    inventory: Inventory,
+    report: VerifyReport,
+    options: VerifyOptions,
+    views: dict[str, symptoms.HostView],
+    budget: waits.Budget,
 ) -> tuple[symptoms.FaultSign, ...]:
-    """What the checks so far cannot name: looked for inside the hosts only when something failed."""
+    """The hosts' views judged with what the checks found, and (plaintext) every link timed from here."""
     fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
     unreachable = [b.node for b in report.brokers if not b.reachable]
-    probe = symptoms.Probe(options.stack_name, options.external_port, options.security is None, deep=not report.ok)
-    return symptoms.read_signs(session.docker, session.inventory, probe, seconds, unreachable, fenced)
+    plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
+    return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
 
 
 def _swarm_and_controllers(

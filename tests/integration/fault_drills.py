@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from confluent_kafka import KafkaException
 
 from swarmkit import waits
 from swarmkit.hosts import dockerapi
@@ -25,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
 PARTITIONS = 6
 NAMED_AS = {"partition": "partition", "slow": "slow-link", "disk-full": "disk-full"}
-IN_SYNC_WITHIN = 120.0  # how long the drill waits for full ISR (the test asserts its own bound)
+IN_SYNC_WITHIN = 120.0
+READ_ATTEMPTS = 5  # how long the drill waits for full ISR (the test asserts its own bound)
 
 
 @dataclass
@@ -110,6 +114,19 @@ def verify_json(inventory: Inventory) -> tuple[float, int, list[dict]]:
     return took, done.returncode, named
 
 
+def read_back(inventory: Inventory, topic: str) -> Counter[int]:
+    """Every record of the topic; a consumer whose first broker has not caught up with the metadata yet (just
+    healed) is asked again after a pause."""
+    pause = waits.Pause()
+    for _ in range(READ_ATTEMPTS - 1):
+        try:
+            return read_everything(bootstrap(inventory), topic, PARTITIONS)
+        except KafkaException as error:
+            print(f"reading {topic} back: {error}; again")
+            pause.sleep()
+    return read_everything(bootstrap(inventory), topic, PARTITIONS)
+
+
 def drill(
     inventory: Inventory, name: str, kind: str, node: str, hold_s: float, topic: str, client: dict[str, object] | None = None
 ) -> DrillResult:
@@ -136,7 +153,7 @@ def drill(
         producer.acked_after(300, timeout=60)
     finally:
         producer.stop()
-    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything(bootstrap(inventory), topic, PARTITIONS))
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_back(inventory, topic))
     result.acknowledged, result.lost, result.duplicated = len(producer.acknowledged), len(lost), len(duplicated)
     result.longest_pause_s = max(producer.longest_pause.values(), default=0.0)
     result.errors = sorted(set(producer.errors))[:5]
