@@ -15,6 +15,7 @@ from pathlib import Path
 from confluent_kafka import KafkaException
 
 from swarmkit import waits
+from swarmkit.errors import SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
@@ -29,7 +30,8 @@ SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
 PARTITIONS = 6
 NAMED_AS = {"partition": "partition", "slow": "slow-link", "disk-full": "disk-full"}
 IN_SYNC_WITHIN = 120.0
-READ_ATTEMPTS = 5  # how long the drill waits for full ISR (the test asserts its own bound)
+READ_ATTEMPTS = 5
+MANAGERS_WITHIN = 60.0  # how long the drill waits for full ISR (the test asserts its own bound)
 
 
 @dataclass
@@ -63,8 +65,20 @@ def quorum_leader_host(inventory: Inventory) -> str:
 
 
 def running_tasks(inventory: Inventory, stack: str = "kafka") -> dict[str, set[str]]:
-    """Each service's running task ids."""
-    manager = DockerHosts.from_inventory(inventory)[inventory.first_manager]
+    """Each service's running task ids, from the first manager that answers (one just healed may have no raft
+    leader yet: it is asked again after a pause, for up to MANAGERS_WITHIN seconds)."""
+    docker, deadline, pause = DockerHosts.from_inventory(inventory), time.monotonic() + MANAGERS_WITHIN, waits.Pause()
+    while True:
+        for host in inventory.managers:
+            try:
+                return _tasks_seen_by(docker[host], stack)
+            except SwarmkitError as error:
+                failure = error
+        assert time.monotonic() < deadline, f"no manager lists the services: {failure.message}"
+        pause.sleep()
+
+
+def _tasks_seen_by(manager: dockerapi.Engine, stack: str) -> dict[str, set[str]]:
     found = {}
     for service in dockerapi.stack_services(manager, stack):
         state = dockerapi.service_state(manager, service)
