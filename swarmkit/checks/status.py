@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
+from swarmkit.checks import symptoms
 from swarmkit.checks.health import Quorum
 from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
@@ -81,6 +82,7 @@ class ClusterStatus:
     kafka_error: str
     read_s: float
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link (symptoms.py)
 
     @property
     def ok(self) -> bool:
@@ -170,7 +172,17 @@ def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) 
 
 
 def status(session: Session, stack: str = "kafka", external_port: int = 9094) -> ClusterStatus:
-    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed."""
+    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed.  What each
+    host sees of its peers and its data directory is read meanwhile, then judged with what was read (symptoms.py)."""
+    inventory = session.inventory
+    with in_background(lambda: symptoms.read_views(session.docker, inventory, stack, symptoms.BOUND)) as views:
+        read = _read(session, stack, external_port)
+    fenced = [b.node for b in read.brokers if not b.registered]
+    plaintext = read.certificates is None
+    return replace(read, faults=symptoms.named(inventory, views.result(), external_port, plaintext, None, fenced, symptoms.BOUND))
+
+
+def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
     started = time.monotonic()
     inventory, docker = session.inventory, session.docker
     engines = engine_states(inventory, docker)
@@ -189,12 +201,13 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     strangers = [node for node in nodes if node.id not in listed]
     rows = [node_row(name, node, engines[name]) for name, node in by_host.items()] + [node_row("", n, None) for n in strangers]
     members = [(name, node) for name, node in by_host.items() if node] + [(n.hostname, n) for n in strangers]
+    brokers = tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service))
     return ClusterStatus(
         stack=stack,
         engine=engine,
         image=image,
         nodes=tuple(rows),
-        brokers=tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service)),
+        brokers=brokers,
         quorum=quorum.result() if engine == "apache" else None,
         controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if engine == "apache" else (),
         topics=topic_rows(partitions),

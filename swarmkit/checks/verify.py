@@ -12,12 +12,13 @@ import functools
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import cast
 
 from swarmkit import files, lazy, waits
-from swarmkit.checks import diagnose, health
+from swarmkit.checks import diagnose, health, symptoms
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
@@ -101,6 +102,7 @@ class VerifyReport:
     cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
     cluster_error: str = ""
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link
 
     @property
     def ok(self) -> bool:
@@ -110,12 +112,14 @@ class VerifyReport:
             and not self.spark_error
             and not self.cluster_error
             and (self.cluster is None or self.cluster.ok)
+            and not self.faults
         )
 
     @property
     def problems(self) -> list[str]:
         """Every failed check, one line each (empty when ``ok``)."""
-        found = [f"{b.node}: {b.detail}" for b in self.brokers if not b.ok]
+        found = [f"{f.node}: {f.kind}: {f.detail}" for f in self.faults]
+        found += [f"{b.node}: {b.detail}" for b in self.brokers if not b.ok]
         found += [f"topic {t.topic} on {t.broker}: {t.detail}" for t in self.topics if not t.ok]
         found += [e for e in (self.cluster_error, self.spark_error) if e]
         return found + (list(self.cluster.problems) if self.cluster else [])
@@ -132,6 +136,7 @@ class VerifyReport:
             "spark_stream": self.spark_stream.to_dict() if self.spark_stream else None,
             "changes": list(self.changes),
             "certificates": asdict(self.certificates) if self.certificates else None,
+            "faults": [f.to_dict() for f in self.faults],
         }
 
 
@@ -362,8 +367,31 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 
 def verify(session: Session, options: VerifyOptions, on_progress: Say | None = None) -> VerifyReport:
     """Every check within ``options.budget`` seconds, each step within its own bound; a step that does not answer
-    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command."""
+    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command.
+    What each host sees of its peers and its data directory is read meanwhile (a partitioned host's own engine
+    answers; the swarm's may not, while its managers elect a leader)."""
     say, budget = on_progress or _silent, waits.Budget(options.budget)
+    inventory = session.inventory
+    seconds = budget.left(symptoms.BOUND)
+    with in_background(lambda: symptoms.read_views(session.docker, inventory, options.stack_name, seconds)) as viewed:
+        report, options, shared = _checked(session, options, budget, say)
+    say("naming partitioned hosts, full log directories and slow links")
+    report = replace(report, faults=_fault_signs(inventory, report, options, viewed.result(), budget))
+    if options.spark:
+        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
+        report = _with_spark(report, shared, options)
+    if report.ok:
+        path = verified_state_path(inventory, options.stack_name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"brokers": _snapshot(list(report.brokers))}, indent=2))
+    return report
+
+
+def _checked(
+    session: Session, options: VerifyOptions, budget: waits.Budget, say: Say
+) -> tuple[VerifyReport, VerifyOptions, bool]:
+    """The engines, the swarm, every broker, the quorum and the topics: (the report, the options with the stack's
+    client security, whether the brokers form one cluster)."""
     inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
     quorum_client = quorum_read.CLIENT if engine_for(inventory.stack.engine).SHARED_CLUSTER else ()
@@ -378,19 +406,26 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     with in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read:
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
     topics = topics_read.result()
-    path = verified_state_path(inventory, options.stack_name)
-    changes = compare(_load_previous(path), brokers)
+    changes = compare(_load_previous(verified_state_path(inventory, options.stack_name)), brokers)
     expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
     report = VerifyReport(
         tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry
     )
-    if options.spark:
-        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
-        report = _with_spark(report, shared, options)
-    if report.ok:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
-    return report
+    return report, options, shared
+
+
+def _fault_signs(
+    inventory: Inventory,
+    report: VerifyReport,
+    options: VerifyOptions,
+    views: dict[str, symptoms.HostView],
+    budget: waits.Budget,
+) -> tuple[symptoms.FaultSign, ...]:
+    """The hosts' views judged with what the checks found, and (plaintext) every link timed from here."""
+    fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
+    unreachable = [b.node for b in report.brokers if not b.reachable]
+    plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
+    return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
 
 
 def _swarm_and_controllers(
@@ -407,12 +442,33 @@ def _swarm_and_controllers(
         engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
         manager = active_manager(inventory, engines)
         say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
-        view = early_view.result() if manager == first else None
-        nodes, stack = view or _swarm_view(manager, docker, options, budget.until(SWARM_BOUND))
+        nodes, stack = _answering_view(inventory, engines, docker, options, budget, early_view)
         controllers = early_controllers.result()
     if not engine_for(stack.engine).SHARED_CLUSTER:
         return engines, nodes, stack, None
     return engines, nodes, stack, controllers or health.controller_containers(inventory, docker, options.stack_name)
+
+
+def _answering_view(
+    inventory: Inventory,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    docker: DockerHosts,
+    options: VerifyOptions,
+    budget: waits.Budget,
+    early: Future[tuple[list[SwarmNode], DeployedStack] | None],
+) -> tuple[list[SwarmNode], DeployedStack]:
+    """The swarm as the first active manager that answers sees it (the first one's view was asked early): a
+    manager cut off from the others' raft quorum answers with an error, and the next one is asked."""
+    active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
+    failure: SwarmkitError | None = None
+    for host in active:
+        try:
+            view = early.result() if host == inventory.managers[0] else None
+            return view or _swarm_view(host, docker, options, budget.until(SWARM_BOUND))
+        except SwarmkitError as error:
+            failure = failure or error
+    assert failure is not None, "active_manager found an active manager"
+    raise failure
 
 
 def _controllers_if_shared(

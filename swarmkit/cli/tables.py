@@ -110,6 +110,8 @@ def print_verify(report: VerifyReport, console: Console) -> None:
         console.print(_red(f"Spark job: {report.spark_error}"))
     for change in report.changes:
         console.print(f"change: {change}")
+    for fault in report.faults:
+        console.print(_red(f"fault on {fault.node}: {fault.kind}: {fault.detail}"))
     if report.certificates:
         console.print(f"certificates: {report.certificates.text()}", highlight=False)
     console.print(Text("verified: every broker is usable from here", style="green") if report.ok else _red("verification failed"))
@@ -355,6 +357,8 @@ def print_status(status: ClusterStatus, console: Console) -> None:
     console.print(topics)
     if status.kafka_error:
         console.print(_red(f"brokers: {status.kafka_error}"))
+    for fault in status.faults:
+        console.print(_red(f"fault on {fault.node}: {fault.kind}: {fault.detail}"))
     if status.certificates:
         console.print(f"certificates: {status.certificates.text()}", highlight=False)
     console.print(f"read in {status.read_s:.2f} s")

@@ -28,7 +28,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
 from swarmkit.images import image, maven
-from swarmkit.sandbox import sshd
+from swarmkit.sandbox import disks, sshd
 from swarmkit.sandbox.system import in_netns as _in_netns
 from swarmkit.sandbox.system import run as _run
 from swarmkit.sandbox.system import spawn_in_host
@@ -98,6 +98,7 @@ class Sandbox:
     engine: str = "apache"
     managers: int = 1
     endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
+    data_limit: str = ""  # each host's broker data disk, e.g. 256m (disks.py); "" for none
 
     @property
     def directory(self) -> Path:
@@ -199,6 +200,7 @@ def load(name: str) -> Sandbox:
         engine=data.get("engine", "tansu"),
         managers=data.get("managers", 1),
         endpoint=data.get("endpoint", "unix"),
+        data_limit=data.get("data_limit", ""),
     )
 
 
@@ -354,6 +356,8 @@ def _start_engine(sandbox: Sandbox, host: SandboxHost, tls: TlsFiles | None = No
     """
     directory = Path(host.directory)
     directory.mkdir(parents=True, exist_ok=True)
+    if sandbox.data_limit:  # before dockerd: its mount namespace is a copy of this one
+        disks.mount(host.directory, sandbox.data_limit)
     script = (
         f"exec dockerd --data-root {directory}/data --exec-root {directory}/exec"
         f" -H unix://{directory}/docker.sock --pidfile {directory}/docker.pid"
@@ -377,6 +381,8 @@ def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost], report: Report =
         started.append(replace(host, pid=_start_engine(sandbox, host)))
         _save(replace(sandbox, hosts=sandbox.hosts + tuple(started)))
     fan_out(_wait_engine, started)
+    if sandbox.data_limit:
+        fan_out(lambda h: disks.create_volume(h.docker, h.directory), started)
     report(f"engines ready on {', '.join(h.name for h in started)}")
     if sandbox.endpoint == "ssh":
         started = fan_out(lambda h: replace(h, sshd_pid=sshd.start_server(sandbox.name, h)), started)
@@ -471,13 +477,17 @@ def up(
     *,
     report: Report = _quiet,
     endpoint: str = "unix",
+    data_limit: str = "",
 ) -> Sandbox:
     """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each).
 
     ``endpoint="ssh"``: the inventory reaches the hosts over SSH, as a user of each host's docker group (sshd.py).
+    ``data_limit`` (e.g. "256m"): each host's broker data disk has that size (disks.py), so it can fill up.
     Interrupted or failed half-way, it removes what it created (as `down` does): the next `up` starts clean."""
     check_prerequisites()
     _check_new_sandbox(name, nodes, prefix, subnet, engine, endpoint)
+    if data_limit:
+        disks.limit(data_limit)
     sandbox = Sandbox(
         name=name,
         subnet=subnet,
@@ -486,6 +496,7 @@ def up(
         engine=engine,
         managers=max(1, min(managers, nodes)),
         endpoint=endpoint,
+        data_limit=data_limit,
     )
     _save(sandbox)
     try:

@@ -24,11 +24,12 @@ def fresh_sandbox(
     engine: str = "tansu",
     managers: int = 1,
     endpoint: str = "unix",
+    data_limit: str = "",
 ) -> Iterator[sandbox.Sandbox]:
     sandbox.down(name)
     try:
         inventory = str(directory / f"{name}-inventory.yaml")
-        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint=endpoint)
+        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint=endpoint, data_limit=data_limit)
     finally:
         sandbox.down(name)
 
@@ -36,7 +37,9 @@ def fresh_sandbox(
 MODULE_SANDBOX = pytest.StashKey[sandbox.Sandbox]()
 
 
-def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1, endpoint: str = "unix"):
+def module_sandbox(
+    name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1, endpoint: str = "unix", data_limit: str = ""
+):
     """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module.
 
     tansu with one manager unless a module needs replication (apache, three managers).  The module's
@@ -45,7 +48,7 @@ def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", ma
     @pytest.fixture(scope="module")
     def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[sandbox.Sandbox]:
         directory = tmp_path_factory.mktemp(name)
-        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers, endpoint) as created:
+        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers, endpoint, data_limit) as created:
             request.node.stash[MODULE_SANDBOX] = created
             yield created
 
