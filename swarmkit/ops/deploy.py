@@ -36,6 +36,7 @@ from swarmkit.ops import declared, startup, users
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack import metrics
 from swarmkit.stack.compose import StackRequest, expected_advertised_host
 from swarmkit.stack.controllers import ControllerSet, check_manager_set
 from swarmkit.stack.deployed import broker_id_of, host_of
@@ -505,6 +506,9 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
         identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+    if metrics.AGENT_VOLUME in engine.volumes(request):
+        progress(0, total, "copying the metrics agent to every node")
+        _deliver_agent(docker, request, members)
     deployed = rollout.deploy_stack(progress)
     rollout.restart_for_new_identity(identities, progress)
     rollout.converge(progress)
@@ -606,6 +610,18 @@ def _write_identities(
         lambda m: identity.write_identity_through_swarm(manager, m.node, image, volume, stack, content[m.node.id]), joined
     )
     return _Identities(allocation, dict(zip((m.node.id for m in direct + joined), outcomes)))
+
+
+def _deliver_agent(docker: DockerHosts, request: StackRequest, members: list[_Member]) -> None:
+    """Each node's metrics-agent volume, filled from swarmkit's probe image (shipped where missing, as for
+    preflight) before the stack starts: directly where swarmkit reaches the engine, else through the swarm."""
+    probe = shipping.with_probe_image(request.inventory, docker).stack.probe_image
+    manager = docker[request.inventory.first_manager]
+    copy = identity.AgentCopy(
+        probe, metrics.PROBE_AGENT, metrics.agent_volume(request.stack_name), metrics.AGENT_FILE, request.stack_name
+    )
+    fan_out(lambda m: identity.fill_agent(docker[m.host], copy), [m for m in members if not m.via_swarm])
+    fan_out(lambda m: identity.fill_agent_through_swarm(manager, m.node, copy), [m for m in members if m.via_swarm])
 
 
 def _secured(

@@ -49,6 +49,7 @@ DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 KRAFT = True
 NEEDS_IDENTITY = True  # the broker id comes from the identity volume
 SHARED_CLUSTER = True
+IMAGE_START = "/etc/kafka/docker/run"  # the official image's CMD (KIP-975)
 DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a new volume inherits that
 DATA_VOLUME = "data"
 CONTROLLER_DATA_VOLUME = "controller-data"
@@ -200,12 +201,12 @@ def _broker(request: StackRequest) -> dict[str, Any]:
         env |= {"RES_OPTIONS": SASL_RESOLVER_OPTIONS}
     service = {
         "image": request.image or DEFAULT_IMAGE,
-        "entrypoint": ["/bin/sh", scripts[-1].target],
-        "configs": [config_mount(config) for config in scripts + _tool_configs(plan) + _metrics_configs(request)],
-        "environment": BROKER_DEFAULTS | _metrics_env(request) | with_extra_env(request, env),
+        "entrypoint": metrics.agent_entrypoint(["/bin/sh", scripts[-1].target]),
+        "configs": [config_mount(config) for config in scripts + _tool_configs(plan) + metrics.agent_configs()],
+        "environment": BROKER_DEFAULTS | metrics.agent_env() | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
-        "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR)],
+        "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR), metrics.agent_mount()],
         "stop_grace_period": STOP_GRACE,
         "deploy": broker_deploy(request),
     }
@@ -233,7 +234,7 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
         "KAFKA_HEAP_OPTS": CONTROLLER_HEAP,
         "KAFKA_JVM_PERFORMANCE_OPTS": CONTROLLER_JVM,
         **_common_env(request, "controller"),
-        **_metrics_env(request),
+        **metrics.agent_env(),
     }
     env.update(
         kafka_env(CONTROLLER_THREADS | CONTROLLER_IDLE | controller_settings(plan) | security_settings(plan, "controller"))
@@ -245,11 +246,9 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
         env["SWARMKIT_INITIAL_CONTROLLERS"] = initial_controllers(
             controller_set(request), request.cluster_id or "", _controller_port(request)
         )
-    if _controller_formats(request):
-        service["entrypoint"] = ["/bin/sh", stack_script(CONTROLLER_SCRIPT).target]
-    configs = _controller_configs(request)
-    if configs:
-        service["configs"] = [config_mount(config) for config in configs]
+    then = ["/bin/sh", stack_script(CONTROLLER_SCRIPT).target] if _controller_formats(request) else [IMAGE_START]
+    service["entrypoint"] = metrics.agent_entrypoint(then)
+    service["configs"] = [config_mount(config) for config in _controller_configs(request)]
     return _with_secrets(service | _controller_rest(request, env, controller), controller_secrets(request))
 
 
@@ -263,7 +262,7 @@ def _controller_rest(request: StackRequest, env: dict[str, str], controller: Con
     if controller_set(request).dynamic:
         rest = {"hostname": controller.service, **rest, "networks": {request.network: {"aliases": [CONTROLLERS_ALIAS]}}}
     return rest | {
-        "volumes": [identity_mount(), volume(CONTROLLER_DATA_VOLUME, DATA_DIR)],
+        "volumes": [identity_mount(), volume(CONTROLLER_DATA_VOLUME, DATA_DIR), metrics.agent_mount()],
         "stop_grace_period": STOP_GRACE,
         "deploy": {
             "mode": "replicated",
@@ -283,7 +282,7 @@ def services(request: StackRequest) -> dict[str, dict[str, Any]]:
 
 
 def volumes(request: StackRequest) -> tuple[str, ...]:
-    return (DATA_VOLUME, CONTROLLER_DATA_VOLUME)
+    return (DATA_VOLUME, CONTROLLER_DATA_VOLUME, metrics.AGENT_VOLUME)
 
 
 def _broker_scripts(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
@@ -309,16 +308,7 @@ def _tool_configs(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
 def _controller_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
     plan = request.listeners
     script = (stack_script(CONTROLLER_SCRIPT),) if _controller_formats(request) else ()
-    return _tool_configs(plan) + script + _metrics_configs(request)
-
-
-def _metrics_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
-    return metrics.agent_configs(request.image or DEFAULT_IMAGE)
-
-
-def _metrics_env(request: StackRequest) -> dict[str, str]:
-    """The Prometheus JMX exporter as a Java agent, with an image that carries it (swarmkit.stack.metrics)."""
-    return metrics.agent_env(request.image or DEFAULT_IMAGE)
+    return _tool_configs(plan) + script + metrics.agent_configs()
 
 
 def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:
