@@ -4,8 +4,8 @@ and node, sending alerts to the inventory's receivers.
 The servers are their own stack, ``<kafka stack>-metrics`` (``swarmkit.stack.prometheus``), so that deploying or
 removing it never touches Kafka.  Prometheus and Alertmanager run on the inventory's first manager, whose engine
 builds their images (``swarmkit/prometheus`` and ``swarmkit/alertmanager``, from Debian's packages) when they are
-not there (or ``--image`` names another Prometheus); a node exporter runs on every node from swarmkit's probe
-image (shipped where missing, as for preflight).  Their data stays on the volumes ``<kafka stack>-metrics_data``
+not there (or ``--image`` names another Prometheus).  Prometheus scrapes the Kafka stack's own per-node agents: the
+JMX exporter in every JVM and the node exporter beside every broker (``swarmkit.stack.metrics``).  Their data stays on the volumes ``<kafka stack>-metrics_data``
 and ``_alerts`` unless ``down --purge`` removes them.
 """
 
@@ -27,7 +27,6 @@ from swarmkit.hosts.inventory import Host
 from swarmkit.hosts.metrics_settings import MetricsSettings
 from swarmkit.hosts.session import Session
 from swarmkit.images import image as images
-from swarmkit.images import shipping
 from swarmkit.security.settings import write_private
 from swarmkit.stack import alertmanager, prometheus
 from swarmkit.stack.alertmanager import AlertSpec
@@ -154,7 +153,6 @@ def _full_spec(session: Session, options: MetricsOptions, say: Any) -> prometheu
         image=_provide_image(manager, options.image, say),
         verify_targets=options.verify_targets,
         interval_s=options.interval_s,
-        node_image=shipping.with_probe_image(session.inventory, session.docker).stack.probe_image,
         alertmanager_image=_own_image(manager, images.ALERTMANAGER_TAG, images.alertmanager_recipe, say),
         alert_port=options.alert_port,
         alerts=alerts,

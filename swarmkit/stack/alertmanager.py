@@ -15,13 +15,13 @@ from typing import Any
 
 from swarmkit.hosts.metrics_settings import Alerting
 from swarmkit.security.settings import SecretFile
+from swarmkit.stack.metrics import NOBODY  # the image's user, as the node exporter's
 
 SERVICE = "alertmanager"
 PORT = 9093  # inside the container; the published port is the user's (--alert-port)
 DATA_DIR = "/alertmanager"
 DATA_VOLUME = "alerts"
 SECRETS_DIR = "/run/secrets"
-NOBODY = "65534"  # the image's user
 WEBHOOK_TOKEN = "webhook-token"
 SMTP_PASSWORD = "smtp-password"
 SILENT = "nobody"  # the root route's receiver: alerts that match no other go nowhere

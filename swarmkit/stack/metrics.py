@@ -13,13 +13,20 @@ than not at all).  The containers' own environment never names the agent, so a K
 ``docker exec`` (as `status`, `roll` and `remove-node` do; the official image's tools read KAFKA_OPTS) does
 not start a second agent on the taken port.
 
-The port listens on the overlay only: no service publishes it.  Prometheus (``swarmkit metrics up``)
-reaches it there.
+Beside every broker runs Debian's node exporter (the service ``node-exporter``, global, from the same probe
+image), with the broker's data volume mounted read-only: the free space of the file system under each broker's
+log directory, which the rule KafkaDiskFilling reads.  Its container is named after its node (``nodename``).
+Being part of the Kafka stack, it shares the broker's volume as the stack's own, so no other stack creates it.
+
+The ports listen on the overlay only: no service publishes them.  Prometheus (``swarmkit metrics up``)
+reaches them there.
 """
 
 from __future__ import annotations
 
-from swarmkit.stack.compose import ConfigFile, stack_script, volume
+from typing import Any
+
+from swarmkit.stack.compose import ConfigFile, StackRequest, stack_script, volume
 
 AGENT_PORT = 9404
 AGENT_VOLUME = "metrics-agent"  # the stack deploys it as <stack>_metrics-agent, one per node
@@ -29,6 +36,11 @@ PROBE_AGENT = f"{AGENT_DIR}/{AGENT_FILE}"  # where swarmkit's probe image carrie
 EXPORTER_RULES = "apache/jmx-exporter.yml"
 AGENT_SCRIPT = "apache/metrics-agent.sh"  # the entrypoint: the agent into the server's KAFKA_OPTS, then the rest
 AGENT_ENV = "SWARMKIT_METRICS_AGENT"
+PROBE_IMAGE = "swarmkit/probe:2"  # swarmkit.images.image.PROBE_TAG (a unit test keeps them equal)
+NODE_SERVICE = "node-exporter"
+NODE_PORT = 9100
+NODE_DATA_DIR = "/kafka/data"  # where the node exporter mounts the broker's data volume
+NOBODY = "65534"
 
 
 def agent_configs() -> tuple[ConfigFile, ...]:
@@ -52,3 +64,23 @@ def agent_entrypoint(then: list[str]) -> list[str]:
 
 def agent_volume(stack: str) -> str:
     return f"{stack}_{AGENT_VOLUME}"
+
+
+def node_exporter(request: StackRequest, data_volume: str) -> dict[str, Any]:
+    """The node exporter beside the broker on every node: only the file systems and the node's name are collected,
+    the broker's volume ``data_volume`` mounted read-only."""
+    return {
+        "image": request.inventory.stack.probe_image or PROBE_IMAGE,
+        "entrypoint": ["/usr/bin/node-exporter"],
+        "command": [
+            "--collector.disable-defaults",
+            "--collector.filesystem",
+            "--collector.uname",
+            f"--web.listen-address=:{NODE_PORT}",
+        ],
+        "hostname": "{{.Node.Hostname}}",
+        "user": NOBODY,
+        "volumes": [volume(data_volume, NODE_DATA_DIR, read_only=True)],
+        "networks": [request.network],
+        "deploy": {"mode": "global", "endpoint_mode": "dnsrr", "restart_policy": {"condition": "any", "delay": "5s"}},
+    }

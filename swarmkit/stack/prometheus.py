@@ -20,7 +20,7 @@ import yaml
 from swarmkit.stack import alertmanager
 from swarmkit.stack.alertmanager import AlertSpec
 from swarmkit.stack.compose import COMPOSE_VERSION, ConfigFile, stack_script, volume
-from swarmkit.stack.metrics import AGENT_PORT
+from swarmkit.stack.metrics import AGENT_PORT, NODE_PORT, NODE_SERVICE
 
 SERVER_PORT = 9090  # inside the container; the published port is the user's
 DEFAULT_IMAGE = "swarmkit/prometheus:2.42.0"  # built from Debian's prometheus package (swarmkit.images.image)
@@ -36,16 +36,9 @@ RETENTION = "15d"
 BROKER_JOB = "kafka-broker"
 CONTROLLER_JOB = "kafka-controller"
 VERIFY_JOB = "swarmkit-verify"  # `swarmkit verify --every S --metrics-port P`, outside the swarm
-NODE_JOB = "node"
-NODE_SERVICE = "node-exporter"  # one per node (global), from swarmkit's probe image
-NODE_PORT = 9100
-KAFKA_DATA = "kafka-data"
-KAFKA_DATA_VOLUME = "data"  # the apache engine's broker volume: <kafka stack>_data  # the Kafka stack's broker data volume, as this stack calls it
-KAFKA_DATA_DIR = "/kafka/data"  # where the node exporter mounts it: the file system under each broker's log directory
+NODE_JOB = "node"  # the Kafka stack's node exporters (swarmkit.stack.metrics)
 ALERT_PORT = 9093
 PORT_LABEL = "swarmkit.published-port"
-# The thresholds the inventory sets (metrics: lag_minutes, disk_full), written into the rules where these stand.
-RULE_SETTINGS = ("@lag_minutes@", "@disk_full@")
 
 
 @dataclass(frozen=True)
@@ -61,7 +54,6 @@ class MetricsSpec:
     image: str = DEFAULT_IMAGE
     verify_targets: tuple[str, ...] = ()  # HOST:PORT of verify loops serving their verdicts
     interval_s: int = SCRAPE_INTERVAL_S  # scrapes, rule evaluations and DNS refreshes
-    node_image: str = ""  # swarmkit's probe image, which carries the node exporter ("" = no node exporter)
     alertmanager_image: str = ""  # "" = no Alertmanager
     alert_port: int = ALERT_PORT  # Alertmanager's API, published on the manager
     alerts: AlertSpec = AlertSpec()
@@ -104,8 +96,7 @@ def server_config(spec: MetricsSpec) -> dict[str, Any]:
         jobs.append(_job(CONTROLLER_JOB, spec.controllers, spec.interval))
     if spec.verify_targets:
         jobs.append({"job_name": VERIFY_JOB, "static_configs": [{"targets": list(spec.verify_targets)}]})
-    if spec.node_image:
-        jobs.append(_job(NODE_JOB, (service_name(spec, NODE_SERVICE),), spec.interval, NODE_PORT))
+    jobs.append(_job(NODE_JOB, (f"{spec.kafka_stack}_{NODE_SERVICE}",), spec.interval, NODE_PORT))
     config: dict[str, Any] = {
         "global": {
             "scrape_interval": spec.interval,
@@ -160,34 +151,12 @@ def _placed(spec: MetricsSpec, published: int, target: int) -> dict[str, Any]:
     }
 
 
-def _node_exporter(spec: MetricsSpec) -> dict[str, Any]:
-    """Every node's file systems as the node exporter sees them, the broker's data volume mounted read-only, the
-    container named after the node (node_uname_info's nodename); only what the rules read is collected."""
-    return {
-        "image": spec.node_image,
-        "entrypoint": ["/usr/bin/node-exporter"],
-        "command": [
-            "--collector.disable-defaults",
-            "--collector.filesystem",
-            "--collector.uname",
-            f"--web.listen-address=:{NODE_PORT}",
-        ],
-        "hostname": "{{.Node.Hostname}}",
-        "user": alertmanager.NOBODY,
-        "volumes": [volume(KAFKA_DATA, KAFKA_DATA_DIR, read_only=True)],
-        "networks": [NETWORK],
-        "deploy": {"mode": "global", "endpoint_mode": "dnsrr", "restart_policy": {"condition": "any", "delay": "5s"}},
-    }
-
-
 def _services(spec: MetricsSpec, configs: tuple[ConfigFile, ...]) -> dict[str, Any]:
     services = {SERVICE: _service(spec, configs[:2])}
     if spec.alertmanager_image:
         settings = alertmanager.service(spec.alerts, spec.alertmanager_image, configs[2].target)
         config = [{"source": configs[2].name, "target": configs[2].target}]
         services[alertmanager.SERVICE] = settings | {"configs": config} | _placed(spec, spec.alert_port, alertmanager.PORT)
-    if spec.node_image:
-        services[NODE_SERVICE] = _node_exporter(spec)
     return services
 
 
@@ -211,8 +180,6 @@ def render_stack(spec: MetricsSpec) -> str:
     volumes: dict[str, Any] = {DATA_VOLUME: {"driver": "local"}}
     if spec.alertmanager_image:
         volumes[alertmanager.DATA_VOLUME] = {"driver": "local"}
-    if spec.node_image:
-        volumes[KAFKA_DATA] = {"external": True, "name": f"{spec.kafka_stack}_{KAFKA_DATA_VOLUME}"}
     document: dict[str, Any] = {
         "version": COMPOSE_VERSION,
         "services": _services(spec, configs),

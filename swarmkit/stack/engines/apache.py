@@ -275,7 +275,7 @@ def _controller_rest(request: StackRequest, env: dict[str, str], controller: Con
 
 
 def services(request: StackRequest) -> dict[str, dict[str, Any]]:
-    result = {BROKER_SERVICE: _broker(request)}
+    result = {BROKER_SERVICE: _broker(request), metrics.NODE_SERVICE: metrics.node_exporter(request, DATA_VOLUME)}
     for controller in controller_set(request).controllers:
         result[controller.service] = _controller(request, controller)
     return result

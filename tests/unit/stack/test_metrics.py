@@ -13,11 +13,12 @@ from typer.testing import CliRunner
 from swarmkit.assets import STACKS_DIR
 from swarmkit.cli import metrics as metrics_cli
 from swarmkit.cli.app import app
+from swarmkit.images import image
 from swarmkit.security import pki
 from swarmkit.stack import prometheus
 from swarmkit.stack.compose import StackRequest
 from swarmkit.stack.deployed import controller_services
-from swarmkit.stack.metrics import AGENT_ENV, AGENT_PORT
+from swarmkit.stack.metrics import AGENT_ENV, AGENT_PORT, NODE_SERVICE, PROBE_IMAGE
 from swarmkit.stack.render import render, render_stack
 from tests.unit.stack.test_security import request as secure_request
 from tests.unit.stack.test_stack import CLUSTER_ID, inventory
@@ -37,6 +38,9 @@ def test_every_broker_and_controller_jvm_starts_the_agent_on_the_overlay_only(tm
     request = secure_request(mode, pki.Pki(tmp_path / "pki") if mode != "plaintext" else None, image=image)
     document = yaml.safe_load(render(request).text)
     assert {port["published"] for service in document["services"].values() for port in service.get("ports", [])} == {9094}
+    exporter = document["services"].pop(NODE_SERVICE)
+    assert exporter["deploy"]["mode"] == "global" and "ports" not in exporter
+    assert exporter["volumes"] == [{"type": "volume", "source": "data", "target": "/kafka/data", "read_only": True}]
     for name, service in document["services"].items():
         assert "KAFKA_OPTS" not in service["environment"], name
         assert service["environment"][AGENT_ENV] == (
@@ -62,7 +66,8 @@ def test_a_users_kafka_opts_stays_beside_the_agent() -> None:
 def test_prometheus_finds_brokers_and_controllers_by_dns_on_the_kafka_overlay() -> None:
     config = prometheus.server_config(SPEC)
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
-    assert set(jobs) == {"kafka-broker", "kafka-controller", "prometheus"}
+    assert set(jobs) == {"kafka-broker", "kafka-controller", "node", "prometheus"}
+    assert jobs["node"]["dns_sd_configs"][0]["names"] == ["tasks.kafka_node-exporter"]
     (brokers,) = jobs["kafka-broker"]["dns_sd_configs"]
     (controllers,) = jobs["kafka-controller"]["dns_sd_configs"]
     assert (brokers["names"], brokers["type"], brokers["port"]) == (["tasks.kafka_broker"], "A", AGENT_PORT)
@@ -152,3 +157,7 @@ def test_metrics_commands_refuse_bad_input_with_a_hint(tmp_path: Path) -> None:
     result = runner.invoke(app, ["metrics", "up", "-i", str(inventory_file)])
     assert result.exit_code == 1 and "Is the docker daemon running?" in result.output and "hint:" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_node_exporter_runs_from_the_probe_image_swarmkit_builds() -> None:
+    assert PROBE_IMAGE == image.PROBE_TAG
