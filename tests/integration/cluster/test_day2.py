@@ -286,8 +286,11 @@ def test_metrics_up_scrapes_every_broker_and_controller(cluster: Inventory, metr
         "ConsumerLagGrowing",
     } <= rules
     wait_for("a node exporter on every node", lambda: node_names(metrics_url) == ["d21", "d22", "d23"], 60)
-    sizes = prometheus(metrics_url, "query", query="kafka_log_dir_size_bytes")
-    assert len(sizes) == 3 and all(float(s["value"][1]) > 0 for s in sizes)
+    wait_for("every broker's log directory size", lambda: len(sized(metrics_url)) == 3, 30)  # a rule: an evaluation later
+
+
+def sized(url: str) -> list:
+    return prometheus(url, "query", query="kafka_log_dir_size_bytes > 0")
 
 
 def node_names(url: str) -> list[str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -161,3 +163,21 @@ def test_metrics_commands_refuse_bad_input_with_a_hint(tmp_path: Path) -> None:
 
 def test_the_node_exporter_runs_from_the_probe_image_swarmkit_builds() -> None:
     assert PROBE_IMAGE == image.PROBE_TAG
+
+
+def _started_with(tmp_path: Path, agent: str, opts: str | None) -> subprocess.CompletedProcess:
+    env = {"PATH": os.environ["PATH"], "SWARMKIT_METRICS_AGENT": agent, **({"KAFKA_OPTS": opts} if opts is not None else {})}
+    script = STACKS_DIR / "apache" / "metrics-agent.sh"
+    show = 'echo "opts=${KAFKA_OPTS:-} agent=${SWARMKIT_METRICS_AGENT:-unset}"'
+    return subprocess.run(["sh", str(script), "sh", "-c", show], env=env, capture_output=True, text=True, check=True)
+
+
+def test_the_entrypoint_adds_the_agent_to_the_servers_kafka_opts_only_when_its_jar_is_there(tmp_path: Path) -> None:
+    jar = tmp_path / "agent.jar"
+    jar.write_bytes(b"jar")
+    option = f"-javaagent:{jar}=9404:/rules.yml"
+    assert _started_with(tmp_path, option, "-Dx=1").stdout.strip() == f"opts=-Dx=1 {option} agent=unset"
+    assert _started_with(tmp_path, option, None).stdout.strip() == f"opts={option} agent=unset"
+    missing = _started_with(tmp_path, f"-javaagent:{tmp_path}/none.jar=9404:/r.yml", "-Dx=1")
+    assert missing.stdout.strip() == "opts=-Dx=1 agent=unset" and "starting without metrics" in missing.stderr
+    assert _started_with(tmp_path, "", None).stdout.strip() == "opts= agent=unset"  # switched off
