@@ -5,8 +5,9 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 2. read the swarm: every inventory host must be a member, no unknown node may be eligible for a
    broker, the apache cluster id kept on the managers must agree with the options;
 3. render the stack (it never names a node, so it only changes when the options change);
-4. allocate broker ids and write each node's identity volume (only where the content differs, and
-   only where the brokers read it: not for tansu advertising hostnames);
+4. allocate broker ids, copy the metrics agent's jar into each node's volume (apache; first, so that a
+   broker task that finds its identity finds the agent too) and write each node's identity volume (only
+   where the content differs, and only where the brokers read it: not for tansu advertising hostnames);
 5. ``docker stack deploy`` (an unchanged stack leaves every task running);
 6. wait until each eligible node runs a task of the present spec whose external port, asked from
    this machine, answers Kafka metadata advertising the host expected for that node;
@@ -501,14 +502,14 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     targets = _targets(options, eligible, allocation, security)
     limits = waits.WaitLimits(options.stall_timeout, options.timeout or BASE_CAP + CAP_PER_NODE * total)
     rollout = _Rollout(docker, request, targets, _Watch(options.check_kafka, limits, engine.START_MARKERS))
+    if metrics.AGENT_VOLUME in engine.volumes(request):  # before the identities: a broker task that can start has it
+        progress(0, total, "copying the metrics agent to every node")
+        _deliver_agent(docker, request, members)
     if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
         progress(0, total, "writing node identities")
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
         identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
-    if metrics.AGENT_VOLUME in engine.volumes(request):
-        progress(0, total, "copying the metrics agent to every node")
-        _deliver_agent(docker, request, members)
     deployed = rollout.deploy_stack(progress)
     rollout.restart_for_new_identity(identities, progress)
     rollout.converge(progress)

@@ -10,6 +10,7 @@ rendered files nor ``docker service inspect`` holds them.  Without a receiver Al
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,7 @@ class AlertSpec:
     secrets: tuple[SecretFile, ...] = ()
 
 
-def secret_files(alerting: Alerting, read: Any) -> tuple[SecretFile, ...]:
+def secret_files(alerting: Alerting, read: Callable[[str], str]) -> tuple[SecretFile, ...]:
     """The swarm secrets the receivers need; ``read(path)`` gives a file's content (stripped of a final newline)."""
     wanted = []
     if alerting.webhook and alerting.webhook.token_file:
