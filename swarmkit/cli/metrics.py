@@ -1,4 +1,5 @@
-"""`swarmkit metrics up|down`: a Prometheus server on the swarm scraping every broker and controller (docs/metrics.md)."""
+"""`swarmkit metrics up|status|down`: Prometheus and Alertmanager on the swarm, scraping every broker, controller and
+node and sending alerts to the inventory's receivers (docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -124,10 +125,10 @@ def print_metrics_status(found: metrics_status.MetricsStatus) -> None:
 def metrics_down_command(
     inventory: str = INVENTORY_OPTION,
     stack: str = STACK_OPTION,
-    purge: bool = typer.Option(False, "--purge", help="Remove the metrics' data volume too."),
+    purge: bool = typer.Option(False, "--purge", help="Remove the metrics' data volumes too."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Remove the Prometheus stack (Kafka is left alone); its data volume stays unless --purge."""
+    """Remove the metrics stack, Prometheus and Alertmanager (Kafka is left alone); their data volumes stay unless --purge."""
     hosts, docker = load_hosts(inventory)
     result = metrics.metrics_down(sessions.Session(hosts, docker), kafka_stack=stack, purge=purge)
     if as_json:

@@ -231,7 +231,7 @@ class MetricsDown:
 
 
 def metrics_down(session: Session, *, kafka_stack: str = "kafka", purge: bool = False) -> MetricsDown:
-    """Remove the Prometheus stack and wait until its container is gone; with ``purge`` its data volume too."""
+    """Remove the metrics stack and wait until its containers are gone; with ``purge`` its data volumes too."""
     host = session.inventory.first_manager
     manager = session.docker[host]
     name = prometheus.stack_name(kafka_stack)
