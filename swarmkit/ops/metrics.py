@@ -4,9 +4,10 @@ and node, sending alerts to the inventory's receivers.
 The servers are their own stack, ``<kafka stack>-metrics`` (``swarmkit.stack.prometheus``), so that deploying or
 removing it never touches Kafka.  Prometheus and Alertmanager run on the inventory's first manager, whose engine
 builds their images (``swarmkit/prometheus`` and ``swarmkit/alertmanager``, from Debian's packages) when they are
-not there (or ``--image`` names another Prometheus).  Prometheus scrapes the Kafka stack's own per-node agents: the
-JMX exporter in every JVM and the node exporter beside every broker (``swarmkit.stack.metrics``).  Their data stays on the volumes ``<kafka stack>-metrics_data``
-and ``_alerts`` unless ``down --purge`` removes them.
+not there (or ``--image`` names another Prometheus).  Prometheus scrapes the Kafka stack's own per-node
+agents: the JMX exporter in every JVM and the node exporter beside every broker (``swarmkit.stack.metrics``).
+Their data stays on the volumes ``<kafka stack>-metrics_data`` and ``_alerts`` unless ``down --purge`` removes
+them.  `metrics status` reads what they hold: ``swarmkit.ops.metrics_status``.
 """
 
 from __future__ import annotations
@@ -141,8 +142,8 @@ class MetricsOptions:
 
 
 def _full_spec(session: Session, options: MetricsOptions, say: Any) -> prometheus.MetricsSpec:
-    """The stack's spec with every image in place: Prometheus and Alertmanager on the manager, the probe image
-    (the node exporter) on every node."""
+    """The stack's spec with both images in place on the manager and the receivers' secrets read; nothing is
+    built before the inventory's secret files and the ports are checked."""
     manager = session.docker[session.inventory.first_manager]
     spec = _spec(manager, options.kafka_stack, options.port, options.image or images.PROMETHEUS_TAG)
     settings = session.inventory.metrics
