@@ -153,6 +153,7 @@ def test_render_for_apache_with_a_given_cluster_id_is_pure(no_engines: None) -> 
     )
     assert "CLUSTER_ID: c3dhcm1raXQtZXhhbXBsZQ" in stack.text
     assert [config.filename for config in stack.files] == [
+        "local-names.sh",
         "node-identity.sh",
         "entrypoint.sh",
         "controller.sh",

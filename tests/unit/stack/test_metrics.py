@@ -48,7 +48,7 @@ def test_every_broker_and_controller_jvm_starts_the_agent_on_the_overlay_only(tm
         assert service["environment"][AGENT_ENV] == (
             f"-javaagent:/opt/swarmkit/metrics/jmx_prometheus_javaagent.jar={AGENT_PORT}:/usr/local/lib/swarmkit/jmx-exporter.yml"
         )
-        assert service["entrypoint"][:2] == ["/bin/sh", "/usr/local/lib/swarmkit/metrics-agent.sh"], name
+        assert service["entrypoint"][2:4] == ["/bin/sh", "/usr/local/lib/swarmkit/metrics-agent.sh"], name  # as appuser
         assert {"type": "volume", "source": "metrics-agent", "target": "/opt/swarmkit/metrics", "read_only": True} in service[
             "volumes"
         ]

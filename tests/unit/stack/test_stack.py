@@ -33,7 +33,8 @@ GOLDEN = Path(__file__).parents[1] / "golden"
 EXAMPLES = STACKS_DIR / "examples"
 CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"  # base64url of "swarmkit-example"
 
-AGENT_ENTRY = agent_entrypoint([])  # metrics-agent.sh, then what the service starts
+# local-names.sh (as root: the container's addresses named, then appuser), metrics-agent.sh, then what the service starts
+AGENT_ENTRY = ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh", *agent_entrypoint([])]
 
 
 def inventory(count: int = 3, managers: int = 1) -> Inventory:
@@ -185,7 +186,7 @@ def test_apache_controllers_on_each_manager_in_a_dynamic_quorum():
         assert service["networks"] == {"internal": {"aliases": ["controllers"]}}
         assert "KAFKA_ADVERTISED_LISTENERS" not in env  # the image refuses it on a controller
         assert env["CLUSTER_ID"] == CLUSTER_ID
-        assert service["entrypoint"] == [*AGENT_ENTRY, "/bin/sh", "/usr/local/lib/swarmkit/controller.sh"]
+        assert service["entrypoint"] == [*AGENT_ENTRY, "/bin/sh", f"{CONTAINER_LIB}/controller.sh"]
         assert service["deploy"]["mode"] == "replicated" and service["deploy"]["replicas"] == 1
         assert service["deploy"]["placement"]["constraints"] == [f"node.hostname == node{index}"]
         assert "ports" not in service
@@ -204,8 +205,8 @@ def test_a_kept_static_quorum_renders_as_before():
         assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
         assert "KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS" not in env and "SWARMKIT_INITIAL_CONTROLLERS" not in env
         assert service["networks"] == ["internal"] and "hostname" not in service
-    # the image's start script formats them
-    assert all(service["entrypoint"] == [*AGENT_ENTRY, "/etc/kafka/docker/run"] for service in _controllers(doc).values())
+    for service in _controllers(doc).values():  # the image formats them: its own start script after the two steps
+        assert service["entrypoint"] == [*AGENT_ENTRY, "/etc/kafka/docker/run"]
 
 
 def test_a_replaced_controller_changes_no_other_service():
@@ -257,7 +258,8 @@ def _run_entrypoint(tmp_path: Path, env_changes: dict[str, str], identity: str |
         PATH=os.environ["PATH"],
         SWARMKIT_LIB=mounted[f"{CONTAINER_LIB}/node-identity.sh"],
     )
-    command = [mounted.get(argument, argument) for argument in broker["entrypoint"]]
+    assert broker["entrypoint"][:2] == ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh"]
+    command = [mounted.get(argument, argument) for argument in broker["entrypoint"][2:]]  # this machine's /etc/hosts stays
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=20)
 
 
@@ -390,6 +392,7 @@ def test_container_scripts_are_configs_named_after_their_content():
     broker = yaml.safe_load(stack.text)["services"]["broker"]
     assert broker["entrypoint"] == [*AGENT_ENTRY, "/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
     assert [(c["target"], c["mode"]) for c in broker["configs"]] == [
+        (f"{CONTAINER_LIB}/local-names.sh", 0o555),
         (f"{CONTAINER_LIB}/node-identity.sh", 0o555),
         (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
         (f"{CONTAINER_LIB}/jmx-exporter.yml", 0o555),
@@ -397,6 +400,7 @@ def test_container_scripts_are_configs_named_after_their_content():
     ]
     assert "        mode: 0555\n" in stack.text
     sources = (
+        STACKS_DIR / "apache" / "local-names.sh",
         STACKS_DIR / "node-identity.sh",
         STACKS_DIR / "apache" / "entrypoint.sh",
         STACKS_DIR / "apache" / "controller.sh",
@@ -417,6 +421,7 @@ def test_render_writes_a_directory_deployable_by_hand(tmp_path: Path):
         "controller.sh",
         "entrypoint.sh",
         "jmx-exporter.yml",
+        "local-names.sh",
         "metrics-agent.sh",
         "node-identity.sh",
         "stack.yml",
