@@ -45,6 +45,7 @@ from swarmkit.ops.deploy import deploy, guard_controllers, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.replace import replace_node
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.stack.compose import KAFKA_UID
 from swarmkit.stack.controllers import ControllerSet, directory_id
 from swarmkit.stack.metrics import AGENT_PORT, NODE_PORT
 from swarmkit.stack.topics import TopicSpec
@@ -304,7 +305,8 @@ def test_the_agent_is_no_content_of_the_broker_image(cluster: Inventory, metrics
     probe = "test -e /opt/prometheus/jmx_prometheus_javaagent.jar && echo image; test -r /opt/swarmkit/metrics/jmx_prometheus_javaagent.jar && echo volume; echo opts=$KAFKA_OPTS"
     for service in ("kafka_broker", "kafka_controller-1"):
         assert dockerapi.exec_in_service(manager, service, ["/bin/sh", "-c", probe]).split() == ["volume", "opts="], service
-    jvm = dockerapi.exec_in_service(manager, "kafka_broker", ["/bin/sh", "-c", "tr '\\0' ' ' </proc/1/environ"])
+    environ = ["/bin/sh", "-c", "tr '\\0' ' ' </proc/1/environ"]  # readable by the JVM's own user only
+    jvm = dockerapi.exec_in_service(manager, "kafka_broker", environ, user=KAFKA_UID)
     assert "KAFKA_OPTS=-javaagent:/opt/swarmkit/metrics/jmx_prometheus_javaagent.jar=9404:" in jvm
 
 
