@@ -4,7 +4,9 @@ One pass gathers the swarm's nodes (role, availability, address), each node's br
 when it runs, which image, whether it runs the service's present spec), what the brokers advertise
 and whether they are registered (Kafka metadata), the KRaft quorum (the controllers' own tool, as
 ``verify`` reads it) and, per topic, how many partitions are under-replicated or offline. The
-quorum is read while the brokers are asked, so the command costs about one quorum description.
+quorum is read while the brokers are asked, so the command costs about one quorum description. Also read
+meanwhile: every consumer group's lag per topic (the Admin API, ``kafka.lag``) and, for the apache engine,
+each broker's log directory and the free space under it (``checks.disk``).
 Assembling the report from what was read is pure.
 """
 
@@ -14,7 +16,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-from swarmkit.checks import symptoms
+from swarmkit.checks import disk, symptoms
+from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import Quorum
 from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
@@ -23,12 +26,14 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin
+from swarmkit.kafka import admin, lag
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
+from swarmkit.kafka.lag import GroupLag
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
 from swarmkit.stack.deployed import ID_LABEL, DeployedStack, broker_id_of, broker_service
+from swarmkit.stack.engines.apache import DATA_DIR
 from swarmkit.swarm import identity
 from swarmkit.swarm.view import active_manager, engine_states, node_for
 
@@ -83,6 +88,9 @@ class ClusterStatus:
     read_s: float
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
     faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link (symptoms.py)
+    lag: tuple[GroupLag, ...] = ()  # every consumer group's lag per topic
+    lag_error: str = ""
+    disks: tuple[BrokerDisk, ...] = ()  # apache: each node's broker log directory
 
     @property
     def ok(self) -> bool:
@@ -160,6 +168,13 @@ def _kafka_view(bootstrap: str, security: ClientSecurity | None) -> tuple[Cluste
         return None, [], error.message
 
 
+def _lag(bootstrap: str, security: ClientSecurity | None) -> tuple[tuple[GroupLag, ...], str]:
+    try:
+        return lag.by_topic(lag.consumer_lag(bootstrap, READ_TIMEOUT, security)), ""
+    except BrokerError as error:
+        return (), error.message
+
+
 def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) -> tuple[ServiceState, str]:
     service_name = broker_service(stack)
     service = dockerapi.service_state(manager, service_name)
@@ -194,7 +209,11 @@ def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
     security = pki.admin_by_address(inventory, stack, deployed.security)
     options = VerifyOptions(stack_name=stack, security=security)
-    with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
+    with (
+        in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum,
+        in_background(lambda: _lag(bootstrap, security)) as lags,
+        in_background(lambda: disk.broker_disks(docker, inventory.hosts, stack, DATA_DIR) if engine == "apache" else ()) as disks,
+    ):
         metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
@@ -214,6 +233,9 @@ def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
         certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
+        lag=lags.result()[0],
+        lag_error=lags.result()[1],
+        disks=disks.result(),
     )
 
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import cast
 
 from swarmkit import files, lazy, waits
-from swarmkit.checks import diagnose, health, symptoms
+from swarmkit.checks import diagnose, disk, health, symptoms
 from swarmkit.checks.diagnose import BrokerCheck
+from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import fan_out, in_background, settle_by
@@ -27,14 +28,15 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin
+from swarmkit.kafka import admin, lag
 from swarmkit.kafka import quorum as quorum_read
+from swarmkit.kafka.lag import PartitionLag
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
 from swarmkit.stack.engines import engine_for
-from swarmkit.stack.engines.apache import internal_client_config
+from swarmkit.stack.engines.apache import DATA_DIR, internal_client_config
 from swarmkit.stack.topics import TopicSpec, creation_configs, declared_topics
 from swarmkit.swarm.view import ENGINE_BOUND, active_manager, engine_states, node_for
 from swarmkit.traffic import spark as sparkjob
@@ -103,6 +105,9 @@ class VerifyReport:
     cluster_error: str = ""
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
     faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link
+    lag: tuple[PartitionLag, ...] = ()  # every consumer group's lag per partition (not a check: a figure)
+    lag_error: str = ""
+    disks: tuple[BrokerDisk, ...] = ()  # apache: each node's broker log directory and the space under it
 
     @property
     def ok(self) -> bool:
@@ -137,6 +142,9 @@ class VerifyReport:
             "changes": list(self.changes),
             "certificates": asdict(self.certificates) if self.certificates else None,
             "faults": [f.to_dict() for f in self.faults],
+            "lag": [asdict(p) | {"lag": p.lag} for p in self.lag],
+            "lag_error": self.lag_error or None,
+            "disks": [asdict(d) for d in self.disks],
         }
 
 
@@ -403,13 +411,27 @@ def _checked(
     say("checking every broker from here" + (", and the controller quorum through a broker" if shared else ""))
     brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget, controllers)
     specs = declared_topics(inventory) or stack.topics  # the inventory's declared state, else what `up` created
-    with in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read:
+    with (
+        in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read,
+        in_background(lambda: _lag(brokers, options)) as lag_read,
+        in_background(
+            lambda: disk.broker_disks(docker, inventory.hosts, options.stack_name, DATA_DIR) if shared else ()
+        ) as disks,
+    ):
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
-    topics = topics_read.result()
+    topics, (lags, lag_error) = topics_read.result(), lag_read.result()
     changes = compare(_load_previous(verified_state_path(inventory, options.stack_name)), brokers)
     expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
     report = VerifyReport(
-        tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry
+        tuple(brokers),
+        tuple(topics),
+        tuple(changes),
+        cluster=cluster,
+        cluster_error=cluster_error,
+        certificates=expiry,
+        lag=lags,
+        lag_error=lag_error,
+        disks=disks.result(),
     )
     return report, options, shared
 
@@ -605,6 +627,17 @@ def _cluster(
         return health.cluster_health_from(quorum, healthy[0], expected, options.timeout, options.security), ""
     except BrokerError as error:
         return None, "; ".join([error.message, *health.quorum_problems(quorum)])
+
+
+def _lag(brokers: list[BrokerVerdict], options: VerifyOptions) -> tuple[tuple[PartitionLag, ...], str]:
+    """Every consumer group's lag, asked of the brokers that passed their checks (none: nothing to ask)."""
+    healthy = ",".join(b.advertised for b in brokers if b.ok)
+    if not healthy:
+        return (), ""
+    try:
+        return lag.consumer_lag(healthy, options.timeout, options.security), ""
+    except BrokerError as error:
+        return (), error.message
 
 
 def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:

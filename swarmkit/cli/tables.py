@@ -355,6 +355,7 @@ def print_status(status: ClusterStatus, console: Console) -> None:
         counts = [_count(topic.under_replicated), _count(topic.offline), _count(topic.under_min_isr)]
         topics.add_row(topic.topic, str(topic.partitions), str(topic.replication_factor), *counts)
     console.print(topics)
+    _print_lag_and_disks(status, console)
     if status.kafka_error:
         console.print(_red(f"brokers: {status.kafka_error}"))
     for fault in status.faults:
@@ -362,6 +363,26 @@ def print_status(status: ClusterStatus, console: Console) -> None:
     if status.certificates:
         console.print(f"certificates: {status.certificates.text()}", highlight=False)
     console.print(f"read in {status.read_s:.2f} s")
+
+
+def _print_lag_and_disks(status: ClusterStatus, console: Console) -> None:
+    if status.lag:
+        lag = _table("consumer lag", ("group", "topic", "partitions", "lag (records)"))
+        for group in status.lag:
+            lag.add_row(group.group, group.topic, str(group.partitions), str(group.lag))
+        console.print(lag)
+    if status.lag_error:
+        console.print(_red(f"consumer lag: {status.lag_error}"))
+    if status.disks:
+        disks = _table("log directories", ("node", "log directory", "free", "file system", "full"))
+        mib = 1024 * 1024
+        for d in status.disks:
+            if d.error:
+                disks.add_row(d.node, _red(d.error))
+                continue
+            cells = [f"{d.log_dir_bytes / mib:,.1f} MiB", f"{d.free_bytes / mib:,.1f} MiB", f"{d.size_bytes / mib:,.1f} MiB"]
+            disks.add_row(d.node, *cells, f"{d.used_fraction:.0%}")
+        console.print(disks)
 
 
 def _id(broker_id: int | None) -> str:

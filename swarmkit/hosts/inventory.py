@@ -16,12 +16,14 @@ from urllib.parse import urlsplit
 
 from swarmkit import files, names
 from swarmkit.errors import InventoryError, SpecError
+from swarmkit.hosts.metrics_settings import HINT as METRICS_HINT
+from swarmkit.hosts.metrics_settings import MetricsSettings, parse_metrics
 
 ROLES = ("manager", "worker")
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
-TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persist")
+TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persist", "metrics")
 STACK_FIELDS = (
     "engine",
     "image",
@@ -115,6 +117,7 @@ class Inventory:
     allow_even_managers: bool = False
     ssh_config: str = ""  # an ssh_config file for the ssh:// hosts (ssh -F), resolved; "" = ssh's own defaults
     ssh_persist: int | None = None  # seconds an idle SSH connection outlives its command; None = not set (the default)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)  # where alerts go, lag and disk thresholds
 
     @property
     def managers(self) -> tuple[Host, ...]:
@@ -214,6 +217,9 @@ def parse_inventory(document: object, path: str = "inventory", base_dir: Path | 
         allow_even_managers=allow_even,
         ssh_config=_parse_ssh_config(document.get("ssh_config"), where.at("ssh_config"), base_dir or Path.cwd()),
         ssh_persist=_parse_seconds(document.get("ssh_persist"), where.at("ssh_persist")),
+        metrics=parse_metrics(
+            document.get("metrics"), base_dir or Path.cwd(), lambda at, problem: where.at(at).error(problem, METRICS_HINT)
+        ),
     )
 
 

@@ -31,12 +31,16 @@ from swarmkit.images import debian, maven
 BUSYBOX = Path("/bin/busybox")
 SOCAT = Path("/usr/bin/socat")
 TANSU_TAG = "swarmkit/tansu:0.6.0"
-PROBE_TAG = "swarmkit/probe:1"
+PROBE_TAG = "swarmkit/probe:2"  # 2: with the JMX exporter's jar and the node exporter
 KAFKA_VERSION = "4.4.0"
 KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
 KAFKA_DIR = STACKS_DIR / "kafka"
 AGENT_POM = KAFKA_DIR / "metrics-agent" / "pom.xml"
-AGENT_JAR = "jmx_prometheus_javaagent.jar"  # its name in the image: the stack names no version
+AGENT_JAR = "jmx_prometheus_javaagent.jar"  # its name in the probe image: the stack names no version
+NODE_EXPORTER_PACKAGES = ("prometheus-node-exporter",)
+NODE_EXPORTER_BINARY = "usr/bin/prometheus-node-exporter"
+ALERTMANAGER_TAG = "swarmkit/alertmanager:0.25.0"  # bookworm's prometheus-alertmanager package
+ALERTMANAGER_PACKAGES = ("prometheus-alertmanager",)
 SPARK_DIR = STACKS_DIR / "spark"
 PROMETHEUS_TAG = "swarmkit/prometheus:2.42.0"  # bookworm's prometheus package
 # Debian's prometheus serves its classic web UI from /usr/share/prometheus/web, whose static/ links
@@ -119,12 +123,18 @@ def tansu_recipe() -> ImageRecipe:
 
 
 def probe_recipe() -> ImageRecipe:
+    """swarmkit's per-node image: preflight's probe (busybox, socat), and what `deploy` and `metrics up` run on every
+    node: the JMX exporter's jar (copied into each node's metrics-agent volume) and Debian's node exporter."""
     socat = _require(SOCAT, "socat")
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        agent = _agent_jar(maven.resolved(AGENT_POM, cache / "jmx-exporter" / "libs"))
+        exporter = debian.unpacked(NODE_EXPORTER_PACKAGES, cache / "node-exporter-debian" / "root") / NODE_EXPORTER_BINARY
     return ImageRecipe(
         tag=PROBE_TAG,
         dockerfile=STACKS_DIR / "probe" / "Dockerfile",
-        files=((_require(BUSYBOX, "busybox-static"), "busybox"),),
-        rootfs=(socat, *_shared_libraries(socat)),
+        files=((_require(BUSYBOX, "busybox-static"), "busybox"), (agent, AGENT_JAR), (exporter, "node-exporter")),
+        rootfs=tuple(dict.fromkeys((socat, *_shared_libraries(socat), *_shared_libraries(exporter)))),
     )
 
 
@@ -157,6 +167,21 @@ def prometheus_recipe() -> ImageRecipe:
         files=((_require(BUSYBOX, "busybox-static"), "busybox"), (binary, "prometheus")),
         rootfs=tuple(_shared_libraries(binary)),
         directories=((web, "web"),),
+    )
+
+
+def alertmanager_recipe() -> ImageRecipe:
+    """The Alertmanager image: the binary and templates of Debian's prometheus-alertmanager on busybox, no base image."""
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        root = debian.unpacked(ALERTMANAGER_PACKAGES, cache / "alertmanager-debian" / "root")
+    binary = root / "usr" / "bin" / "prometheus-alertmanager"
+    return ImageRecipe(
+        tag=ALERTMANAGER_TAG,
+        dockerfile=STACKS_DIR / "alertmanager" / "Dockerfile",
+        files=((_require(BUSYBOX, "busybox-static"), "busybox"), (binary, "alertmanager")),
+        rootfs=tuple(_shared_libraries(binary)),
+        directories=((root / "usr" / "share" / "prometheus" / "alertmanager", "share"),),
     )
 
 
@@ -275,7 +300,6 @@ def kafka_recipe() -> ImageRecipe:
     with maven.cache_lock(cache):
         libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
         tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
-        agent = _agent_jar(maven.resolved(AGENT_POM, cache / "jmx-exporter" / "libs"))
         runtime = _runtime(cache, KAFKA_JRE_MODULES)
         libraries = _cached_runtime_libraries(runtime, (libs, tools))
     scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties", "cds.sh")
@@ -287,7 +311,6 @@ def kafka_recipe() -> ImageRecipe:
             (STACKS_DIR / "node-identity.sh", "node-identity.sh"),
             (STACKS_DIR / "apache" / "entrypoint.sh", "entrypoint.sh"),
             *((KAFKA_DIR / name, name) for name in scripts),
-            (agent, AGENT_JAR),
         ),
         rootfs=libraries,
         directories=((runtime, "jre"), (libs, "libs"), (tools, "tools-libs"), (KAFKA_DIR / "bin", "bin")),
