@@ -46,11 +46,17 @@ def sandbox_up(
     endpoint: str = typer.Option(
         "unix", "--endpoint", help="How the inventory reaches the engines: unix (their sockets) or ssh (sshd on every host)."
     ),
+    kafka_version: str = typer.Option(
+        "4.4.0", "--kafka-version", help="The Kafka version of the apache engine's image (4.3.1 or 4.4.0)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
     with reporting(f"building sandbox '{name}' with {nodes} hosts ({engine} image)") as report:
-        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report, endpoint=endpoint)
+        sandbox.up(
+            nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report, endpoint=endpoint,
+            kafka_version=kafka_version,
+        )  # fmt: skip
     _show_sandbox(sandbox.status(name), as_json)
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from swarmkit.kafka.releases import METADATA_VERSION, metadata_name
 from swarmkit.lazy import lazy
 from swarmkit.security import acls
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from swarmkit.ops.rebalance import RebalanceResult
     from swarmkit.ops.roll import RollReport
     from swarmkit.ops.teardown import DownReport
+    from swarmkit.ops.upgrade import UpgradeReport
     from swarmkit.ops.users import UserCheck
     from swarmkit.sandbox import hosts as sandbox
     from swarmkit.sandbox.hosts import SandboxStatus
@@ -403,7 +405,40 @@ def print_roll(report: RollReport, console: Console) -> None:
     console.print(table)
     change = ([f"image {report.image}"] if report.image else []) + [f"{key}={value}" for key, value in report.env.items()]
     console.print(f"spec change: {', '.join(change)}" if change else "restart only (same spec)")
+    print_leaders(report, console)
     console.print(f"rolled in {report.total_s:.1f} s" if report.ok else _red("roll stopped"))
+
+
+def _spread_text(spread: dict[int, int]) -> str:
+    return " ".join(f"{broker}:{count}" for broker, count in sorted(spread.items())) or "-"
+
+
+def print_leaders(report: RollReport, console: Console) -> None:
+    """Partitions led per broker before the roll and after its preferred-leader election."""
+    if report.leaders_before or report.leaders_after:
+        console.print(
+            f"leaders per broker (id:partitions): before {_spread_text(report.leaders_before)}, "
+            f"after {_spread_text(report.leaders_after)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    for refused in report.election:
+        console.print(Text(f"preferred-leader election: {refused}", style="yellow"), soft_wrap=True)
+
+
+def print_upgrade(report: UpgradeReport, console: Console) -> None:
+    """Controllers moved, the brokers' roll, the feature levels raised."""
+    console.print(
+        f"Kafka {', '.join(report.before) or '?'} -> {report.target} (image {report.image})", highlight=False, soft_wrap=True
+    )
+    console.print(f"controllers moved: {', '.join(report.controllers) or 'none'}", highlight=False)
+    if report.brokers is not None:
+        print_roll(report.brokers, console)
+    for name, (old, new) in report.finalized.items():
+        shown = (metadata_name(old), metadata_name(new)) if name == METADATA_VERSION else (str(old), str(new))
+        console.print(f"finalized {name}: {shown[0]} -> {shown[1]}", highlight=False)
+    if report.ok:
+        console.print(f"done in {report.total_s:.1f} s" + ("" if report.finalized else "; nothing finalized"))
 
 
 def print_rotation(report: RotateReport, console: Console) -> None:

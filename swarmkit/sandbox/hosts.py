@@ -98,6 +98,7 @@ class Sandbox:
     engine: str = "apache"
     managers: int = 1
     endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
+    kafka_version: str = image.KAFKA_VERSION  # the apache engine's image: swarmkit/kafka of this version
 
     @property
     def directory(self) -> Path:
@@ -199,6 +200,7 @@ def load(name: str) -> Sandbox:
         engine=data.get("engine", "tansu"),
         managers=data.get("managers", 1),
         endpoint=data.get("endpoint", "unix"),
+        kafka_version=data.get("kafka_version", image.KAFKA_VERSION),
     )
 
 
@@ -421,6 +423,7 @@ def inventory_document(sandbox: Sandbox) -> dict:
             "engine": sandbox.engine,
             "image": sandbox.images.get(sandbox.engine, ""),
             "probe_image": sandbox.images.get("probe", ""),
+            **({"kafka_version": sandbox.kafka_version} if sandbox.engine == "apache" else {}),
         },
         "hosts": [
             {
@@ -449,7 +452,7 @@ def _write_inventory(sandbox: Sandbox) -> None:
 def publish_images(sandbox: Sandbox) -> Sandbox:
     """Build on the first host and push to the sandbox registry; the others pull as servers would."""
     builder = sandbox.hosts[0].docker
-    broker_recipe = image.kafka_recipe() if sandbox.engine == "apache" else image.tansu_recipe()
+    broker_recipe = image.kafka_recipe(sandbox.kafka_version) if sandbox.engine == "apache" else image.tansu_recipe()
     images = {
         sandbox.engine: image.publish(builder, broker_recipe, sandbox.registry),
         "probe": image.publish(builder, image.probe_recipe(), sandbox.registry),
@@ -471,6 +474,7 @@ def up(
     *,
     report: Report = _quiet,
     endpoint: str = "unix",
+    kafka_version: str = image.KAFKA_VERSION,
 ) -> Sandbox:
     """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each).
 
@@ -478,6 +482,7 @@ def up(
     Interrupted or failed half-way, it removes what it created (as `down` does): the next `up` starts clean."""
     check_prerequisites()
     _check_new_sandbox(name, nodes, prefix, subnet, engine, endpoint)
+    image.check_kafka_version(kafka_version)
     sandbox = Sandbox(
         name=name,
         subnet=subnet,
@@ -486,6 +491,7 @@ def up(
         engine=engine,
         managers=max(1, min(managers, nodes)),
         endpoint=endpoint,
+        kafka_version=kafka_version,
     )
     _save(sandbox)
     try:
