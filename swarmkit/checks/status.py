@@ -22,8 +22,9 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin
+from swarmkit.kafka import admin, releases
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
+from swarmkit.kafka.quorum import describe_features
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
@@ -56,6 +57,7 @@ class BrokerStatus:
     image: str
     current: bool  # runs the service's present spec (False in the middle of a rolling update)
     container_id: str
+    kafka_version: str = ""  # the Kafka release its task's image names ("" for none)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class ClusterStatus:
     kafka_error: str
     read_s: float
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    controller_versions: tuple[tuple[int, str], ...] = ()  # (controller id, the Kafka release its task runs)
+    metadata_version: str = ""  # the finalized metadata.version ("" when it cannot be read)
 
     @property
     def ok(self) -> bool:
@@ -137,6 +141,7 @@ def broker_row(node: SwarmNode, name: str, service: ServiceState, image: str, me
         image=image if task and task.current else ("(previous spec)" if task else ""),
         current=bool(task and task.current),
         container_id=task.container_id[:12] if task else "",
+        kafka_version=releases.version_in(task.image) if task else "",
     )
 
 
@@ -184,6 +189,7 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     options = VerifyOptions(stack_name=stack, security=security)
     with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
         metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
+        finalized = _metadata_version(inventory, external_port, security) if engine == "apache" else ""
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]
@@ -201,7 +207,32 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
         certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
+        controller_versions=_controller_versions(manager, inventory, nodes, stack) if engine == "apache" else (),
+        metadata_version=finalized,
     )
+
+
+def _metadata_version(inventory: Inventory, port: int, security: ClientSecurity | None) -> str:
+    """The finalized metadata.version as Kafka names it, asked of the first broker that answers."""
+    for host in inventory.hosts:
+        try:
+            level = describe_features(host.address, port, READ_TIMEOUT, security).metadata_level
+        except BrokerError:
+            continue
+        return releases.metadata_name(level)
+    return ""
+
+
+def _controller_versions(
+    manager: dockerapi.Engine, inventory: Inventory, nodes: list[SwarmNode], stack: str
+) -> tuple[tuple[int, str], ...]:
+    """Each controller's Kafka release, from the image its running task runs ("" when none runs)."""
+    found = []
+    for controller in _controllers(inventory, nodes, stack):
+        state = dockerapi.service_state(manager, f"{stack}_{controller.service}")
+        task = _newest_task([t for t in state.tasks if t.state == "running"]) if state else None
+        found.append((controller.node_id, releases.version_in(task.image) if task else ""))
+    return tuple(found)
 
 
 def _controllers(inventory: Inventory, nodes: list[SwarmNode], stack: str) -> tuple[Controller, ...]:

@@ -333,7 +333,9 @@ def print_status(status: ClusterStatus, console: Console) -> None:
         state = node.state if node.state == "ready" else _red(node.state)
         nodes.add_row(node.host or "-", node.hostname, node.role, state, node.availability, node.address, _id(node.broker_id))
     console.print(nodes)
-    brokers = _table("brokers", ("id", "node", "advertised", "registered", "task", "running since (UTC)", "image", "container"))
+    brokers = _table(
+        "brokers", ("id", "node", "advertised", "registered", "task", "running since (UTC)", "Kafka", "image", "container")
+    )
     for broker in status.brokers:
         task = broker.task if broker.task == "running" else _red(broker.task)
         advertised = broker.advertised or "-"
@@ -344,6 +346,7 @@ def print_status(status: ClusterStatus, console: Console) -> None:
             _mark(broker.registered),
             task,
             broker.since,
+            broker.kafka_version or "-",
             broker.image,
             broker.container_id,
         )
@@ -374,13 +377,19 @@ def _print_controllers(status: ClusterStatus, console: Console) -> None:
     quorum = status.quorum
     assert quorum is not None
     members = {member.node_id: member for member in (*quorum.voters, *quorum.observers)}
-    table = _table("controllers (KRaft quorum)", ("id", "manager", "status", "lag"))
+    versions = dict(status.controller_versions)
+    table = _table("controllers (KRaft quorum)", ("id", "manager", "status", "lag", "Kafka"))
     for node_id, host in status.controllers:
         member = members.get(node_id)
         table.add_row(
-            str(node_id), host, member.status if member else _red("not in the quorum now"), str(member.lag) if member else "-"
+            str(node_id),
+            host,
+            member.status if member else _red("not in the quorum now"),
+            str(member.lag) if member else "-",
+            versions.get(node_id) or "-",
         )
     console.print(table)
+    console.print(f"finalized metadata.version: {status.metadata_version or '(not read)'}", highlight=False)
     if quorum.error:
         console.print(_red(f"controllers: {quorum.error}"))
         return

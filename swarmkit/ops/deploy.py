@@ -709,11 +709,19 @@ def _declared_release(plan: DeployPlan, session: Session) -> DeployPlan:
     """A deployed cluster on another release than the inventory's ``stack.kafka_version`` is moved to it first
     (`swarmkit upgrade`'s way: one node at a time, then finalized); the deploy keeps the image it then runs."""
     version, stack = plan.inventory.stack.kafka_version, plan.options.stack_name
-    if not version or dockerapi.service_state(session.docker[plan.inventory.first_manager], f"{stack}_broker") is None:
+    if not version or not _deployed(session.docker[plan.inventory.first_manager], stack):
         return plan
     port = plan.options.listeners.external_listener.port
     image = upgrade.apply_declared(session, stack, port, version)
     return replace(plan, options=replace(plan.options, image=image))
+
+
+def _deployed(manager: Engine, stack: str) -> bool:
+    """Whether the stack's brokers run; False before the swarm exists (a first `up`: its manager is none yet)."""
+    try:
+        return dockerapi.service_state(manager, f"{stack}_broker") is not None
+    except EngineError:
+        return False
 
 
 def _distribute(
