@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from swarmkit.checks import health
 from swarmkit.checks.health import Quorum
 from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
@@ -24,7 +25,6 @@ from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, releases
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
-from swarmkit.kafka.quorum import describe_features
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
@@ -189,7 +189,7 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     options = VerifyOptions(stack_name=stack, security=security)
     with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
         metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
-        finalized = _metadata_version(inventory, external_port, security) if engine == "apache" else ""
+        finalized = health.metadata_version(inventory, external_port, security) if engine == "apache" else ""
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]
@@ -207,32 +207,11 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
         certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
-        controller_versions=_controller_versions(manager, inventory, nodes, stack) if engine == "apache" else (),
+        controller_versions=health.controller_versions(manager, _controllers(inventory, nodes, stack), stack)
+        if engine == "apache"
+        else (),
         metadata_version=finalized,
     )
-
-
-def _metadata_version(inventory: Inventory, port: int, security: ClientSecurity | None) -> str:
-    """The finalized metadata.version as Kafka names it, asked of the first broker that answers."""
-    for host in inventory.hosts:
-        try:
-            level = describe_features(host.address, port, READ_TIMEOUT, security).metadata_level
-        except BrokerError:
-            continue
-        return releases.metadata_name(level)
-    return ""
-
-
-def _controller_versions(
-    manager: dockerapi.Engine, inventory: Inventory, nodes: list[SwarmNode], stack: str
-) -> tuple[tuple[int, str], ...]:
-    """Each controller's Kafka release, from the image its running task runs ("" when none runs)."""
-    found = []
-    for controller in _controllers(inventory, nodes, stack):
-        state = dockerapi.service_state(manager, f"{stack}_{controller.service}")
-        task = _newest_task([t for t in state.tasks if t.state == "running"]) if state else None
-        found.append((controller.node_id, releases.version_in(task.image) if task else ""))
-    return tuple(found)
 
 
 def _controllers(inventory: Inventory, nodes: list[SwarmNode], stack: str) -> tuple[Controller, ...]:

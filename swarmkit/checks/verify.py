@@ -23,7 +23,7 @@ from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import fan_out, in_background, settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
@@ -101,6 +101,7 @@ class VerifyReport:
     cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
     cluster_error: str = ""
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    kafka: health.KafkaReleases | None = None  # each node's Kafka release, the finalized metadata.version (apache)
 
     @property
     def ok(self) -> bool:
@@ -132,6 +133,7 @@ class VerifyReport:
             "spark_stream": self.spark_stream.to_dict() if self.spark_stream else None,
             "changes": list(self.changes),
             "certificates": asdict(self.certificates) if self.certificates else None,
+            "kafka": asdict(self.kafka) if self.kafka else None,
         }
 
 
@@ -375,15 +377,20 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     say("checking every broker from here" + (", and the controller quorum through a broker" if shared else ""))
     brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget, controllers)
     specs = declared_topics(inventory) or stack.topics  # the inventory's declared state, else what `up` created
-    with in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read:
+    manager = docker[active_manager(inventory, engines)]
+    with (
+        in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read,
+        in_background(lambda: _releases(manager, inventory, nodes, stack, options) if shared else None) as releases_read,
+    ):
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
     topics = topics_read.result()
     path = verified_state_path(inventory, options.stack_name)
     changes = compare(_load_previous(path), brokers)
     expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
     report = VerifyReport(
-        tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry
-    )
+        tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry,
+        kafka=releases_read.result(),
+    )  # fmt: skip
     if options.spark:
         say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
         report = _with_spark(report, shared, options)
@@ -391,6 +398,17 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
     return report
+
+
+def _releases(
+    manager: Engine, inventory: Inventory, nodes: list[SwarmNode], stack: DeployedStack, options: VerifyOptions
+) -> health.KafkaReleases | None:
+    """Each node's Kafka release and the finalized metadata.version; None when the engines cannot say."""
+    try:
+        security = (options.external_port, options.security)
+        return health.kafka_releases(manager, inventory, stack.service, nodes, options.stack_name, security)
+    except SwarmkitError:
+        return None
 
 
 def _swarm_and_controllers(

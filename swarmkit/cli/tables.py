@@ -114,6 +114,8 @@ def print_verify(report: VerifyReport, console: Console) -> None:
         console.print(f"change: {change}")
     if report.certificates:
         console.print(f"certificates: {report.certificates.text()}", highlight=False)
+    if report.kafka:
+        console.print(report.kafka.line(), highlight=False, soft_wrap=True)
     console.print(Text("verified: every broker is usable from here", style="green") if report.ok else _red("verification failed"))
 
 

@@ -12,6 +12,7 @@ was lost or duplicated.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import threading
@@ -180,6 +181,18 @@ def test_the_upgrade_to_the_end(cluster: Inventory, producer: CountingProducer) 
     counts = [led.count(broker) for broker in (1, 2, 3)]
     assert max(counts) - min(counts) <= 1, f"leaders per broker: {counts}"
     producer.acked_after(200, 120)
+
+
+def test_status_and_verify_name_each_node_release_and_the_finalized_level(cluster: Inventory) -> None:
+    shown = json.loads(run(SWARMKIT, "status", "-i", cluster.path, "--json").stdout)
+    assert {b["kafka_version"] for b in shown["brokers"]} == {"4.4.0"}
+    assert {version for _, version in shown["controller_versions"]} == {"4.4.0"}
+    assert shown["metadata_version"] == "4.4-IV2 (33)"
+    verified = json.loads(run(SWARMKIT, "verify", "-i", cluster.path, "--json").stdout)
+    assert verified["kafka"]["metadata_version"] == "4.4-IV2 (33)"
+    assert sorted(verified["kafka"]["nodes"]) == [[f"broker {i}", "4.4.0"] for i in (1, 2, 3)] + [
+        [f"controller {i}", "4.4.0"] for i in (9001, 9002, 9003)
+    ]
 
 
 def test_a_downgrade_after_the_finalize_is_refused(cluster: Inventory, tmp_path_factory: pytest.TempPathFactory) -> None:
