@@ -298,7 +298,8 @@ def upgrade(session: Session, options: UpgradeOptions) -> UpgradeReport:
     pending = order(current, target)
     if pending:
         _check_healthy(cluster, current)
-    new_image = provide_image(session, current.nodes[0].image, target) if pending else current.nodes[0].image
+    running = next((n.image for n in current.nodes if n.image), "")
+    new_image = provide_image(session, running, target) if pending else running
     say = session.progress
     say(0, len(pending), f"Kafka {', '.join(current.versions)} -> {target}: {len(pending)} node(s) to move, image {new_image}")
     moved, brokers = _move(session, cluster, options, pending, new_image)
