@@ -2,7 +2,8 @@
 with a topic at RF 3 / min ISR 2 and one idempotent acks=all producer running from the first test to the last.
 
 In order: `upgrade --version 4.4.0 --no-finalize` interrupted (SIGINT, as Ctrl-C) once the controllers are
-on 4.4.0, the cluster serving with mixed versions; a downgrade back to 4.3.1 (allowed: nothing finalized);
+on 4.4.0, the cluster serving with mixed versions; `up` with the inventory (which names 4.3.1) carries out
+the downgrade back to 4.3.1 (allowed: nothing finalized) the way `upgrade` does;
 `plan` on an inventory naming 4.4.0 lists the upgrade and the finalize; `upgrade --version 4.4.0` to the
 end: every node on 4.4.0, metadata.version raised, leadership spread within one of even, the quorum never
 without a leader for longer than an election; a downgrade then refused (exit 2, nothing changed), `plan`
@@ -149,8 +150,9 @@ def test_an_upgrade_interrupted_after_the_controllers_then_a_downgrade(cluster: 
     assert by_role(mixed)["controller"] == {"4.4.0"}
     assert mixed.metadata_level == 30
     producer.acked_after(200, 120)  # serving with mixed versions
-    back = run(SWARMKIT, "upgrade", "-i", cluster.path, "--version", "4.3.1")
+    back = run(SWARMKIT, "up", "-i", cluster.path, "--skip-preflight")  # the inventory names 4.3.1: up goes back
     assert back.returncode == 0
+    assert "controller-1: controller 9001: 4.4.0 -> " in back.stderr  # the upgrade's own progress lines
     assert by_role(versions(cluster)) == {"controller": {"4.3.1"}, "broker": {"4.3.1"}}
     leaderless = watch.stop()
     print(f"longest stretch without a quorum leader: {leaderless:.2f} s")
