@@ -124,7 +124,24 @@ def test_the_secure_stack_names_secrets_but_holds_none(tmp_path: Path) -> None:
     assert "swarmkit.security: sasl_ssl" in stack.text
     assert {secret.target for secret in stack.secrets} >= {"swarmkit-broker-1.pem", "swarmkit-scram", "swarmkit-ca.crt"}
     assert all(f"./{secret.filename}" in stack.text for secret in stack.secrets)
-    assert "uid: '1000'" in stack.text and "RES_OPTIONS" in stack.text
+    assert "uid: '1000'" in stack.text
+
+
+@pytest.mark.parametrize("mode", ["plaintext", "ssl", "sasl_ssl"])
+def test_every_kafka_container_names_its_own_addresses_before_kafka_starts(tmp_path: Path, mode: str) -> None:
+    """A SASL login looks up the name of the address the client reached (KAFKA-19919): every broker and
+    controller starts as root through local-names.sh, which names them in /etc/hosts and drops to appuser."""
+    services = yaml.safe_load(render(request(mode, pki.Pki(tmp_path / "pki"))).text)["services"]
+    for name, service in services.items():
+        assert service["user"] == "root", name
+        assert service["entrypoint"][:2] == ["/bin/sh", "/usr/local/lib/swarmkit/local-names.sh"], name
+        assert service["entrypoint"][2:] in (
+            ["/bin/sh", "/usr/local/lib/swarmkit/tls-broker.sh"],
+            ["/bin/sh", "/usr/local/lib/swarmkit/entrypoint.sh"],
+            ["/bin/sh", "/usr/local/lib/swarmkit/controller.sh"],
+            ["/etc/kafka/docker/run"],
+        ), name
+        assert "/usr/local/lib/swarmkit/local-names.sh" in [config["target"] for config in service["configs"]], name
 
 
 @pytest.mark.parametrize("mode", ["ssl", "sasl_ssl"])
