@@ -244,7 +244,9 @@ def render(report: VerifyReport, layout: ClusterLayout, generated: str) -> str:
         f"<h1>{escape(title)}</h1>",
         _note(f"generated {generated}"),
         _problems(report),
-        _section("cluster map", cluster_map(layout, report), _verdicts(report)),
+        _section(
+            "cluster map", cluster_map(layout, report), _verdicts(report), _note(report.kafka.line()) if report.kafka else ""
+        ),
         _section("per-broker throughput and latency (Spark job)", *_spark_charts(report)),
         _section("metadata latency (verify's own request to each advertised address)", _metadata_chart(report)),
         _section("partition-leader spread", *_leader_spread(report)),

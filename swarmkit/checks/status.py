@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-from swarmkit.checks import disk, symptoms
+from swarmkit.checks import disk, health, symptoms
 from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import Quorum
 from swarmkit.checks.verify import VerifyOptions, quorum_of
@@ -26,7 +26,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin, lag
+from swarmkit.kafka import admin, lag, releases
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
 from swarmkit.kafka.lag import GroupLag
 from swarmkit.security import pki
@@ -62,6 +62,7 @@ class BrokerStatus:
     image: str
     current: bool  # runs the service's present spec (False in the middle of a rolling update)
     container_id: str
+    kafka_version: str = ""  # the Kafka release its task's image names ("" for none)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ class ClusterStatus:
     lag: tuple[GroupLag, ...] = ()  # every consumer group's lag per topic
     lag_error: str = ""
     disks: tuple[BrokerDisk, ...] = ()  # apache: each node's broker log directory
+    controller_versions: tuple[tuple[int, str], ...] = ()  # (controller id, the Kafka release its task runs)
+    metadata_version: str = ""  # the finalized metadata.version ("" when it cannot be read)
 
     @property
     def ok(self) -> bool:
@@ -147,6 +150,7 @@ def broker_row(node: SwarmNode, name: str, service: ServiceState, image: str, me
         image=image if task and task.current else ("(previous spec)" if task else ""),
         current=bool(task and task.current),
         container_id=task.container_id[:12] if task else "",
+        kafka_version=releases.version_in(task.image) if task else "",
     )
 
 
@@ -215,6 +219,7 @@ def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
         in_background(lambda: disk.broker_disks(docker, inventory.hosts, stack, DATA_DIR) if engine == "apache" else ()) as disks,
     ):
         metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
+        finalized = health.metadata_version(inventory, external_port, security) if engine == "apache" else ""
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]
@@ -236,6 +241,10 @@ def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
         lag=lags.result()[0],
         lag_error=lags.result()[1],
         disks=disks.result(),
+        controller_versions=health.controller_versions(manager, _controllers(inventory, nodes, stack), stack)
+        if engine == "apache"
+        else (),
+        metadata_version=finalized,
     )
 
 

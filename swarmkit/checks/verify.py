@@ -25,7 +25,7 @@ from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import fan_out, in_background, settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, lag
@@ -108,6 +108,7 @@ class VerifyReport:
     lag: tuple[PartitionLag, ...] = ()  # every consumer group's lag per partition (not a check: a figure)
     lag_error: str = ""
     disks: tuple[BrokerDisk, ...] = ()  # apache: each node's broker log directory and the space under it
+    kafka: health.KafkaReleases | None = None  # each node's Kafka release, the finalized metadata.version (apache)
 
     @property
     def ok(self) -> bool:
@@ -145,6 +146,7 @@ class VerifyReport:
             "lag": [asdict(p) | {"lag": p.lag} for p in self.lag],
             "lag_error": self.lag_error or None,
             "disks": [asdict(d) for d in self.disks],
+            "kafka": asdict(self.kafka) if self.kafka else None,
         }
 
 
@@ -411,12 +413,14 @@ def _checked(
     say("checking every broker from here" + (", and the controller quorum through a broker" if shared else ""))
     brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget, controllers)
     specs = declared_topics(inventory) or stack.topics  # the inventory's declared state, else what `up` created
+    manager = docker[active_manager(inventory, engines)]
     with (
         in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read,
         in_background(lambda: _lag(brokers, options)) as lag_read,
         in_background(
             lambda: disk.broker_disks(docker, inventory.hosts, options.stack_name, DATA_DIR) if shared else ()
         ) as disks,
+        in_background(lambda: _releases(manager, inventory, nodes, stack, options) if shared else None) as releases_read,
     ):
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
     topics, (lags, lag_error) = topics_read.result(), lag_read.result()
@@ -432,6 +436,7 @@ def _checked(
         lag=lags,
         lag_error=lag_error,
         disks=disks.result(),
+        kafka=releases_read.result(),
     )
     return report, options, shared
 
@@ -448,6 +453,17 @@ def _fault_signs(
     unreachable = [b.node for b in report.brokers if not b.reachable]
     plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
     return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
+
+
+def _releases(
+    manager: Engine, inventory: Inventory, nodes: list[SwarmNode], stack: DeployedStack, options: VerifyOptions
+) -> health.KafkaReleases | None:
+    """Each node's Kafka release and the finalized metadata.version; None when the engines cannot say."""
+    try:
+        security = (options.external_port, options.security)
+        return health.kafka_releases(manager, inventory, stack.service, nodes, options.stack_name, security)
+    except SwarmkitError:
+        return None
 
 
 def _swarm_and_controllers(

@@ -68,6 +68,9 @@ def sandbox_up(
         help="Give each host a broker data disk of this size (e.g. 256m), for `fault disk-full`.",
         callback=checked(lambda v: v and disks.limit(v)),
     ),
+    kafka_version: str = typer.Option(
+        "4.4.0", "--kafka-version", help="The Kafka version of the apache engine's image (4.3.1 or 4.4.0)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
@@ -84,6 +87,7 @@ def sandbox_up(
             report=report,
             endpoint=endpoint,
             data_limit=data_limit,
+            kafka_version=kafka_version,
         )
     _show_sandbox(sandbox.status(name), as_json)
 

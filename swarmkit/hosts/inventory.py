@@ -27,6 +27,7 @@ TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persis
 STACK_FIELDS = (
     "engine",
     "image",
+    "kafka_version",
     "probe_image",
     "security",
     "advertise",
@@ -36,7 +37,7 @@ STACK_FIELDS = (
     "users",
     "broker_env",
 )
-TEXT_STACK_FIELDS = ("engine", "image", "probe_image", "security", "advertise", "hostname_command")
+TEXT_STACK_FIELDS = ("engine", "image", "kafka_version", "probe_image", "security", "advertise", "hostname_command")
 PORT_FIELDS = ("internal", "external")
 TOPIC_FIELDS = ("name", "partitions", "replicas", "configs")
 ZONE_LABEL = "zone"  # a host's labels: {zone: a} becomes its broker's broker.rack
@@ -104,6 +105,7 @@ class StackDefaults:
     topics: tuple[DeclaredTopic, ...] = ()
     users: tuple[DeclaredUser, ...] = ()
     broker_env: tuple[tuple[str, str], ...] = ()  # extra broker environment (KAFKA_HEAP_OPTS, KAFKA_* settings)
+    kafka_version: str = ""  # X.Y.Z the cluster runs (apache): `up` upgrades to it; "" = whatever the image is
     given: tuple[str, ...] = field(
         default=(), compare=False
     )  # the keys the inventory sets (an option overriding one of them says so)
@@ -244,6 +246,8 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
             if not isinstance(value, str):
                 raise where.at(f"stack.{key}").error(f"{value!r} is not a string")
             values[key] = where.at(f"stack.{key}").checked(names.text, value, key)
+    if not names.KAFKA_VERSION.fullmatch(values.get("kafka_version", "0.0.0")):
+        raise where.at("stack.kafka_version").error(f"{values['kafka_version']!r} is not a Kafka version X.Y.Z (e.g. 4.4.0)")
     if "ports" in raw:
         values["internal_port"], values["external_port"] = _parse_ports(raw["ports"], where.at("stack.ports"))
     if "topics" in raw:

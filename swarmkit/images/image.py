@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmkit.assets import STACKS_DIR, tansu_binary
-from swarmkit.errors import SwarmkitError
+from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.images import debian, maven
@@ -32,8 +32,10 @@ BUSYBOX = Path("/bin/busybox")
 SOCAT = Path("/usr/bin/socat")
 TANSU_TAG = "swarmkit/tansu:0.6.0"
 PROBE_TAG = "swarmkit/probe:2"  # 2: with the JMX exporter's jar and the node exporter
-KAFKA_VERSION = "4.4.0"
-KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
+KAFKA_VERSION = "4.4.0"  # what a new cluster runs unless told otherwise
+KAFKA_VERSIONS = ("4.3.1", "4.4.0")  # every version an image is built for (Maven Central serves both), oldest first
+KAFKA_REPOSITORY = "swarmkit/kafka"
+KAFKA_TAG = f"{KAFKA_REPOSITORY}:{KAFKA_VERSION}"
 KAFKA_DIR = STACKS_DIR / "kafka"
 AGENT_POM = KAFKA_DIR / "metrics-agent" / "pom.xml"
 AGENT_JAR = "jmx_prometheus_javaagent.jar"  # its name in the probe image: the stack names no version
@@ -292,19 +294,34 @@ def _agent_jar(directory: Path) -> Path:
     return jars[0]
 
 
-def kafka_recipe() -> ImageRecipe:
-    """The Apache Kafka broker image: Maven's jars and a jlink runtime (both cached) on busybox.
+def kafka_tag(version: str) -> str:
+    """swarmkit's own image of one Kafka version: the tag names the version."""
+    return f"{KAFKA_REPOSITORY}:{version}"
+
+
+def check_kafka_version(version: str) -> str:
+    if version not in KAFKA_VERSIONS:
+        raise SpecError(
+            f"Kafka {version}: swarmkit builds no image for it",
+            hint=f"choose one of {', '.join(KAFKA_VERSIONS)} (Maven Central's releases an image is made for)",
+        )
+    return version
+
+
+def kafka_recipe(version: str = KAFKA_VERSION) -> ImageRecipe:
+    """The Apache Kafka broker image of one version: Maven's jars and a jlink runtime (both cached) on busybox.
 
     Resolving is the slow part of a first build (Maven, jlink); every later call only checks stamps."""
     cache = maven.cache_dir()
+    release = (("kafka.version", check_kafka_version(version)),)
     with maven.cache_lock(cache):
-        libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
-        tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
+        libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{version}" / "libs", release)
+        tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{version}" / "tools-libs", release)
         runtime = _runtime(cache, KAFKA_JRE_MODULES)
         libraries = _cached_runtime_libraries(runtime, (libs, tools))
     scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties", "cds.sh")
     return ImageRecipe(
-        tag=KAFKA_TAG,
+        tag=kafka_tag(version),
         dockerfile=KAFKA_DIR / "Dockerfile",
         files=(
             (_require(BUSYBOX, "busybox-static"), "busybox"),

@@ -33,7 +33,7 @@ from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
-from swarmkit.ops import declared, startup, users
+from swarmkit.ops import declared, startup, upgrade, users
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
@@ -710,6 +710,7 @@ def up(plan: DeployPlan, session: Session, preflight: PreflightGate | None = Pre
     inventory, docker = plan.inventory, session.docker
     if plan.engine.KRAFT:
         guard_controllers(plan, session)
+        plan = _declared_release(plan, session)
     source = session.local if shipping.is_own(plan.broker_image) else None
     built_here = shipping.ensure_here(source, plan.broker_image) if source is not None else False
     report = gate_preflight(plan, session, preflight) if preflight is not None else None
@@ -719,6 +720,25 @@ def up(plan: DeployPlan, session: Session, preflight: PreflightGate | None = Pre
         swarm_result = swarm.swarm_up(inventory, docker=docker, infos=infos)
     shipped = distributing.result()
     return UpResult(report, swarm_result, deploy(plan, session, swarm_result), shipped)
+
+
+def _declared_release(plan: DeployPlan, session: Session) -> DeployPlan:
+    """A deployed cluster on another release than the inventory's ``stack.kafka_version`` is moved to it first
+    (`swarmkit upgrade`'s way: one node at a time, then finalized); the deploy keeps the image it then runs."""
+    version, stack = plan.inventory.stack.kafka_version, plan.options.stack_name
+    if not version or not _deployed(session.docker[plan.inventory.first_manager], stack):
+        return plan
+    port = plan.options.listeners.external_listener.port
+    image = upgrade.apply_declared(session, stack, port, version)
+    return replace(plan, options=replace(plan.options, image=image))
+
+
+def _deployed(manager: Engine, stack: str) -> bool:
+    """Whether the stack's brokers run; False before the swarm exists (a first `up`: its manager is none yet)."""
+    try:
+        return dockerapi.service_state(manager, f"{stack}_broker") is not None
+    except EngineError:
+        return False
 
 
 def _distribute(

@@ -99,6 +99,7 @@ class Sandbox:
     managers: int = 1
     endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
     data_limit: str = ""  # each host's broker data disk, e.g. 256m (disks.py); "" for none
+    kafka_version: str = image.KAFKA_VERSION  # the apache engine's image: swarmkit/kafka of this version
 
     @property
     def directory(self) -> Path:
@@ -201,6 +202,7 @@ def load(name: str) -> Sandbox:
         managers=data.get("managers", 1),
         endpoint=data.get("endpoint", "unix"),
         data_limit=data.get("data_limit", ""),
+        kafka_version=data.get("kafka_version", image.KAFKA_VERSION),
     )
 
 
@@ -427,6 +429,7 @@ def inventory_document(sandbox: Sandbox) -> dict:
             "engine": sandbox.engine,
             "image": sandbox.images.get(sandbox.engine, ""),
             "probe_image": sandbox.images.get("probe", ""),
+            **({"kafka_version": sandbox.kafka_version} if sandbox.engine == "apache" else {}),
         },
         "hosts": [
             {
@@ -455,7 +458,7 @@ def _write_inventory(sandbox: Sandbox) -> None:
 def publish_images(sandbox: Sandbox) -> Sandbox:
     """Build on the first host and push to the sandbox registry; the others pull as servers would."""
     builder = sandbox.hosts[0].docker
-    broker_recipe = image.kafka_recipe() if sandbox.engine == "apache" else image.tansu_recipe()
+    broker_recipe = image.kafka_recipe(sandbox.kafka_version) if sandbox.engine == "apache" else image.tansu_recipe()
     images = {
         sandbox.engine: image.publish(builder, broker_recipe, sandbox.registry),
         "probe": image.publish(builder, image.probe_recipe(), sandbox.registry),
@@ -478,6 +481,7 @@ def up(
     report: Report = _quiet,
     endpoint: str = "unix",
     data_limit: str = "",
+    kafka_version: str = image.KAFKA_VERSION,
 ) -> Sandbox:
     """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each).
 
@@ -488,6 +492,7 @@ def up(
     _check_new_sandbox(name, nodes, prefix, subnet, engine, endpoint)
     if data_limit:
         disks.limit(data_limit)
+    image.check_kafka_version(kafka_version)
     sandbox = Sandbox(
         name=name,
         subnet=subnet,
@@ -497,6 +502,7 @@ def up(
         managers=max(1, min(managers, nodes)),
         endpoint=endpoint,
         data_limit=data_limit,
+        kafka_version=kafka_version,
     )
     _save(sandbox)
     try:

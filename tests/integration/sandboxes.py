@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from python_on_whales.exceptions import DockerException
 
+from swarmkit.images import image
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 
@@ -25,11 +26,23 @@ def fresh_sandbox(
     managers: int = 1,
     endpoint: str = "unix",
     data_limit: str = "",
+    kafka_version: str = image.KAFKA_VERSION,
 ) -> Iterator[sandbox.Sandbox]:
     sandbox.down(name)
     try:
         inventory = str(directory / f"{name}-inventory.yaml")
-        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint=endpoint, data_limit=data_limit)
+        yield sandbox.up(
+            nodes,
+            name,
+            prefix,
+            subnet,
+            inventory,
+            engine,
+            managers,
+            endpoint=endpoint,
+            data_limit=data_limit,
+            kafka_version=kafka_version,
+        )
     finally:
         sandbox.down(name)
 
@@ -38,7 +51,14 @@ MODULE_SANDBOX = pytest.StashKey[sandbox.Sandbox]()
 
 
 def module_sandbox(
-    name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1, endpoint: str = "unix", data_limit: str = ""
+    name: str,
+    nodes: int,
+    subnet: str,
+    engine: str = "tansu",
+    managers: int = 1,
+    endpoint: str = "unix",
+    data_limit: str = "",
+    kafka_version: str = image.KAFKA_VERSION,
 ):
     """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module.
 
@@ -48,7 +68,9 @@ def module_sandbox(
     @pytest.fixture(scope="module")
     def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[sandbox.Sandbox]:
         directory = tmp_path_factory.mktemp(name)
-        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers, endpoint, data_limit) as created:
+        with fresh_sandbox(
+            name, nodes, subnet, name, directory, engine, managers, endpoint, data_limit, kafka_version
+        ) as created:
             request.node.stash[MODULE_SANDBOX] = created
             yield created
 

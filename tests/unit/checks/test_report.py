@@ -91,3 +91,9 @@ def test_text_from_the_cluster_is_escaped() -> None:
 )
 def test_report_names_the_page_and_the_spark_json_beside_it(given: str | None, html: Path | None, spark_json: str | None) -> None:
     assert pages.outputs(given) == (html, spark_json)
+
+
+def test_the_page_names_each_node_kafka_release_and_the_finalized_level() -> None:
+    page = pages.render(recorded(), LAYOUT, "now")
+    assert "Kafka: broker 1 4.4.0, broker 2 4.4.0, broker 3 4.4.0, controller 9001 4.4.0" in page
+    assert "finalized metadata.version 4.4-IV2 (33)" in page
