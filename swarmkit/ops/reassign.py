@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from swarmkit.errors import BrokerError, DeployError, SpecError
-from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.kafka import admin
@@ -24,6 +23,7 @@ from swarmkit.kafka.admin import PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import DeployedStack
+from swarmkit.stack.engines import apache
 from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.waits import Progress
 
@@ -193,9 +193,7 @@ def plan_document(moves: Sequence[Move]) -> str:
 
 def _run_tool(broker: Engine, service: str, moves: Sequence[Move], connection: Sequence[str], *arguments: str) -> None:
     plan = plan_document(moves)
-    dockerapi.exec_in_service(
-        broker, service, ["sh", "-c", WRITE_AND_RUN, "sh", plan, PLAN_FILE, REASSIGN_TOOL, *connection, *arguments]
-    )
+    apache.run_tool(broker, service, ["sh", "-c", WRITE_AND_RUN, "sh", plan, PLAN_FILE, REASSIGN_TOOL, *connection, *arguments])
 
 
 def start(broker: Engine, service: str, moves: Sequence[Move], connection: Sequence[str], throttle_bytes: int = 0) -> None:
