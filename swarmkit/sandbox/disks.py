@@ -11,6 +11,7 @@ and is gone with the sandbox.  `sandbox fault disk-full` fills the rest with one
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -26,6 +27,7 @@ FILLER = "disk-full.filler"
 DATA_VOLUME = "kafka_data"  # the default stack's broker data volume (stack.engines.apache.DATA_VOLUME)
 LIMIT = re.compile(r"^([1-9][0-9]{0,4})([mg])$")
 SMALLEST_MIB, LARGEST_MIB = 64, 8192
+FILL_ATTEMPTS = 20
 
 
 def limit(text: str) -> str:
@@ -57,14 +59,24 @@ def create_volume(engine: Engine, host_directory: str) -> None:
 
 
 def fill(host_directory: str) -> int:
-    """Take every free byte of the disk with one file; returns how many were taken."""
-    disk = disk_of(host_directory)
-    stats = os.statvfs(disk)
-    free = stats.f_bavail * stats.f_frsize
+    """Take every free byte of the disk with one file; returns how many were taken.  A broker writing meanwhile
+    makes ``fallocate`` of what was free a moment ago fail (tmpfs then takes nothing): it is tried again with what
+    is free now."""
+    disk, taken = disk_of(host_directory), 0
     with open(disk / FILLER, "ab") as filler:
-        if free:
-            os.posix_fallocate(filler.fileno(), filler.tell(), free)
-    return free
+        for _ in range(FILL_ATTEMPTS):
+            stats = os.statvfs(disk)
+            free = stats.f_bavail * stats.f_frsize
+            if not free:
+                break
+            try:
+                os.posix_fallocate(filler.fileno(), os.fstat(filler.fileno()).st_size, free)
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    raise
+                continue
+            taken += free
+    return taken
 
 
 def free(host_directory: str) -> int:
