@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from swarmkit import numbers
+from swarmkit import names, numbers
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.fanout import fan_out, settle_by
 from swarmkit.kafka import admin
@@ -31,7 +31,7 @@ DEFAULT_TIMEOUT = 3.0
 Connect = Literal["ok", "refused", "timeout", "unreachable", "error", "skipped"]
 HostKind = Literal["wildcard", "loopback", "container-id", "internal-name", "bare-name", "ip", "name"]
 
-CONTAINER_ID = re.compile(r"^[0-9a-f]{12}([0-9a-f]{52})?$")
+CONTAINER_ID = re.compile(r"[0-9a-f]{12}([0-9a-f]{52})?")
 INTERNAL_SUFFIXES = (".internal", ".local", ".localdomain", ".lan", ".intranet", ".cluster.local", ".svc")
 
 FIX_ADVERTISE = (
@@ -164,8 +164,9 @@ def split_endpoint(text: str) -> tuple[str, int]:
     """``HOST:PORT`` or ``[V6]:PORT`` -> (host, port); SpecError otherwise."""
     host, sep, port = text.strip().rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or any(c.isspace() for c in host) or not numbers.WHOLE.fullmatch(port) or not 0 < int(port) < 65536:
-        raise SpecError(f"'{text}' is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
+    port_ok = numbers.WHOLE.fullmatch(port) and 0 < int(port) < 65536
+    if not sep or not host or not host.isprintable() or " " in host or not port_ok:
+        raise SpecError(f"{names.shown(text)} is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
     return host, int(port)
 
 
@@ -191,7 +192,7 @@ def classify_host(host: str) -> HostKind:
         return "loopback" if ip.is_loopback else "ip"
     if name == "localhost" or name.endswith(".localhost"):
         return "loopback"
-    if CONTAINER_ID.match(name):
+    if CONTAINER_ID.fullmatch(name):
         return "container-id"
     if name.endswith(INTERNAL_SUFFIXES):
         return "internal-name"

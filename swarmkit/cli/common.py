@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -17,7 +18,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
-from swarmkit import names, numbers
+from swarmkit import files, names, numbers
 from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.lazy import lazy
@@ -48,6 +49,16 @@ def checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return value
 
     return callback
+
+
+def each(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A repeatable option's callback: every value through ``check`` (a refusal is a usage error, exit 2)."""
+    return checked(lambda values: [check(value) for value in values])
+
+
+def given(option: str) -> Callable[[Any], Any]:
+    """A free-text option's callback: not empty, no control character."""
+    return checked(lambda value: names.given(value, option))
 
 
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object for runbooks.")
@@ -96,10 +107,11 @@ def expected_failures(command: Callable) -> Callable:
 
 
 def show_error(error: SwarmkitError) -> None:
-    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup."""
-    err.print(Text.assemble(("error:", "bold red"), " ", error.message))
+    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup, and its
+    control characters are shown escaped (a NUL visible, a newline not splitting the line)."""
+    err.print(Text.assemble(("error:", "bold red"), " ", names.escaped(error.message)))
     if error.hint:
-        err.print(Text.assemble(("hint:", "yellow"), " ", error.hint))
+        err.print(Text.assemble(("hint:", "yellow"), " ", names.escaped(error.hint)))
 
 
 def exit_with(error: SwarmkitError) -> None:
@@ -143,6 +155,21 @@ def report_usage_error(error: ClickException, as_json: bool) -> None:
     if as_json:
         print_json({"ok": False, "error": error.format_message(), "hint": hint})
     show_error(SpecError(error.format_message(), hint))
+
+
+def output_files(option: str, *paths: str | Path | None) -> None:
+    """Files a command will write (``--report``, ``-o``), checked before it starts: bad input (exit 2) naming the
+    option and the path, instead of a failure after the work is done."""
+    for path in paths:
+        if path is not None:
+            try:
+                if not str(path):
+                    raise files.FileProblem("names no file")
+                files.check_output_file(Path(path))
+            except files.FileProblem as problem:
+                raise SpecError(
+                    f"{option} {names.shown(str(path), 1024)}: {problem}", hint="give a file in a directory you can write to"
+                ) from None
 
 
 def this_machine() -> str:

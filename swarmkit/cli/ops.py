@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from swarmkit import defaults
+from swarmkit import defaults, names
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
     INVENTORY_OPTION,
     JSON_OPTION,
     STACK_OPTION,
+    each,
     err,
     expected_failures,
     load_hosts,
@@ -35,7 +36,9 @@ else:
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
-NODE_OPTION = typer.Option([], "--node", help="Restart only this inventory host's broker; repeatable.")
+NODE_OPTION = typer.Option(
+    [], "--node", help="Restart only this inventory host's broker; repeatable.", callback=each(names.host_name)
+)
 ROLL_TIMEOUT_OPTION = timeout_option(defaults.ROLL_BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
 
 

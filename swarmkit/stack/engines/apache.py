@@ -14,10 +14,10 @@ endpoint it registers as a voter.
 from __future__ import annotations
 
 import base64
-import re
 import uuid
 from typing import Any
 
+from swarmkit import names
 from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
@@ -68,7 +68,6 @@ LOCAL_NAMES_SCRIPT = "apache/local-names.sh"
 START_USER = "root"
 INTERNAL_CLIENT_FILE = "internal-client.properties"  # TLS: what Kafka's tools in a container connect with
 # base64url, but never a leading '-': kafka-storage would read "--cluster-id -abc..." as an option
-CLUSTER_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{21}$")
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
 # servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
 BROKER_HEAP = "-Xmx512m -Xms512m"
@@ -116,7 +115,7 @@ def generate_cluster_id() -> str:
     Uuid.randomUuid, it draws again rather than start with '-', which one id in 64 would."""
     while True:
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
-        if CLUSTER_ID.match(cluster_id):
+        if names.CLUSTER_ID.fullmatch(cluster_id):
             return cluster_id
 
 
@@ -149,7 +148,7 @@ def check(request: StackRequest) -> None:
             "CLUSTER_ID: the apache engine needs a cluster id",
             hint="swarmkit generates one on the first deploy and keeps it; pass it to render with --cluster-id",
         )
-    if not CLUSTER_ID.match(request.cluster_id):
+    if not names.CLUSTER_ID.fullmatch(request.cluster_id):
         raise SpecError(
             f"CLUSTER_ID: '{request.cluster_id}' is not a KRaft cluster id",
             hint="a cluster id is 22 characters of base64url not starting with '-', e.g. from `kafka-storage.sh random-uuid`",

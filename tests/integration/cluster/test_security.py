@@ -296,12 +296,12 @@ def planned(path: Path) -> tuple[int, dict]:
 def test_declared_users_are_planned_made_by_up_and_then_unchanged(
     secured: tuple[Inventory, UpResult, float], tmp_path: Path
 ) -> None:
-    """The inventory's declared state holds users and their grants: `plan` lists the user to make (exit 2) and no
+    """The inventory's declared state holds users and their grants: `plan` lists the user to make (exit 3) and no
     broker to restart, `up`'s deploy makes it live, `plan` then finds nothing to do, and the user produces."""
     inventory, _, _ = secured
     with declaring(inventory, {"declared-app": ["topic:orders:read,write"]}) as path:
         code, changes = planned(path)
-        assert code == 2 and [u["line"] for u in changes["users"]] == ["create user declared-app (topic:orders:read,write)"]
+        assert code == 3 and [u["line"] for u in changes["users"]] == ["create user declared-app (topic:orders:read,write)"]
         assert changes["rolls"] == [] and changes["restarts"] == [], changes
         declared = load_inventory(str(path))
         applied = deploy_module.deploy(plan(declared, replace(OPTIONS, topics="")), Session.of(declared))
