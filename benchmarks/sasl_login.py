@@ -17,20 +17,19 @@ import argparse
 import json
 import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from clusters import measured_cluster
 from confluent_kafka.admin import AdminClient
 from rich.console import Console
 from rich.table import Table
 
-from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.ops.deploy import up
 from swarmkit.ops.plan import DeployOptions, plan
-from swarmkit.sandbox import hosts as sandbox
 from swarmkit.security import pki
 
 NAME = "sl"
@@ -102,16 +101,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     console = Console(stderr=args.json)
-    if args.inventory:
-        result = summary(measure(load_inventory(args.inventory), args.connections, args.rounds), args.connections)
-    else:
-        sandbox.down(NAME)
-        try:
-            path = str(Path(tempfile.mkdtemp(prefix="sasl-login-")) / f"{NAME}.yaml")
-            built = sandbox.up(3, NAME, NAME, SUBNET, path, engine="apache", managers=3)
-            result = summary(measure(load_inventory(built.inventory_path), args.connections, args.rounds), args.connections)
-        finally:
-            sandbox.down(NAME)
+    with measured_cluster(args.inventory, NAME, SUBNET) as inventory:
+        result = summary(measure(inventory, args.connections, args.rounds), args.connections)
     show(result, console)
     if args.json:
         print(json.dumps(result))

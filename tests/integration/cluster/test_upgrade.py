@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from swarmkit.errors import BrokerError
+from swarmkit.errors import CHANGES_PENDING, BrokerError
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import partition_states
