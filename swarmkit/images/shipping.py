@@ -8,7 +8,6 @@ broker image is shipped: saved here once and loaded on every host that lacks it 
 
 from __future__ import annotations
 
-import functools
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,7 +38,7 @@ def with_probe_image(inventory: Inventory, docker: DockerHosts) -> Inventory:
 
 
 OWN_RECIPES: dict[str, Callable[[], image.ImageRecipe]] = {
-    **{image.kafka_tag(version): functools.partial(image.kafka_recipe, version) for version in image.KAFKA_VERSIONS},
+    image.KAFKA_TAG: image.kafka_recipe,
     image.TANSU_TAG: image.tansu_recipe,
     image.PROBE_TAG: image.probe_recipe,
 }

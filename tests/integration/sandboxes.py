@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from python_on_whales.exceptions import DockerException
 
-from swarmkit.images import image
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 
@@ -25,24 +24,11 @@ def fresh_sandbox(
     engine: str = "tansu",
     managers: int = 1,
     endpoint: str = "unix",
-    data_limit: str = "",
-    kafka_version: str = image.KAFKA_VERSION,
 ) -> Iterator[sandbox.Sandbox]:
     sandbox.down(name)
     try:
         inventory = str(directory / f"{name}-inventory.yaml")
-        yield sandbox.up(
-            nodes,
-            name,
-            prefix,
-            subnet,
-            inventory,
-            engine,
-            managers,
-            endpoint=endpoint,
-            data_limit=data_limit,
-            kafka_version=kafka_version,
-        )
+        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint=endpoint)
     finally:
         sandbox.down(name)
 
@@ -50,16 +36,7 @@ def fresh_sandbox(
 MODULE_SANDBOX = pytest.StashKey[sandbox.Sandbox]()
 
 
-def module_sandbox(
-    name: str,
-    nodes: int,
-    subnet: str,
-    engine: str = "tansu",
-    managers: int = 1,
-    endpoint: str = "unix",
-    data_limit: str = "",
-    kafka_version: str = image.KAFKA_VERSION,
-):
+def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1, endpoint: str = "unix"):
     """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module.
 
     tansu with one manager unless a module needs replication (apache, three managers).  The module's
@@ -68,9 +45,7 @@ def module_sandbox(
     @pytest.fixture(scope="module")
     def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[sandbox.Sandbox]:
         directory = tmp_path_factory.mktemp(name)
-        with fresh_sandbox(
-            name, nodes, subnet, name, directory, engine, managers, endpoint, data_limit, kafka_version
-        ) as created:
+        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers, endpoint) as created:
             request.node.stash[MODULE_SANDBOX] = created
             yield created
 
