@@ -22,8 +22,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin
-from swarmkit.kafka.admin import ClusterMetadata, PartitionState
+from swarmkit.kafka.admin import ClusterMetadata, KafkaAdmin, PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
@@ -152,8 +151,8 @@ def node_row(host: str, node: SwarmNode | None, engine: EngineInfo | Exception |
 
 def _kafka_view(bootstrap: str, security: ClientSecurity | None) -> tuple[ClusterMetadata | None, list[PartitionState], str]:
     try:
-        metadata = admin.broker_metadata(bootstrap, READ_TIMEOUT, security)
-        return metadata, admin.partition_states(bootstrap, READ_TIMEOUT, security)[1], ""
+        with KafkaAdmin(bootstrap, security, READ_TIMEOUT) as kafka:
+            return kafka.metadata(), kafka.partition_states()[1], ""
     except BrokerError as error:
         return None, [], error.message
 

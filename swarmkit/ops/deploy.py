@@ -30,7 +30,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNod
 from swarmkit.hosts.inventory import ZONE_LABEL, Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
-from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
+from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, KafkaAdmin, TopicResult, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
 from swarmkit.ops import declared, startup, users
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
@@ -281,7 +281,7 @@ class _Target:
     broker_id: int
     bootstrap: str  # where this machine asks for metadata
     expected: str | None  # the host:port it must advertise (None: cannot be known in advance)
-    security: ClientSecurity | None = None  # how to connect (secure modes), host names unchecked at bootstrap
+    kafka: KafkaAdmin  # this node's port, one client (and login) for every look while waiting
     task_id: str = ""  # the task verified to serve (empty until then)
     advertised: str = ""
     problem: str = ""  # why it is not verified yet
@@ -301,9 +301,7 @@ def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
 def _probe(target: _Target) -> tuple[str, str]:
     """(advertised endpoint, problem) after asking this node's port for metadata."""
     try:
-        metadata = broker_metadata(
-            target.bootstrap, SECURE_PROBE_TIMEOUT if target.security else PROBE_TIMEOUT, security=target.security
-        )
+        metadata = target.kafka.metadata()
     except BrokerError as error:
         return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
     broker = _own_broker(metadata, target.broker_id)
@@ -463,7 +461,7 @@ def _ensure_topics(
     if not specs or not targets:
         return [], []
     try:
-        security = targets[0].security
+        security = targets[0].kafka.security
         if engine.SHARED_CLUSTER:
             altered = declared.reconcile(targets[0].bootstrap, specs, security, TOPIC_TIMEOUT)
             return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT, security), altered
@@ -631,7 +629,11 @@ def _targets(
         host = expected_advertised_host(options.advertise, member.node.hostname, member.host.address)
         return f"{host}:{port}" if host else None
 
-    return [_Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m), security) for m in eligible]
+    def target(member: _Member, bootstrap: str) -> _Target:
+        kafka = KafkaAdmin(bootstrap, security, SECURE_PROBE_TIMEOUT if security else PROBE_TIMEOUT)
+        return _Target(member, allocation.ids[member.node.id], bootstrap, expected(member), kafka)
+
+    return [target(m, f"{m.host.address}:{port}") for m in eligible]
 
 
 def _node_results(members: list[_Member], identities: _Identities, targets: list[_Target]) -> tuple[NodeResult, ...]:

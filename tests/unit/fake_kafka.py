@@ -1,18 +1,22 @@
 """A stand-in for swarmkit.kafka.admin.KafkaAdmin in callers' unit tests: each method answers from a script.
 
 ``FakeKafka(partition_states=[answer, BrokerError(...), ...])``: each call of the method takes the next
-answer (an exception is raised); the calls made are kept in ``calls``."""
+answer (an exception is raised), or calls the script when it is a function; the calls made are kept in ``calls``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
 
+Script = Iterable[Any] | Callable[..., Any]
+
 
 class FakeKafka:
-    def __init__(self, bootstrap: str = "fake:9092", security: object = None, **scripts: Iterable[Any]) -> None:
-        self.bootstrap, self.security, self.timeout = bootstrap, security, 5.0
-        self.scripts = {name: iter(answers) for name, answers in scripts.items()}
+    def __init__(self, bootstrap: str = "fake:9092", security: object = None, timeout: float = 5.0, **scripts: Script) -> None:
+        self.bootstrap, self.security, self.timeout = bootstrap, security, timeout
+        self.scripts: dict[str, Any] = {}
+        for name, answers in scripts.items():
+            self.script(name, answers)
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
         self.closed = False
 
@@ -25,8 +29,8 @@ class FakeKafka:
     def close(self) -> None:
         self.closed = True
 
-    def script(self, name: str, answers: Iterable[Any]) -> None:
-        self.scripts[name] = iter(answers)
+    def script(self, name: str, answers: Script) -> None:
+        self.scripts[name] = answers if callable(answers) else iter(answers)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name not in self.scripts:
@@ -34,7 +38,8 @@ class FakeKafka:
 
         def call(*args: Any) -> Any:
             self.calls.append((name, args))
-            answer = next(self.scripts[name])
+            script = self.scripts[name]
+            answer = script(*args) if callable(script) else next(script)
             if isinstance(answer, BaseException):
                 raise answer
             return answer
