@@ -13,8 +13,10 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNod
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult
+from swarmkit.ops import converge as converge_module
 from swarmkit.ops import deploy as deploy_module
-from swarmkit.ops.deploy import DeployResult, NodeResult, _Member, _Target
+from swarmkit.ops.converge import Member, Target
+from swarmkit.ops.deploy import DeployResult, NodeResult
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.engines import apache
@@ -230,10 +232,10 @@ def task(task_id: str, node_id: str, state: str = "running", current: bool = Tru
     return replace(base, **changes)
 
 
-def target(i: int, expected: str | None = "n{i}:9094") -> _Target:
-    member = _Member(INVENTORY.hosts[i - 1], swarm_node(i))
+def target(i: int, expected: str | None = "n{i}:9094") -> Target:
+    member = Member(INVENTORY.hosts[i - 1], swarm_node(i))
     bootstrap = f"10.9.0.{10 + i}:9094"
-    return _Target(member, i, bootstrap, expected.format(i=i) if expected else None, deploy_module.KafkaAdmin(bootstrap))
+    return Target(member, i, bootstrap, expected.format(i=i) if expected else None, converge_module.KafkaAdmin(bootstrap))
 
 
 def kafka_answering(monkeypatch: pytest.MonkeyPatch, answer: Callable[[str], ClusterMetadata]) -> None:
@@ -242,7 +244,7 @@ def kafka_answering(monkeypatch: pytest.MonkeyPatch, answer: Callable[[str], Clu
     def fake(bootstrap: str, security: object = None, timeout: float = 5.0) -> FakeKafka:
         return FakeKafka(bootstrap, security, timeout, metadata=lambda: answer(bootstrap))
 
-    monkeypatch.setattr(deploy_module, "KafkaAdmin", fake)
+    monkeypatch.setattr(converge_module, "KafkaAdmin", fake)
 
 
 def metadata(*brokers: BrokerInfo) -> ClusterMetadata:
@@ -261,15 +263,15 @@ def test_probe_checks_what_the_node_advertises(monkeypatch: pytest.MonkeyPatch) 
         "10.9.0.12:9094": metadata(BrokerInfo(111, "wrong", 9094)),
     }
     kafka_answering(monkeypatch, lambda bootstrap: answers[bootstrap])
-    assert deploy_module._probe(target(1)) == ("n1:9094", "")
-    assert deploy_module._probe(target(2)) == ("wrong:9094", "10.9.0.12:9094 advertises wrong:9094, expected n2:9094")
-    assert deploy_module._probe(target(2, expected=None)) == ("wrong:9094", "")
+    assert converge_module.probe_target(target(1)) == ("n1:9094", "")
+    assert converge_module.probe_target(target(2)) == ("wrong:9094", "10.9.0.12:9094 advertises wrong:9094, expected n2:9094")
+    assert converge_module.probe_target(target(2, expected=None)) == ("wrong:9094", "")
 
 
 def test_probe_finds_its_own_broker_in_a_shared_cluster_by_id(monkeypatch: pytest.MonkeyPatch) -> None:
     shared = metadata(BrokerInfo(1, "n1", 9094), BrokerInfo(2, "n2", 9094), BrokerInfo(3, "n3", 9094))
     kafka_answering(monkeypatch, lambda bootstrap: shared)
-    assert deploy_module._probe(target(2)) == ("n2:9094", "")
+    assert converge_module.probe_target(target(2)) == ("n2:9094", "")
 
 
 def test_probe_reports_a_port_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -277,7 +279,7 @@ def test_probe_reports_a_port_that_does_not_answer(monkeypatch: pytest.MonkeyPat
         raise BrokerError("no Kafka metadata from 10.9.0.11:9094 within 2s: Connection refused")
 
     kafka_answering(monkeypatch, silent)
-    advertised, problem = deploy_module._probe(target(1))
+    advertised, problem = converge_module.probe_target(target(1))
     assert advertised == "" and "does not answer Kafka metadata yet" in problem and "Connection refused" in problem
 
 
@@ -299,16 +301,16 @@ def state(*tasks: TaskState, update: str = "") -> ServiceState:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deploy_module.waits.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(waits.Pause, "sleep", lambda self: None)
 
 
-def watch(check_kafka: bool = True, stall: float = 60, cap: float = 600, markers=()) -> deploy_module._Watch:
-    return deploy_module._Watch(check_kafka, waits.WaitLimits(stall, cap), markers)
+def watch(check_kafka: bool = True, stall: float = 60, cap: float = 600, markers=()) -> converge_module.Watch:
+    return converge_module.Watch(check_kafka, waits.WaitLimits(stall, cap), markers)
 
 
-def converge(targets: list[_Target], wait: deploy_module._Watch, reports: list | None = None) -> None:
+def converge(targets: list[Target], wait: converge_module.Watch, reports: list | None = None) -> None:
     report = (lambda *r: reports.append(r)) if reports is not None else (lambda *r: None)
-    deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, wait, report)
+    converge_module.converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, wait, report)
 
 
 def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
