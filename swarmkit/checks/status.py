@@ -27,6 +27,7 @@ from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
 from swarmkit.stack.deployed import ID_LABEL, DeployedStack, broker_id_of, broker_service
+from swarmkit.stack.engines import ENGINES
 from swarmkit.swarm import identity
 from swarmkit.swarm.view import active_manager, engine_states, node_for
 
@@ -178,6 +179,7 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     service, image = _broker_service(docker, manager, stack)
     deployed = DeployedStack(stack, service)
     engine = deployed.engine
+    kraft = engine in ENGINES and ENGINES[engine].KRAFT  # a quorum of controllers to read
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
     security = pki.admin_by_address(inventory, stack, deployed.security)
     options = VerifyOptions(stack_name=stack, security=security)
@@ -194,8 +196,8 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
         image=image,
         nodes=tuple(rows),
         brokers=tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service)),
-        quorum=quorum.result() if engine == "apache" else None,
-        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if engine == "apache" else (),
+        quorum=quorum.result() if kraft else None,
+        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if kraft else (),
         topics=topic_rows(partitions),
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
