@@ -22,7 +22,16 @@ from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import Future, fan_out, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import (
+    FAILED_START,
+    DockerHosts,
+    EngineInfo,
+    NodeState,
+    ServiceState,
+    SwarmNode,
+    TaskState,
+    TaskStatus,
+)
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
@@ -146,10 +155,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     if not tasks:
         return "none", "no broker task is scheduled on this node"
     newest = sorted(tasks, key=lambda t: t.created_at, reverse=True)
-    current = next((t for t in newest if t.desired_state not in ("shutdown", "remove")), newest[0])
-    failures = [t for t in tasks if t.state in ("failed", "rejected")]
-    last_error = next((t.error or t.message for t in newest if t.state in ("failed", "rejected")), "")
-    if current.state == "running":
+    current = next((t for t in newest if t.desired_state not in (TaskStatus.SHUTDOWN, TaskStatus.REMOVE)), newest[0])
+    failures = [t for t in tasks if t.state in FAILED_START]
+    last_error = next((t.error or t.message for t in newest if t.state in FAILED_START), "")
+    if current.state == TaskStatus.RUNNING:
         if len(failures) >= 2:
             return current.state, f"running, but failed {len(failures)} times before (last error: {last_error})"
         return current.state, ""
@@ -181,7 +190,7 @@ def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode 
         fix = f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})"
     elif node is None:
         detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
-    elif node.state != "ready":
+    elif node.state != NodeState.READY:
         detail, fix = f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it"
     else:
         return node

@@ -16,7 +16,16 @@ from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import (
+    FAILED_START,
+    Availability,
+    DockerHosts,
+    Engine,
+    NodeState,
+    ServiceState,
+    SwarmNode,
+    TaskState,
+)
 from swarmkit.hosts.inventory import Host
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, KafkaAdmin
 from swarmkit.ops import startup
@@ -40,7 +49,7 @@ class Member:
 
     @property
     def eligible(self) -> bool:
-        return self.node.state == "ready" and self.node.availability == "active"
+        return self.node.state == NodeState.READY and self.node.availability == Availability.ACTIVE
 
 
 # --- the wait ---------------------------------------------------------------------------------
@@ -160,7 +169,7 @@ class Watch:
 
 
 def _failed_tasks(state: ServiceState, target: Target) -> frozenset[str]:
-    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in ("failed", "rejected"))
+    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in FAILED_START)
 
 
 def _check_not_stopped(state: ServiceState, service: str) -> None:

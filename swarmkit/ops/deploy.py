@@ -26,7 +26,7 @@ from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
+from swarmkit.hosts.dockerapi import Availability, DockerHosts, Engine, NodeState, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import ZONE_LABEL, Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
@@ -125,7 +125,7 @@ class DeployResult:
 def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
     """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
     first = inventory.first_manager
-    if dockerapi.engine_info(docker[first]).swarm_state != "active":
+    if dockerapi.engine_info(docker[first]).swarm_state != SwarmState.ACTIVE:
         return None
     return dockerapi.swarm_nodes(docker[first])
 
@@ -214,7 +214,7 @@ def _members(inventory: Inventory, docker: DockerHosts, known: SwarmResult | Non
     joined = [
         Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
         for n in nodes
-        if n.id not in inventoried and n.state == "ready" and n.availability == "active"
+        if n.id not in inventoried and n.state == NodeState.READY and n.availability == Availability.ACTIVE
     ]
     return [Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
 

@@ -8,7 +8,7 @@ import time
 from swarmkit.errors import EngineError, SwarmkitError, VerifyError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.deployed import host_of
 
@@ -34,7 +34,7 @@ def engine_states(
 def active_manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
     for host in inventory.managers:
         info = engines[host.name]
-        if isinstance(info, EngineInfo) and info.swarm_state == "active":
+        if isinstance(info, EngineInfo) and info.swarm_state == SwarmState.ACTIVE:
             return host
     raise VerifyError(
         "no manager of the inventory answers as an active swarm manager",
