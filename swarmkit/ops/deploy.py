@@ -37,7 +37,7 @@ from swarmkit.ops.converge import Member, Target, Watch, converge, targets_for
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import StackRequest, expected_advertised_host
+from swarmkit.stack.compose import Advertise, StackRequest, expected_advertised_host
 from swarmkit.stack.controllers import ControllerSet, check_manager_set
 from swarmkit.stack.deployed import broker_id_of, host_of
 from swarmkit.stack.engines import BrokerEngine
@@ -302,11 +302,11 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     targets = targets_for(options, eligible, allocation, security)
     limits = waits.WaitLimits(options.stall_timeout, options.timeout or BASE_CAP + CAP_PER_NODE * total)
     rollout = _Rollout(docker, request, targets, Watch(options.check_kafka, limits, engine.START_MARKERS))
-    if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
+    if engine.NEEDS_IDENTITY or options.advertise != Advertise.HOSTNAME:  # a hostname command may read it too
         progress(0, total, "writing node identities")
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
-        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.Outcome.UNUSED))
     deployed = rollout.deploy_stack(progress)
     rollout.restart_for_new_identity(identities, progress)
     rollout.converge(progress)
@@ -335,7 +335,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
 @dataclass(frozen=True)
 class _Identities:
     allocation: identity.IdAllocation
-    outcomes: dict[str, str]  # swarm node id -> written | replaced | unchanged
+    outcomes: dict[str, identity.Outcome]  # by swarm node id
 
 
 @dataclass(frozen=True)
@@ -366,7 +366,9 @@ class _Rollout:
         service every task is replaced anyway, so nothing is stopped then."""
         service = self.request.broker_service
         restarting = [
-            t for t in self.targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm
+            t
+            for t in self.targets
+            if identities.outcomes[t.member.node.id] == identity.Outcome.REPLACED and not t.member.via_swarm
         ]
         state = dockerapi.service_state(self.manager, service) if restarting else None
         for target in restarting:

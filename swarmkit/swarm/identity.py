@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import DeployError
@@ -40,10 +41,15 @@ from swarmkit.stack.deployed import (
 )
 
 LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL NODE` on a manager, then deploy again"
-UNCHANGED = "unchanged"  # what stacks/write-identity.sh prints
-WRITTEN = "written"
-REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
-UNUSED = "unused"  # not written: the engine and advertise mode never read it
+
+
+class Outcome(StrEnum):
+    """What became of a node's identity file (stacks/write-identity.sh prints the first three)."""
+
+    UNCHANGED = "unchanged"
+    WRITTEN = "written"
+    REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
+    UNUSED = "unused"  # not written: the engine and advertise mode never read it
 
 
 @dataclass(frozen=True)
@@ -172,7 +178,7 @@ def keep_controllers(manager: Engine, nodes: Sequence[SwarmNode], stack: str, co
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: value}), stale)
 
 
-def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
+def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> Outcome:
     """Fill ``node.env`` in the node's identity volume; returns ``written``, ``replaced`` or ``unchanged``.
 
     The volume is created with the label docker stack deploy gives its own volumes, so the stack
@@ -183,7 +189,7 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
     return _outcome(output, f"volume {volume} on {engine.endpoint}", image)
 
 
-def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> str:
+def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> Outcome:
     """``write_identity`` on a node swarmkit reaches only through the swarm (one joined by hand with
     ``swarmkit join``): a one-off job pinned to that node mounts the volume, labelled for the stack."""
     mount = f"type=volume,source={volume},target={IDENTITY_DIR},volume-label={STACK_LABEL}={stack}"
@@ -200,16 +206,16 @@ def _writer_env(content: str) -> dict[str, str]:
     return {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
 
 
-def _outcome(output: str, where: str, image: str) -> str:
+def _outcome(output: str, where: str, image: str) -> Outcome:
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
-    if outcome not in (WRITTEN, REPLACED, UNCHANGED):
+    if outcome not in (Outcome.WRITTEN, Outcome.REPLACED, Outcome.UNCHANGED):
         raise DeployError(
             f"writing {IDENTITY_FILE} into {where} failed: {output.strip() or 'no output'}",
             hint=f"the image {image} must have /bin/sh; check the engine's disk space",
         )
-    return outcome
+    return Outcome(outcome)
 
 
-def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[str]:
+def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[Outcome]:
     """``write_identity`` on many engines at once: ``targets`` holds (engine, content) pairs."""
     return fan_out(lambda target: write_identity(target[0], image, volume, stack, target[1]), targets)
