@@ -162,8 +162,12 @@ class KafkaAdmin:
         for key, future in futures.items():
             try:
                 settled[key] = read(future.result(timeout=self.timeout + 1))
-            except (ck.KafkaException, TimeoutError) as error:
+            except ck.KafkaException as error:
                 settled[key] = {"error": answers.error(error)}
+            except TimeoutError:
+                settled[key] = {
+                    "error": {"code": None, "name": "TIMED_OUT", "message": f"no answer within {self.timeout + 1:g}s"}
+                }
         return settled
 
     def _one(self, what: str, future: Any, read: Callable[[Any], Any] = lambda a: a, hint: str = "run it again") -> Any:

@@ -14,8 +14,6 @@ def error(value: Any) -> dict[str, Any]:
         return {}
     args = getattr(value, "args", ())
     kafka_error = args[0] if args and hasattr(args[0], "code") else value
-    if not hasattr(kafka_error, "code"):  # a TimeoutError or another plain exception
-        return {"code": None, "name": type(value).__name__, "message": str(value) or type(value).__name__}
     return {"code": int(kafka_error.code()), "name": kafka_error.name(), "message": kafka_error.str()}
 
 
