@@ -194,29 +194,29 @@ def _look(docker: DockerHosts, state: ServiceState, targets: list[Target], watch
         if target.name not in running:
             target.task_id, target.problem = "", "no running task of the present spec yet"
     phases = fan_out(lambda t: _phase(docker, state, t, running.get(t.name), watch.markers), targets)
-    changed = [t for t, phase in zip(targets, phases) if phase != t.phase]
-    for target, phase in zip(targets, phases):
-        target.phase = phase
+    changed = [t for t, (phase, _) in zip(targets, phases) if phase != t.phase]
+    for target, (phase, furthest) in zip(targets, phases):  # the targets change here, not in the calls' threads
+        target.phase, target.furthest = phase, furthest
     return changed
 
 
 def _phase(
     docker: DockerHosts, state: ServiceState, target: Target, task: TaskState | None, markers: Sequence[tuple[str, str]]
-) -> str:
-    """What the target's broker is doing: serving, else what its log or its task says."""
+) -> tuple[str, tuple[str, int]]:
+    """What the target's broker is doing (serving, else what its log or its task says), and the furthest start
+    marker its present task's log showed; reads the target, changes nothing."""
     if target.task_id:
-        return f"serving as {target.advertised}" if target.advertised else "running"
+        return (f"serving as {target.advertised}" if target.advertised else "running"), target.furthest
     if task is None:
         present = [t for t in state.tasks_on(target.member.node.id) if t.current]
-        return startup.task_phase(present[0] if present else None)
+        return startup.task_phase(present[0] if present else None), target.furthest
     if not markers or target.member.via_swarm:
-        return "container running, not answering yet"
+        return "container running, not answering yet", target.furthest
     log = dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
     rank, logged = startup.log_phase(log, markers)
     if target.furthest[0] == task.id and rank < target.furthest[1]:
-        return target.phase  # its marker scrolled out of the log's tail: the broker is still at least there
-    target.furthest = (task.id, rank)
-    return logged or "container running, not answering yet"
+        return target.phase, target.furthest  # its marker scrolled out of the log's tail: still at least there
+    return logged or "container running, not answering yet", (task.id, rank)
 
 
 def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[Target], why: str, total: int) -> DeployError:
