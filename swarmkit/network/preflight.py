@@ -568,7 +568,7 @@ def run_preflight(
     ports = cluster_ports(client_port, internal_port)
     started = time.monotonic()
     deadline = started + timeout
-    outcomes = settle_by([lambda h=h: _engine_status(h, docker[h]) for h in inventory.hosts], deadline)  # type: ignore[misc]  # mypy cannot type lambdas with defaults
+    outcomes = settle_by([functools.partial(_engine_status, h, docker[h]) for h in inventory.hosts], deadline)
     engines = [
         o if isinstance(o, EngineStatus) else EngineStatus(h.name, h.endpoint, False, error=_message(o), hint=_hint(o))
         for h, o in zip(inventory.hosts, outcomes)
