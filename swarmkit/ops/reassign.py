@@ -19,8 +19,7 @@ from swarmkit.errors import BrokerError, DeployError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.kafka import admin
-from swarmkit.kafka.admin import PartitionState
+from swarmkit.kafka.admin import KafkaAdmin, PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import DeployedStack
@@ -226,18 +225,24 @@ def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list
 
 def wait_done(bootstrap: str, security: ClientSecurity | None, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
     deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
-    left = list(moves)
-    while left:
-        try:
-            left = pending(left, admin.partition_states(bootstrap, security=security)[1])
-        except BrokerError:
-            pass  # a metadata hiccup while leaders move: ask again
-        progress(len(moves) - len(left), len(moves), f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done")
-        if left and deadline.passed():
-            names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
-            raise DeployError(
-                f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names})",
-                hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
-            )
-        if left:
-            deadline.sleep()
+    left, unread = list(moves), ""
+    with KafkaAdmin(bootstrap, security) as kafka:
+        while left:
+            try:
+                left, unread = pending(left, kafka.partition_states()[1]), ""
+            except BrokerError as error:  # a metadata hiccup while leaders move: said, then asked again
+                unread = f" (the cluster could not be read: {error.message})"
+            done = len(moves) - len(left)
+            progress(done, len(moves), f"moving replicas: {done}/{len(moves)} partitions done{unread}")
+            if left and deadline.passed():
+                raise _unfinished(left, timeout, unread)
+            if left:
+                deadline.sleep()
+
+
+def _unfinished(left: Sequence[Move], timeout: float, unread: str) -> DeployError:
+    names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
+    return DeployError(
+        f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names}){unread}",
+        hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
+    )
