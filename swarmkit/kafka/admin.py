@@ -314,7 +314,7 @@ class KafkaAdmin:
     def consumer_lag(self, groups: Sequence[str] | None = None) -> list[PartitionLag]:
         """Each group's lag on every partition it committed on (all groups when ``groups`` is None)."""
         names = self.consumer_groups() if groups is None else list(groups)
-        committed = {g: self._committed(g) for g in names}
+        committed = {g: self.consumer_group_offsets(g) for g in names}
         wanted = sorted({tp for offsets in committed.values() for tp in offsets})
         if not wanted:
             return []
@@ -324,7 +324,8 @@ class KafkaAdmin:
         )
         return [lag for g in names for lag in parse.lag(g, committed[g], ends)]
 
-    def _committed(self, group: str) -> dict[tuple[str, int], int]:
+    def consumer_group_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        """The group's committed offset per (topic, partition) it committed on; -1 where it has none."""
         futures = self._admin.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout)
         return parse.committed(
             self.bootstrap, self._one(f"reading group {group}'s offsets", futures[group], answers.group_offsets)
@@ -535,3 +536,10 @@ def remove_scram_user(bootstrap: str, user: str, security: ClientSecurity, timeo
 def scram_users(bootstrap: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
     with KafkaAdmin(bootstrap, security, timeout) as kafka:
         return kafka.scram_users()
+
+
+def consumer_lag(
+    bootstrap: str, groups: Sequence[str] | None = None, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> list[PartitionLag]:
+    with KafkaAdmin(bootstrap, security, timeout) as kafka:
+        return kafka.consumer_lag(groups)
