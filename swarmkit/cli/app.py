@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperCommand
 
 from swarmkit import __version__
-from swarmkit.cli.common import UsageErrors, out
+from swarmkit.cli.usage import UsageErrors, out
 
 
 class Entry(NamedTuple):
@@ -67,7 +67,9 @@ COMMANDS = {
         "ops", "roll_command", "Restart, upgrade or reconfigure the brokers one at a time, each back and in sync before the next."
     ),
     "down": Entry(
-        "ops", "down_command", "Remove the stack and wait until its containers are gone; data, ids and cluster id stay unless purged."
+        "ops",
+        "down_command",
+        "Remove the stack and wait until its containers are gone; data, ids and cluster id stay unless purged.",
     ),
     "rebalance": Entry(
         "nodes",

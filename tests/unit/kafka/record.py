@@ -17,8 +17,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, ElectionType, KafkaException, OffsetSpec, Producer, TopicCollection, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    ElectionType,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, OffsetSpec
 
 from swarmkit.kafka import answers, quorum
 
@@ -89,8 +97,6 @@ def recordings(bootstrap: str) -> dict[str, Any]:
 
 
 def _group_request(group: str = GROUP) -> Any:
-    from confluent_kafka import ConsumerGroupTopicPartitions
-
     return ConsumerGroupTopicPartitions(group)
 
 
