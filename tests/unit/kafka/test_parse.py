@@ -4,15 +4,13 @@ group that read 12 of 30 records; see record.py), read by the pure parsers Kafka
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
 from swarmkit.errors import BrokerError
-from swarmkit.kafka import admin, parse, quorum
+from swarmkit.kafka import parse, quorum
 from swarmkit.stack.topics import TopicSpec
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -124,42 +122,3 @@ def test_an_error_in_an_answer_names_the_call_and_the_bootstrap() -> None:
     assert failure.message.startswith(f"reading settings through {BOOTSTRAP} failed: ") and failure.hint
     with pytest.raises(BrokerError, match="log end of t-1"):
         parse.log_ends(BOOTSTRAP, [{"topic": "t", "partition": 1, "error": error}])
-
-
-class Resource(NamedTuple):
-    name: str
-
-
-class _FakeClient:
-    """What KafkaAdmin asks of its client, answering the recorded metadata and min ISR 2 for every topic."""
-
-    made = 0
-
-    def __init__(self, bootstrap: str, timeout: float, security: object) -> None:
-        type(self).made += 1
-        self.bootstrap, self.admin = bootstrap, self
-
-    def metadata(self, timeout: float) -> dict:
-        return recorded("metadata")
-
-    def describe_configs(self, resources: list, request_timeout: float) -> dict:
-        entry = SimpleNamespace(value="2", source=5, is_default=False, is_sensitive=False)
-        return {r: _done({"min.insync.replicas": entry}) for r in resources}
-
-
-def _done(value: object) -> Future:
-    future: Future = Future()
-    future.set_result(value)
-    return future
-
-
-def test_one_client_serves_every_call_of_a_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One TLS handshake and login per broker per command: the client is made on the first call, then reused."""
-    monkeypatch.setattr(admin, "_Client", _FakeClient)
-    monkeypatch.setattr(admin.ck_admin, "ConfigResource", lambda kind, name: Resource(name))
-    with admin.KafkaAdmin(BOOTSTRAP) as kafka:
-        assert [t.name for t in kafka.metadata().topics] == ["t"]
-        registered, states = kafka.partition_states()
-        assert registered == (1, 2, 3) and {s.min_isr for s in states} == {2}
-        assert kafka.topic_configs(["t"]) == {"t": {"min.insync.replicas": "2"}}
-    assert _FakeClient.made == 1
