@@ -15,18 +15,16 @@ import argparse
 import json
 import os
 import statistics
-import tempfile
-from pathlib import Path
 
+from clusters import measured_cluster
 from rich.console import Console
 from rich.table import Table
 
 from swarmkit.checks.verify import VerifyOptions, verify
-from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.ops.deploy import up
 from swarmkit.ops.plan import DeployOptions, plan
-from swarmkit.sandbox import hosts as sandbox
 
 NAME = "sx"
 SUBNET = "10.226.0.0/24"
@@ -87,17 +85,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     console = Console(stderr=args.json)
-    if args.inventory:
-        result = summary(measure(load_inventory(args.inventory), args.records, args.rounds), args.records)
-    else:
-        sandbox.down(NAME)
-        try:
-            path = str(Path(tempfile.mkdtemp(prefix="spark-security-")) / f"{NAME}.yaml")
-            built = sandbox.up(3, NAME, NAME, SUBNET, path, engine="apache", managers=3)
-            inventory = load_inventory(built.inventory_path)
-            result = summary(measure(inventory, args.records, args.rounds), args.records)
-        finally:
-            sandbox.down(NAME)
+    with measured_cluster(args.inventory, NAME, SUBNET) as inventory:
+        result = summary(measure(inventory, args.records, args.rounds), args.records)
     show(result, console)
     if args.json:
         print(json.dumps(result))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+CHANGES_PENDING = 3  # `plan`: it ran and found changes for `up` (0: none; 1 and 2 stay failures and bad input)
+
 
 class SwarmkitError(Exception):
     """An expected failure; the CLI prints it as one line plus a hint, never a traceback."""

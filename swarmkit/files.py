@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from swarmkit.errors import SpecError, SwarmkitError
+
 MAX_BYTES = 1024 * 1024  # an inventory or a client file is a few kilobytes
 SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
@@ -51,12 +53,39 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
     return text
 
 
+def read_input(path: Path, what: str, hint: str = "check the path", error: type[SwarmkitError] = SpecError) -> str:
+    """A file the user gives or keeps (a client configuration, a CA file, kept state) as ``read_text`` reads it; a
+    problem is ``error`` (bad input, exit 2, unless told otherwise) naming ``what`` and the path."""
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        raise error(f"{what} {path}: no such file", hint=hint) from None
+    except FileProblem as problem:
+        raise error(f"{what} {path}: {problem}", hint=hint) from None
+
+
+def read_kept(path: Path) -> str | None:
+    """A file swarmkit keeps (state beside the inventory), None when there is none; one that is no longer a
+    small UTF-8 file (a fifo, a device, binary garbage) is bad input, never read: exit 2, nothing changed."""
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        return None
+    except FileProblem as problem:
+        raise SpecError(
+            f"{path}: {problem}", hint="swarmkit keeps this file: restore it from a backup of .swarmkit/ or move it away"
+        ) from None
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a mapping that gives a key twice."""
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (its own keys: a key a merge key
+    (``<<: *anchor``) brings is overridden by one the mapping gives, as YAML means it)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         lines: dict[Any, int] = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=deep)
             line = key_node.start_mark.line + 1
             try:
@@ -86,6 +115,24 @@ def check_output_dir(path: Path) -> Path:
     if resolved.exists() and not resolved.is_dir():
         raise FileProblem("exists and is not a directory: give a directory (DIR/stack.yml is written)")
     existing = next(p for p in (resolved, *resolved.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise FileProblem(f"cannot be written: {existing} is not a writable directory")
+    return resolved
+
+
+def check_output_file(path: Path) -> Path:
+    """A file to write (made or replaced later), checked before any work: named, not on /proc & co, not a directory
+    or a device, under a writable directory (made later if absent). A long command fails at once, not at its end."""
+    resolved = path.resolve()
+    if any(resolved == root or root in resolved.parents for root in SPECIAL_ROOTS):
+        raise FileProblem("is on a special filesystem (/proc, /sys, /dev): nothing is written there")
+    if resolved.is_dir():
+        raise FileProblem("is a directory: give a file name")
+    if resolved.exists() and not resolved.is_file():
+        raise FileProblem("exists and is not a regular file (a fifo, socket or device is never written)")
+    if resolved.exists() and not os.access(resolved, os.W_OK):
+        raise FileProblem("cannot be written: it is read-only for this user")
+    existing = next(p for p in resolved.parents if p.exists())
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise FileProblem(f"cannot be written: {existing} is not a writable directory")
     return resolved

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from swarmkit import numbers
+from swarmkit import names, numbers
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.fanout import fan_out, settle_by
 from swarmkit.kafka import admin
@@ -31,7 +31,7 @@ DEFAULT_TIMEOUT = 3.0
 Connect = Literal["ok", "refused", "timeout", "unreachable", "error", "skipped"]
 HostKind = Literal["wildcard", "loopback", "container-id", "internal-name", "bare-name", "ip", "name"]
 
-CONTAINER_ID = re.compile(r"^[0-9a-f]{12}([0-9a-f]{52})?$")
+CONTAINER_ID = re.compile(r"[0-9a-f]{12}([0-9a-f]{52})?")
 INTERNAL_SUFFIXES = (".internal", ".local", ".localdomain", ".lan", ".intranet", ".cluster.local", ".svc")
 
 FIX_ADVERTISE = (
@@ -50,6 +50,16 @@ FIX_OWN_ADDRESS = (
 FIX_NOT_KAFKA = "check listener.security.protocol.map and which process holds the port on that node"
 FIX_CLIENT_CONFIG = "connect with the cluster's client configuration (swarmkit client-config -i INV [--user NAME])"
 FIX_CERTIFICATE = "give each broker a certificate naming the host it advertises (swarmkit deploy issues them)"
+FIX_SLOW_LOGIN = (
+    "let the broker name its own addresses without DNS: deploy with swarmkit (its containers list them in "
+    "/etc/hosts), or give the servers' DNS a reverse zone for the Docker networks (docs/security.md)"
+)
+FIX_SLOW = "see the broker's host: CPU, memory and disk pressure (swarmkit status), or a slow link to it"
+# A new client's first metadata answer (connection, TLS, SASL login included) takes ~0.1 s; past this it is
+# noted as slow, and past the probe's own timeout it fails, named slow rather than unreachable: a broker that
+# connects is given LATE_ANSWER times the timeout to answer late.
+SLOW_ANSWER_S = 1.0
+LATE_ANSWER = 2.0
 # (what librdkafka says, the verdict): the first that matches names a TLS or SASL failure
 SECURITY_FAILURES = (
     (
@@ -100,6 +110,8 @@ class Probe:
     answered_brokers: tuple[tuple[int, str], ...] = ()
     metadata_error: str = ""
     metadata_ms: float | None = None  # the metadata request's round trip, a new client's connection included
+    allowed_s: float = DEFAULT_TIMEOUT  # the probe's timeout: a later answer is a slow broker
+    login: str = ""  # the client's security protocol (SASL_SSL, SSL), empty in plain text
 
 
 @dataclass(frozen=True)
@@ -152,8 +164,9 @@ def split_endpoint(text: str) -> tuple[str, int]:
     """``HOST:PORT`` or ``[V6]:PORT`` -> (host, port); SpecError otherwise."""
     host, sep, port = text.strip().rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or any(c.isspace() for c in host) or not numbers.WHOLE.fullmatch(port) or not 0 < int(port) < 65536:
-        raise SpecError(f"'{text}' is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
+    port_ok = numbers.WHOLE.fullmatch(port) and 0 < int(port) < 65536
+    if not sep or not host or not host.isprintable() or " " in host or not port_ok:
+        raise SpecError(f"{names.shown(text)} is not HOST:PORT (port 1-65535)", hint="e.g. --bootstrap broker1.example.com:9094")
     return host, int(port)
 
 
@@ -179,7 +192,7 @@ def classify_host(host: str) -> HostKind:
         return "loopback" if ip.is_loopback else "ip"
     if name == "localhost" or name.endswith(".localhost"):
         return "loopback"
-    if CONTAINER_ID.match(name):
+    if CONTAINER_ID.fullmatch(name):
         return "container-id"
     if name.endswith(INTERNAL_SUFFIXES):
         return "internal-name"
@@ -223,6 +236,7 @@ def judge_broker(node_id: int, probe: Probe, client_local: bool, cluster_id: str
         _address_finding(node_id, probe, where, client_local)
         or _connection_finding(probe, where)
         or _answer_finding(node_id, probe, where, cluster_id)
+        or _late_finding(probe, where)
     )
     addresses = ", ".join(probe.addresses)
     detail, cause, fix = finding or (
@@ -230,8 +244,32 @@ def judge_broker(node_id: int, probe: Probe, client_local: bool, cluster_id: str
         "",
         "",
     )
+    if not finding and (slow := _slow_note(probe)):
+        detail = f"{detail}; {slow}"
     reached = (bool(probe.addresses), probe.connect == "ok", probe.answered)
     return BrokerCheck(node_id, where, *reached, detail, cause, fix, metadata_ms=probe.metadata_ms)
+
+
+def _slowness(probe: Probe) -> str:
+    """Why a new client's first answer took long: a SASL login that waits on the broker, or the broker itself."""
+    if probe.login.startswith("SASL"):
+        return "slow SASL handshake (the broker looks up a name for its own address: reverse DNS)"
+    return "slow broker (CPU, memory or disk pressure) or a slow link"
+
+
+def _slow_note(probe: Probe) -> str:
+    """A warning for an answer slower than a client expects but within the probe's timeout."""
+    seconds = (probe.metadata_ms or 0) / 1000
+    return f"warning: answered in {seconds:.1f} s: {_slowness(probe)}" if seconds > SLOW_ANSWER_S else ""
+
+
+def _late_finding(probe: Probe, where: str) -> Finding | None:
+    """An answer that came, but after the probe's timeout: the broker is reachable, and slow."""
+    seconds = (probe.metadata_ms or 0) / 1000
+    if not probe.answered or seconds <= probe.allowed_s:
+        return None
+    detail = f"{where} answered in {seconds:.1f} s, more than the {probe.allowed_s:g} s allowed: {_slowness(probe)}"
+    return detail, _slowness(probe), FIX_SLOW_LOGIN if probe.login.startswith("SASL") else FIX_SLOW
 
 
 def _address_finding(node_id: int, probe: Probe, where: str, client_local: bool) -> Finding | None:
@@ -434,7 +472,7 @@ def probe_address(
     addresses, started = reached.addresses, time.monotonic()
     if refused is None:
         try:
-            md = admin.broker_metadata(endpoint(host, port), timeout, security)
+            md = admin.broker_metadata(endpoint(host, port), timeout * LATE_ANSWER, security)
         except BrokerError as exc:
             refused = exc
     elapsed_ms = round((time.monotonic() - started) * 1000, 1)
@@ -451,6 +489,8 @@ def probe_address(
         answered_cluster_id=md.cluster_id,
         answered_brokers=tuple((b.node_id, endpoint(b.host, b.port)) for b in md.brokers),
         metadata_ms=elapsed_ms,
+        allowed_s=timeout,
+        login=security.protocol if security else "",
     )
 
 

@@ -224,7 +224,7 @@ def render(report: VerifyReport, layout: ClusterLayout, generated: str) -> str:
 def outputs(report: str | None) -> tuple[Path | None, str | None]:
     """``--report``: FILE.html is the page, with the Spark job's JSON beside it (FILE.json); any other name is
     the job's JSON alone, as before there was a page."""
-    if not report:
+    if report is None:
         return None, None
     path = Path(report)
     if path.suffix.lower() in (".html", ".htm"):

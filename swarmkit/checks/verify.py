@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from swarmkit import fanout, lazy, waits
+from swarmkit import fanout, files, lazy, waits
 from swarmkit.checks import diagnose, health
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.health import ClusterHealth
@@ -187,7 +187,7 @@ def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode 
     """The host's swarm node when it can run a broker, else why not (engine down, not in the swarm)."""
     if isinstance(engine, SwarmkitError):
         detail = f"the Docker engine of {host.name} does not answer: {engine.message}"
-        fix = f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})"
+        fix = engine.hint or f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})"
     elif node is None:
         detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
     elif node.state != NodeState.READY:
@@ -361,8 +361,8 @@ def compare(previous: dict[str, str] | None, current: list[BrokerVerdict]) -> li
 
 def _load_previous(path: Path) -> dict[str, str] | None:
     try:
-        return json.loads(path.read_text())["brokers"]
-    except (OSError, ValueError, KeyError):
+        return json.loads(files.read_text(path))["brokers"]
+    except (OSError, ValueError, KeyError, files.FileProblem):
         return None
 
 

@@ -21,7 +21,9 @@ from swarmkit.cli.common import (
     checked,
     count_option,
     expected_failures,
+    given,
     load_hosts,
+    output_files,
     reporting,
     timeout_option,
 )
@@ -43,7 +45,7 @@ def verify_command(
     inventory: str = INVENTORY_OPTION,
     spark: bool = typer.Option(False, "--spark", help="Also run the PySpark job through every broker."),
     records: int | None = count_option(None, "--records", "Records per broker for the Spark job."),
-    master: str | None = typer.Option(None, "--master", help="Spark master URL (default local[*])."),
+    master: str | None = typer.Option(None, "--master", help="Spark master URL (default local[*]).", callback=given("--master")),
     report: str | None = typer.Option(
         None, "--report", help="FILE.html: the report page (the Spark job's JSON beside it, FILE.json); else the job's JSON."
     ),
@@ -58,7 +60,9 @@ def verify_command(
     every: float | None = EVERY_OPTION,
     rounds: int | None = count_option(None, "--rounds", "With --every: stop after N rounds."),
     metrics_port: int | None = METRICS_PORT_OPTION,
-    metrics_address: str = typer.Option("0.0.0.0", "--metrics-address", help="Address the verdicts are served on."),
+    metrics_address: str = typer.Option(
+        "0.0.0.0", "--metrics-address", help="Address the verdicts are served on.", callback=given("--metrics-address")
+    ),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
     timeout: float = timeout_option(
@@ -70,6 +74,7 @@ def verify_command(
     if every is None and (rounds or metrics_port):
         raise SpecError("--rounds and --metrics-port go with --every", hint="e.g. --every 60 --metrics-port 9465")
     html, spark_json = pages.outputs(report)
+    output_files("--report", html, spark_json)
     options = verify.VerifyOptions(
         stack_name=stack_name,
         external_port=port,

@@ -7,11 +7,12 @@ import functools
 import os
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import typer
 
-from swarmkit import names, numbers
+from swarmkit import files, names, numbers
 from swarmkit.cli.usage import err, exit_with, print_json
 from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
@@ -33,6 +34,16 @@ def checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return value
 
     return callback
+
+
+def each(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A repeatable option's callback: every value through ``check`` (a refusal is a usage error, exit 2)."""
+    return checked(lambda values: [check(value) for value in values])
+
+
+def given(option: str) -> Callable[[Any], Any]:
+    """A free-text option's callback: not empty, no control character."""
+    return checked(lambda value: names.given(value, option))
 
 
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object for runbooks.")
@@ -78,6 +89,21 @@ def expected_failures(command: Callable) -> Callable:
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+def output_files(option: str, *paths: str | Path | None) -> None:
+    """Files a command will write (``--report``, ``-o``), checked before it starts: bad input (exit 2) naming the
+    option and the path, instead of a failure after the work is done."""
+    for path in paths:
+        if path is not None:
+            try:
+                if not str(path):
+                    raise files.FileProblem("names no file")
+                files.check_output_file(Path(path))
+            except files.FileProblem as problem:
+                raise SpecError(
+                    f"{option} {names.shown(str(path), 1024)}: {problem}", hint="give a file in a directory you can write to"
+                ) from None
 
 
 def this_machine() -> str:

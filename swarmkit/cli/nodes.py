@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.text import Text
 
-from swarmkit import numbers
+from swarmkit import names, numbers
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -96,7 +96,7 @@ def rebalance_command(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Give every broker its share of replicas and leaders (within one of even, per topic), then elect preferred leaders."""
-    chosen = tuple(t.strip() for t in topics.split(",") if t.strip())
+    chosen = tuple(names.topic_name(t.strip(), "--topics: topic", existing=True) for t in topics.split(",") if t.strip())
     options = rebalance.RebalanceOptions(stack_name, external_port, internal_port, chosen, throttle, timeout)
     hosts, docker = load_hosts(inventory)
     with err.status("planning the moves...") as status:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from swarmkit import defaults
+from swarmkit import defaults, names
 from swarmkit.checks import status
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
@@ -12,6 +12,7 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     STACK_OPTION,
+    each,
     expected_failures,
     load_hosts,
     timeout_option,
@@ -23,7 +24,9 @@ from swarmkit.ops import roll, teardown
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
-NODE_OPTION = typer.Option([], "--node", help="Restart only this inventory host's broker; repeatable.")
+NODE_OPTION = typer.Option(
+    [], "--node", help="Restart only this inventory host's broker; repeatable.", callback=each(names.host_name)
+)
 ROLL_TIMEOUT_OPTION = timeout_option(defaults.ROLL_BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
 
 

@@ -6,7 +6,7 @@ import typer
 
 from swarmkit import defaults, numbers
 from swarmkit.cli import tables
-from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, checked, expected_failures, reporting
+from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, checked, expected_failures, output_files, reporting
 from swarmkit.cli.usage import err, out, print_json
 from swarmkit.errors import SpecError
 from swarmkit.sandbox import hosts as sandbox
@@ -43,6 +43,7 @@ def sandbox_up(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
+    output_files("--inventory", inventory)
     with reporting(f"building sandbox '{name}' with {nodes} hosts ({engine} image)") as report:
         sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report, endpoint=endpoint)
     _show_sandbox(sandbox.status(name), as_json)

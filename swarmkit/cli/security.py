@@ -8,15 +8,18 @@ from pathlib import Path
 
 import typer
 
-from swarmkit import defaults
+from swarmkit import defaults, names
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
     INVENTORY_OPTION,
     JSON_OPTION,
     STACK_OPTION,
+    checked,
+    each,
     expected_failures,
     load_hosts,
+    output_files,
     timeout_option,
 )
 from swarmkit.cli.stack import run_reported
@@ -34,22 +37,29 @@ certs_app = typer.Typer(help="The TLS certificates of a secure cluster and its C
 @expected_failures
 def client_config_command(
     inventory: str = INVENTORY_OPTION,
-    user: str = typer.Option(ADMIN_USER, "--user", help="The client user (see `swarmkit users add`)."),
+    user: str = typer.Option(
+        ADMIN_USER, "--user", help="The client user (see `swarmkit users add`).", callback=checked(names.user_name)
+    ),
     fmt: str = typer.Option("properties", "--format", help="properties (Java clients) or librdkafka (confluent-kafka, kcat)."),
     output: str | None = typer.Option(None, "--output", "-o", help="Write FILE (0600) and ca.crt beside it instead of printing."),
     security: str | None = typer.Option(None, "--security", help="sasl_ssl or ssl (default: the deployed stack's)."),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
     rack: str | None = typer.Option(
-        None, "--rack", help="The client's zone (client.rack): consumers then fetch from a replica in that zone."
+        None,
+        "--rack",
+        help="The client's zone (client.rack): consumers then fetch from a replica in that zone.",
+        callback=checked(names.zone_name),
     ),
 ) -> None:
     """A ready client configuration: bootstrap list, security protocol, SASL login, CA file."""
     hosts = load_inventory(inventory)
     rack_setting = settings_text({"client.rack": check_rack(hosts, rack)}) if rack else ""
     store = pki.store_dir(hosts, stack_name)
-    target = Path(output).resolve() if output else None  # the file names the CA by an absolute path
+    target = Path(output).resolve() if output is not None else None  # the file names the CA by an absolute path
     ca_file = str((target.parent if target else store) / "ca.crt")
+    if target is not None:
+        output_files("-o", output, ca_file, Path(ca_file).with_name(f"{user}.pem"))
     config = users.client_config(sessions.Session.of(hosts), stack_name, security, user, fmt, ca_file, port)
     config = replace(config, text=config.text + rack_setting)
     if target is None:
@@ -63,7 +73,7 @@ def client_config_command(
     out.print(f"wrote {target} (mode 0600) and {ca_file}", highlight=False, soft_wrap=True)
 
 
-USER_ARGUMENT = typer.Argument(..., help="User name.")
+USER_ARGUMENT = typer.Argument(..., help="User name.", callback=checked(names.user_name))
 ALLOW_OPTION = typer.Option(
     [],
     "--allow",
@@ -71,7 +81,12 @@ ALLOW_OPTION = typer.Option(
     "group:billing:read; repeatable. Given, these become the user's whole set of grants; not given, its grants stay.",
 )
 
-TOPIC_OPTION = typer.Option([], "--topic", help="A topic the user must be able to use; repeatable (default: every topic).")
+TOPIC_OPTION = typer.Option(
+    [],
+    "--topic",
+    help="A topic the user must be able to use; repeatable (default: every topic).",
+    callback=each(lambda topic: names.topic_name(topic, "--topic", existing=True)),
+)
 
 
 @users_app.command("add")

@@ -23,9 +23,17 @@ MASTER_HOST_OPTION = typer.Option(None, "--master-host", help="Inventory manager
 @expected_failures
 def spark_up_command(
     inventory: str = INVENTORY_OPTION,
-    image: str = typer.Option(None, "--image", help="A Spark image every node can pull (default: build one and push it)."),
+    image: str = typer.Option(
+        None,
+        "--image",
+        help="A Spark image every node can pull (default: build one and push it).",
+        callback=checked(names.image_ref),
+    ),
     registry: str = typer.Option(
-        None, "--registry", help="HOST:PORT to push the built image to (default: the registry of the inventory's image)."
+        None,
+        "--registry",
+        help="HOST:PORT to push the built image to (default: the registry of the inventory's image).",
+        callback=checked(names.registry),
     ),
     master_host: str = MASTER_HOST_OPTION,
     stack: str = STACK_OPTION,

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from swarmkit import files, numbers, waits
+from swarmkit import files, names, numbers, waits
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     INVENTORY_OPTION,
@@ -29,7 +29,7 @@ from swarmkit.cli.common import (
 )
 from swarmkit.cli.swarm import show_preflight
 from swarmkit.cli.usage import err, exit_with, out, print_json
-from swarmkit.errors import SpecError
+from swarmkit.errors import CHANGES_PENDING, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts import session as sessions
 from swarmkit.hosts.inventory import Inventory
@@ -94,7 +94,20 @@ STACK_PARAMETERS = {
 }
 
 
+OPTIONAL_TEXT = {"engine": None, "image": names.image_ref, "hostname_command": None, "cluster_id": None, "security": None}
+
+
 def _deploy_options(**given: Any) -> DeployOptions:
+    """The options as given; an empty value is refused (never taken as not given), free text has no control character."""
+    for name, check in OPTIONAL_TEXT.items():
+        value = given[name]
+        if value == "":
+            option = "--" + name.replace("_", "-")
+            raise SpecError(f"{option} '' is empty", hint=f"leave {option} out for the default, or give a value")
+        if value is not None:
+            names.text(value, "--" + name.replace("_", "-"))
+            if check is not None:
+                check(value)
     if given["hostname_command"] and not given["advertise"]:
         given["advertise"] = "command"
     return planning.DeployOptions(**given)
@@ -257,7 +270,7 @@ def up_command(
 @stack_options
 def plan_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
     """What `up` would change (topics to create or alter, partitions to add, brokers to restart); changes nothing.
-    Exit 2 when changes are pending, 0 with "no changes" when none."""
+    Exit 0 with "no changes" when none, 3 when changes are pending (1 and 2: it could not tell)."""
     hosts, docker = load_hosts(inventory)
     changes = drift.read_changes(planned(hosts, options), sessions.Session(hosts, docker))
     if as_json:
@@ -266,4 +279,4 @@ def plan_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION,
         for line in changes.lines():
             out.print(line, highlight=False, soft_wrap=True)
     if changes.pending:
-        raise typer.Exit(2)
+        raise typer.Exit(CHANGES_PENDING)

@@ -15,6 +15,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 
+from swarmkit import names
 from swarmkit.errors import SpecError, SwarmkitError
 
 out = Console(markup=False, emoji=False)
@@ -24,10 +25,11 @@ err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
 
 
 def show_error(error: SwarmkitError) -> None:
-    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup."""
-    err.print(Text.assemble(("error:", "bold red"), " ", error.message))
+    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup, and its
+    control characters are shown escaped (a NUL visible, a newline not splitting the line)."""
+    err.print(Text.assemble(("error:", "bold red"), " ", names.escaped(error.message)))
     if error.hint:
-        err.print(Text.assemble(("hint:", "yellow"), " ", error.hint))
+        err.print(Text.assemble(("hint:", "yellow"), " ", names.escaped(error.hint)))
 
 
 def exit_with(error: SwarmkitError) -> None:

@@ -8,14 +8,14 @@ fails in one line that names the file, the host and the field instead of halfway
 from __future__ import annotations
 
 import ipaddress
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from swarmkit import files
-from swarmkit.errors import InventoryError
-from swarmkit.names import USER_NAME
+from swarmkit import files, names
+from swarmkit.errors import InventoryError, SpecError
 
 ROLES = ("manager", "worker")
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
@@ -38,11 +38,9 @@ TEXT_STACK_FIELDS = ("engine", "image", "probe_image", "security", "advertise", 
 PORT_FIELDS = ("internal", "external")
 TOPIC_FIELDS = ("name", "partitions", "replicas", "configs")
 ZONE_LABEL = "zone"  # a host's labels: {zone: a} becomes its broker's broker.rack
-ZONE_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 TLS_FIELDS = ("ca", "cert", "key")
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
-HOSTNAME_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 LOOPBACK_NAMES = ("localhost",)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -171,6 +169,13 @@ class _Where:
         default = FIELD_HINTS.get(self.field.split(".")[0], "see the inventory format in docs/inventory.md")
         return InventoryError(": ".join(parts), hint=hint or default)
 
+    def checked(self, check: Callable[..., T], *args: Any) -> T:
+        """One of swarmkit's own checks (``swarmkit.names``); a refusal is this place's error, with the check's hint."""
+        try:
+            return check(*args)
+        except SpecError as error:
+            raise self.error(error.message, hint=error.hint) from None
+
 
 def load_inventory(path: str | Path) -> Inventory:
     """Read and validate an inventory file; contacts nothing."""
@@ -232,7 +237,7 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
             value = raw[key]
             if not isinstance(value, str):
                 raise where.at(f"stack.{key}").error(f"{value!r} is not a string")
-            values[key] = value
+            values[key] = where.at(f"stack.{key}").checked(names.text, value, key)
     if "ports" in raw:
         values["internal_port"], values["external_port"] = _parse_ports(raw["ports"], where.at("stack.ports"))
     if "topics" in raw:
@@ -240,7 +245,8 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
     if "users" in raw:
         values["users"] = _parse_users(raw["users"], where.at("stack.users"))
     if "broker_env" in raw:
-        values["broker_env"] = tuple(_text_mapping(raw["broker_env"], where.at("stack.broker_env")).items())
+        env = _text_mapping(raw["broker_env"], where.at("stack.broker_env"))
+        values["broker_env"] = tuple((where.checked(names.env_name, key), value) for key, value in env.items())
     return StackDefaults(**values)
 
 
@@ -262,7 +268,7 @@ def _text_mapping(raw: object, where: _Where) -> dict[str, str]:
     for key, value in raw.items():
         if not isinstance(key, str) or isinstance(value, (dict, list)) or value is None:
             raise where.error(f"{key!r}: {value!r} is not a name and a plain value")
-        found[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        found[key] = where.checked(names.text, str(value).lower() if isinstance(value, bool) else str(value), key)
     return found
 
 
@@ -295,8 +301,9 @@ def _parse_users(raw: object, where: _Where) -> tuple[DeclaredUser, ...]:
         raise where.error("must be a mapping of user names to lists of grants, e.g. {orders-app: ['topic:orders:read,write']}")
     users = []
     for name, allow in raw.items():
-        if not isinstance(name, str) or not USER_NAME.match(name):
+        if not isinstance(name, str):
             raise where.error(f"{name!r} is not a user name: use 1-64 letters, digits, '.', '_' and '-'")
+        where.checked(names.user_name, name)
         allow = [] if allow is None else allow
         if not isinstance(allow, list) or not all(isinstance(spec, str) for spec in allow):
             raise where.error(f"user '{name}': {allow!r} is not a list of grants like 'topic:orders:read,write'")
@@ -309,7 +316,7 @@ def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
     if not isinstance(raw, dict):
         raise where.error("must be a mapping with name, endpoint, address and role")
     given = raw.get("name")
-    if isinstance(given, str) and NAME_PATTERN.match(given):
+    if isinstance(given, str) and names.HOST_NAME.fullmatch(given):
         where = _Where(top.path, given)
     _reject_unknown(raw, HOST_FIELDS, where)
     for key in REQUIRED_HOST_FIELDS:
@@ -319,19 +326,18 @@ def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
         if key in raw and not isinstance(raw[key], str):
             raise where.at(key).error(f"{raw[key]!r} is not a string")
     name: str = raw["name"]
-    if not NAME_PATTERN.match(name):
-        raise where.at("name").error(f"'{name}' is not a valid host name", hint="use letters, digits, '.', '_' or '-'")
+    where.at("name").checked(names.host_name, name)
     role = raw.get("role", "worker")
     if role not in ROLES:
-        raise where.at("role").error(f"unknown role '{role}' (known: {', '.join(ROLES)})")
+        raise where.at("role").error(f"unknown role {names.shown(role)} (known: {', '.join(ROLES)})")
     address = raw["address"]
     if not _is_address(address):
-        raise where.at("address").error(f"'{address}' is not an IP address or host name")
+        raise where.at("address").error(f"{names.shown(address)} is not an IP address or host name")
     insecure = raw.get("insecure", False)
     if not isinstance(insecure, bool):
         raise where.at("insecure").error(f"{insecure!r} is not true or false")
     tls = _parse_tls(raw["tls"], where.at("tls"), base_dir) if "tls" in raw else None
-    _check_endpoint(raw["endpoint"], insecure, tls, where.at("endpoint"))
+    _check_endpoint(where.at("endpoint").checked(names.text, raw["endpoint"], "endpoint"), insecure, tls, where.at("endpoint"))
     return Host(
         name=name,
         endpoint=raw["endpoint"],
@@ -349,10 +355,7 @@ def _is_address(text: str) -> bool:
         return True
     except ValueError:
         pass
-    labels = text.rstrip(".").split(".")
-    if all(label.isdigit() for label in labels):
-        return False  # dotted digits that are no valid IP (10.0.0.300) are a typo, not a name
-    return len(text) <= 253 and all(HOSTNAME_LABEL.match(label) for label in labels)
+    return names.dns_name(text)
 
 
 def _is_loopback(host: str) -> bool:
@@ -366,9 +369,9 @@ def _is_loopback(host: str) -> bool:
 
 def _check_endpoint(endpoint: str, insecure: bool, tls: TlsFiles | None, where: _Where) -> None:
     """Only the forms the Docker CLI accepts, and no plain-text TCP across a network by accident."""
-    wrong = where.error(f"'{endpoint}' is not one of {ENDPOINT_FORMS}")
+    wrong = where.error(f"{names.shown(endpoint)} is not one of {ENDPOINT_FORMS}")
     bad_port = where.error(
-        f"'{endpoint}': its port is not a number from 1 to 65535", hint="e.g. tcp://HOST:2376, ssh://USER@HOST:22"
+        f"{names.shown(endpoint)}: its port is not a number from 1 to 65535", hint="e.g. tcp://HOST:2376, ssh://USER@HOST:22"
     )
     try:
         parts = urlsplit(endpoint)
@@ -407,6 +410,7 @@ def _existing_file(value: object, where: _Where, base_dir: Path) -> str:
     """A path from the inventory, resolved against the inventory's directory; the file must exist."""
     if not isinstance(value, str) or not value:
         raise where.error("is missing" if value in (None, "") else f"{value!r} is not a path")
+    where.checked(names.text, value, "path")
     resolved = base_dir / Path(value).expanduser()
     if not resolved.is_file():
         what = "a directory, not a file" if resolved.is_dir() else "not a regular file" if resolved.exists() else "no such file"
@@ -436,9 +440,10 @@ def _parse_labels(raw: object, where: _Where) -> dict[str, str]:
             raise where.error(
                 f"{key!r}: {value!r} is not a string label", hint="quote values that YAML reads as numbers or booleans"
             )
+        where.checked(names.label, key, value)
     zone = raw.get(ZONE_LABEL)
-    if zone is not None and not ZONE_NAME.match(zone):
-        raise where.error(f"zone '{zone}' is not a zone name", hint="a zone is letters, digits, '.', '_' or '-', e.g. eu-west-1a")
+    if zone is not None:
+        where.checked(names.zone_name, zone)
     return dict(raw)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmkit import waits
+from swarmkit import files, numbers, waits
 from swarmkit.errors import SpecError, SshError
 
 PERSIST_S = 60  # as Ansible's ControlPersist
@@ -81,12 +81,13 @@ def persist_seconds(configured: int | None, environ: Mapping[str, str]) -> int:
     raw = environ.get(PERSIST_ENV, "").strip()
     if not raw:
         return PERSIST_S if configured is None else configured
-    if not raw.isdigit():
+    try:
+        return numbers.whole(raw, 0, numbers.INT32_MAX)
+    except SpecError:
         raise SpecError(
-            f"{PERSIST_ENV}={raw!r} is not a whole number of seconds",
+            f"{PERSIST_ENV}={raw!r} is not a whole number of seconds in ASCII digits",
             hint=f"e.g. {PERSIST_ENV}=0 to close SSH connections with each command, or unset it (60 s)",
-        )
-    return int(raw)
+        ) from None
 
 
 def control_path(environ: Mapping[str, str]) -> Path:
@@ -183,8 +184,8 @@ def kept_masters(directory: Path) -> list[KeptMaster]:
     """The masters a control directory records, running or not."""
     found = []
     for lock in sorted(directory.glob("*.lock")) if directory.is_dir() else []:
-        with contextlib.suppress(FileNotFoundError):
-            config, _, rest = lock.read_text().partition("\n")
+        with contextlib.suppress(FileNotFoundError, files.FileProblem):  # gone meanwhile, or not a record of ours
+            config, _, rest = files.read_text(lock).partition("\n")
             found.append(KeptMaster(rest.strip(), config, MasterFiles(directory, lock.stem)))
     return found
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from swarmkit import waits
+from swarmkit import files, waits
 from swarmkit.checks import health
 from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError
@@ -36,7 +36,7 @@ from swarmkit.stack.deployed import DeployedStack, broker_service
 from swarmkit.swarm.view import active_manager, engine_states
 from swarmkit.waits import Progress
 
-BROKER_FILE = re.compile(re.escape(BROKER_TARGET).replace(r"\{broker_id\}", r"(\d+)") + "$")
+BROKER_FILE = re.compile(re.escape(BROKER_TARGET).replace(r"\{broker_id\}", r"([0-9]+)"))
 RENEW_STEP = 0  # certs rotate without --ca: one step, every certificate issued again by the same CA
 
 
@@ -104,7 +104,7 @@ class _Plan:
 
 def broker_ids(mounted: Sequence[tuple[str, str]]) -> tuple[int, ...]:
     """The broker ids whose certificates the broker service mounts."""
-    return tuple(sorted(int(match.group(1)) for _, target in mounted if (match := BROKER_FILE.match(target))))
+    return tuple(sorted(int(match.group(1)) for _, target in mounted if (match := BROKER_FILE.fullmatch(target))))
 
 
 def steps_for(ca: bool, state: rotation.Rotation | None) -> tuple[int, ...]:
@@ -165,12 +165,13 @@ def _plan(session: Session, options: RotateOptions) -> _Plan:
 def _kept_names(store: pki.Pki, broker_id: int) -> tuple[str, ...]:
     """What broker ``broker_id``'s certificate names (it names what the broker advertises; a deploy keeps it so)."""
     path = store.directory / f"broker-{broker_id}.crt"
-    if not path.is_file():
+    kept = files.read_kept(path)
+    if kept is None:
         raise SpecError(
             f"{store.directory}: no certificate kept for broker {broker_id}, which the stack mounts",
             hint="run `swarmkit deploy -i INVENTORY` with the cluster's options first: it issues one for every broker",
         )
-    return certs.sans_of(path.read_text(encoding="utf-8"))
+    return certs.sans_of(kept)
 
 
 def rotate(session: Session, options: RotateOptions) -> RotateReport:

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 
 from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, SpecError
-from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.kafka.admin import KafkaAdmin, PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import DeployedStack
-from swarmkit.stack.engines import ENGINES
+from swarmkit.stack.engines import ENGINES, apache
 from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.waits import Progress
 
@@ -194,9 +193,7 @@ def plan_document(moves: Sequence[Move]) -> str:
 
 def _run_tool(broker: Engine, service: str, moves: Sequence[Move], connection: Sequence[str], *arguments: str) -> None:
     plan = plan_document(moves)
-    dockerapi.exec_in_service(
-        broker, service, ["sh", "-c", WRITE_AND_RUN, "sh", plan, PLAN_FILE, REASSIGN_TOOL, *connection, *arguments]
-    )
+    apache.run_tool(broker, service, ["sh", "-c", WRITE_AND_RUN, "sh", plan, PLAN_FILE, REASSIGN_TOOL, *connection, *arguments])
 
 
 def start(broker: Engine, service: str, moves: Sequence[Move], connection: Sequence[str], throttle_bytes: int = 0) -> None:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from swarmkit import waits
+from swarmkit import names, waits
 from swarmkit.checks import health
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
@@ -79,6 +79,16 @@ class ReplaceResult:
 # --- pure ----------------------------------------------------------------------------------------
 
 
+def check_hosts(dead: str, new: str, managers: Sequence[str]) -> None:
+    """What the command line and the inventory alone decide, before any engine is asked (bad input, exit 2)."""
+    names.host_name(dead)
+    names.host_name(new)
+    if new not in managers:
+        raise SpecError(f"{new} is not a manager in the inventory", hint=f"give {new} role: manager in the inventory first")
+    if dead in managers:
+        raise SpecError(f"{dead} is still a manager in the inventory", hint=f"remove {dead} from the inventory first")
+
+
 def plan_replacement(kept: ControllerSet | None, dead: str, new: str, managers: Sequence[str]) -> ReplacePlan:
     """Which voter leaves and which joins; SpecError when the kept quorum or the inventory does not allow it."""
     if kept is None or not kept.dynamic:
@@ -86,10 +96,7 @@ def plan_replacement(kept: ControllerSet | None, dead: str, new: str, managers: 
             f"{STATIC_REFUSAL}: the cluster's controller voters are fixed (controller.quorum.voters)",
             hint="clusters created by this swarmkit version have a dynamic quorum; this one keeps its managers",
         )
-    if new not in managers:
-        raise SpecError(f"{new} is not a manager in the inventory", hint=f"give {new} role: manager in the inventory first")
-    if dead in managers:
-        raise SpecError(f"{dead} is still a manager in the inventory", hint=f"remove {dead} from the inventory first")
+    check_hosts(dead, new, managers)
     leaving = kept.on(dead)
     if leaving is None:
         raise SpecError(
@@ -255,6 +262,7 @@ def _check_swarm(run: _Run, dead: str, new: str) -> tuple[SwarmNode | None, Swar
 def replace_node(session: Session, dead: str, new: str, options: ReplaceOptions = ReplaceOptions()) -> ReplaceResult:
     started = time.monotonic()
     inventory = session.inventory
+    check_hosts(dead, new, [h.name for h in inventory.managers])
     manager = session.docker[inventory.first_manager]
     deployed = DeployedStack.require(manager, options.stack_name)
     nodes, _ = _nodes(manager, dead)

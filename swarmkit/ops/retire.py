@@ -25,6 +25,7 @@ from swarmkit.kafka import admin
 from swarmkit.ops import reassign
 from swarmkit.ops.reassign import Move
 from swarmkit.stack.deployed import broker_id_of, broker_service, host_of
+from swarmkit.stack.engines import apache
 
 CLUSTER_TOOL = "/opt/kafka/bin/kafka-cluster.sh"
 POLL_INTERVAL = 0.5
@@ -98,7 +99,7 @@ def retire(session: Session, host_name: str, options: RetireOptions = RetireOpti
     progress(0, 1, f"stopping the broker on {leaving.name}")
     dockerapi.set_node_availability(manager, node.id, "drain")
     _wait_stopped(manager, service, node.id, options.timeout)
-    dockerapi.exec_in_service(docker[staying], service, [CLUSTER_TOOL, "unregister", *connection, "--id", str(broker_id)])
+    apache.run_tool(docker[staying], service, [CLUSTER_TOOL, "unregister", *connection, "--id", str(broker_id)])
     left = _leave_swarm(docker[leaving], manager, node)
     return RetireResult(leaving.name, broker_id, tuple(moves), left, time.monotonic() - started)
 

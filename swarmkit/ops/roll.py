@@ -22,7 +22,6 @@ Controllers are never touched. Validation is pure; nothing changes before the cl
 from __future__ import annotations
 
 import functools
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -55,7 +54,6 @@ CHECK_TIMEOUT = 15.0  # the one read before anything changes: a TLS and SCRAM lo
 OWNED_ENV = frozenset(
     {"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS", "KAFKA_BROKER_RACK"}
 )  # the entrypoint sets them
-PROPERTY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*$")
 
 
 @dataclass(frozen=True)
@@ -116,11 +114,12 @@ def parse_settings(pairs: Sequence[str]) -> tuple[tuple[str, str], ...]:
     settings = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not PROPERTY.match(key.strip()):
+        if not sep or not names.PROPERTY_KEY.fullmatch(key.strip()):
             raise SpecError(
-                f"--set {pair!r}: not a Kafka property setting", hint="write it as key=value, e.g. log.retention.hours=48"
+                f"--set {names.shown(pair)}: not a Kafka property setting",
+                hint="write it as key=value, e.g. log.retention.hours=48",
             )
-        settings.append((key.strip(), value))
+        settings.append((key.strip(), names.text(value, f"--set {key.strip()}")))
     return tuple(settings)
 
 
@@ -282,6 +281,7 @@ def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout:
 def validate(inventory: Inventory, options: RollOptions) -> None:
     """Every check that needs no engine."""
     check_image(options.image)
+    settings_env(options.settings, {}, set())  # what swarmkit always sets (node id, listeners), refused unasked
     unknown = sorted(set(options.nodes) - {h.name for h in inventory.hosts})
     if unknown:
         raise SpecError(f"--node {', '.join(unknown)}: not in the inventory", hint="name inventory hosts")

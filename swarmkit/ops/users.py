@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from swarmkit import names
+from swarmkit import files, names
 from swarmkit.checks import diagnose
 from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts import dockerapi
@@ -233,9 +233,9 @@ class ClientConfig:
 def _bootstrap_list(inventory: Inventory, stack_name: str, port: int) -> str:
     """What the last passing ``verify`` saw each broker advertise; else every host's name."""
     try:
-        kept = json.loads(verified_state_path(inventory, stack_name).read_text())["brokers"]
+        kept = json.loads(files.read_text(verified_state_path(inventory, stack_name)))["brokers"]
         return ",".join(sorted(kept.values()))
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, files.FileProblem):
         return ",".join(f"{host.name}:{port}" for host in inventory.hosts)
 
 

@@ -43,7 +43,7 @@ TLS_PORT = 2376  # where a real server's dockerd listens for TLS-verified client
 ENGINE_START_TIMEOUT = 60.0
 REQUIRED_COMMANDS = ("ip", "iptables", "nsenter", "unshare", "dockerd", "docker-registry", "ldd")
 KERNEL_MODULES = ("bridge", "vxlan")
-PORT_PATTERN = re.compile(r"^(\d{1,5})/(tcp|udp)$")
+PORT_PATTERN = re.compile(r"([0-9]{1,5})/(tcp|udp)")
 MAX_NODES = 20
 ENDPOINTS = ("unix", "ssh")
 
@@ -525,7 +525,7 @@ def add_node(name: str) -> SandboxHost:
 
 
 def _parse_port(text: str) -> tuple[int, str]:
-    match = PORT_PATTERN.match(text.lower())
+    match = PORT_PATTERN.fullmatch(text.lower())
     if not match or not 1 <= int(match.group(1)) <= 65535:
         raise SpecError(f"'{text}' is not PORT/PROTO", hint="e.g. 9094/tcp or 4789/udp")
     return int(match.group(1)), match.group(2)

@@ -16,7 +16,7 @@ from swarmkit.errors import SpecError
 
 TOPIC_OPERATIONS = ("read", "write", "create", "delete", "alter", "describe", "describe-configs", "alter-configs", "all")
 OPERATIONS = {"topic": TOPIC_OPERATIONS, "group": ("read", "describe", "delete", "all")}
-RESOURCE_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")  # Kafka's legal topic characters, for groups too
+RESOURCE_NAME = re.compile(r"[A-Za-z0-9._-]{1,249}", re.ASCII)  # Kafka's legal topic characters, for groups too
 WILDCARD = "*"
 EXAMPLE = "topic:orders:read,write (or topic:orders-*:read for a prefix, group:billing:read)"
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from swarmkit import names
+from swarmkit import files, names
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.security import certs, rotation
@@ -56,7 +56,7 @@ class Pki:
 
     def _read(self, name: str) -> str | None:
         path = self.directory / name
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        return files.read_kept(path)
 
     def _pair(self, stem: str) -> CertKey | None:
         cert, key = self._read(f"{stem}.crt"), self._read(f"{stem}.key")
@@ -180,8 +180,8 @@ class Expiry:
 def expiry(pki: Pki) -> Expiry:
     """From the store alone (what the cluster was last given); reads, never makes or checks a CA."""
     trusted = [pki.directory / f"{stem}.crt" for stem in rotation.trusted(pki.rotation())]
-    cas = [path.read_text(encoding="utf-8") for path in trusted if path.is_file()]
-    leaves = [path.read_text(encoding="utf-8") for path in sorted(pki.directory.glob("broker-*.crt"))]
+    cas = [text for path in trusted if (text := files.read_kept(path))]
+    leaves = [text for path in sorted(pki.directory.glob("broker-*.crt")) if (text := files.read_kept(path))]
     return Expiry(certs.fewest_days(cas), certs.fewest_days(leaves))
 
 

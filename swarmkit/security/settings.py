@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from swarmkit import files, names
 from swarmkit.errors import SpecError
 from swarmkit.security.certs import CertKey
 
@@ -165,18 +166,21 @@ class ClientSecurity:
 
 
 PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z ]+)-----.*?-----END \1-----\n?", re.S)
+CLIENT_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_SSL")  # what client-config writes; SASL_PLAINTEXT is never served
 JAAS_FIELD = re.compile(r'(username|password)="([^"]*)"')
 
 
 def read_client_config(path: Path) -> tuple[str, ClientSecurity | None]:
     """(bootstrap.servers, the login) from a client configuration in either format ``client-config`` writes
     (Java properties or librdkafka); no login for plain text."""
-    try:
-        settings = parse_settings(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise SpecError(f"cannot read the client configuration {path}: {error.strerror}", hint="check the path") from None
+    settings = parse_settings(files.read_input(path, "the client configuration"))
     protocol = settings.get("security.protocol", "PLAINTEXT").upper()
-    if protocol not in ("SSL", "SASL_SSL"):
+    if protocol not in CLIENT_PROTOCOLS:
+        raise SpecError(
+            f"{path}: security.protocol {names.shown(settings['security.protocol'])} is not one swarmkit connects with",
+            hint=f"use one of {', '.join(CLIENT_PROTOCOLS)} (as `swarmkit client-config` writes it)",
+        )
+    if protocol == "PLAINTEXT":
         return settings.get("bootstrap.servers", ""), None
     ca_file = settings.get("ssl.ca.location") or settings.get("ssl.truststore.location", "")
     if not ca_file:
@@ -199,10 +203,7 @@ def read_client_config(path: Path) -> tuple[str, ClientSecurity | None]:
 
 def _pem_file(name: str, config: Path) -> str:
     """A PEM file a configuration names (relative to the configuration's folder)."""
-    try:
-        return (config.parent / name).read_text(encoding="utf-8")
-    except OSError as error:
-        raise SpecError(f"{config}: cannot read {name}: {error.strerror}", hint="check the file it names") from None
+    return files.read_input(config.parent / name, f"{config} names", hint="check the file it names")
 
 
 def _cert_key(pem: str) -> CertKey:

@@ -11,13 +11,13 @@ configs named after their content (``ConfigFile``).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from swarmkit import names
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi.models import SecretChange
@@ -44,7 +44,6 @@ class Advertise(StrEnum):
 ADVERTISE_MODES = tuple(Advertise)
 NODE_HOSTNAME = "{{.Node.Hostname}}"  # swarm template: the node the task runs on
 TASK_NAME = "{{.Task.Name}}"  # swarm template: the task's container name, resolvable on the overlay
-LEGAL_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CONTAINER_LIB = "/usr/local/lib/swarmkit"  # where stack scripts are mounted in containers
 BROKER_UPDATE_DELAY_S = 10  # swarm's own rolling update of the brokers: one every 10 s
 SCRIPT_MODE = 0o555
@@ -211,7 +210,7 @@ def with_extra_env(request: StackRequest, env: dict[str, str]) -> dict[str, str]
     """``env`` followed by the request's extra settings (never overriding what swarmkit sets)."""
     merged = dict(env)
     for key, value in request.extra_env:
-        if not LEGAL_ENV_NAME.match(key):
+        if not names.ENV_NAME.fullmatch(key):
             raise SpecError(f"environment: '{key}' is not a valid variable name", hint="use letters, digits and '_'")
         if key in merged:
             raise SpecError(

@@ -11,7 +11,7 @@ from swarmkit.errors import SpecError
 from swarmkit.stack.listeners import PROTOCOLS, SECURITY_MODES, Listener, ListenerPlan
 
 NON_ROUTABLE = ("0.0.0.0", "::", "[::]")
-LEGAL_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+LEGAL_NAME = re.compile(r"[A-Z][A-Z0-9_]*", re.ASCII)
 
 
 SWARM_TCP_PORTS = (2377, 7946)  # every swarm node's: a listener there would clash with the swarm itself
@@ -43,7 +43,7 @@ def validate_plan(plan: ListenerPlan, kraft: bool = True) -> ListenerPlan:
 
 def _check_listener(item: Listener, names: dict[str, Listener], ports: dict[int, Listener]) -> None:
     """One listener on its own, and against those seen before it (names and ports are unique)."""
-    if not LEGAL_NAME.match(item.name or ""):
+    if not LEGAL_NAME.fullmatch(item.name or ""):
         raise SpecError(
             f"listeners: listener name '{item.name}' is not valid",
             hint="use upper-case letters, digits and '_', starting with a letter (e.g. EXTERNAL)",

@@ -168,7 +168,7 @@ def _header(request: StackRequest, engine: BrokerEngine) -> list[str]:
         ]
     if request.topics:
         lines.append(f"Topics:  {format_topic_specs(request.topics)} (created by swarmkit once brokers run)")
-    return [f"# {line}".rstrip() for line in lines]
+    return [f"# {names.escaped(line)}".rstrip() for line in lines]  # a comment stays one line whatever it names
 
 
 def _insert_comments(text: str, notes: Mapping[str, Sequence[str]]) -> str:

@@ -10,18 +10,14 @@ the value of the previous spec's last setting.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from swarmkit import numbers
+from swarmkit import names, numbers
 from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import Inventory
 
 FORMAT = "name:partitions:replicas[:key=value...]"
-MAX_NAME_LENGTH = 249
-LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
-LEGAL_CONFIG_KEY = re.compile(r"^[a-zA-Z0-9._-]+$")
 CLEANUP_POLICIES = ("delete", "compact", "compact,delete")
 MAX_REPLICAS = 32767  # Kafka stores the replication factor as a 16-bit signed integer
 MIN_ISR = "min.insync.replicas"
@@ -122,14 +118,14 @@ def _configs(spec: str, extras: list[str]) -> tuple[tuple[str, str], ...]:
                 f"topic spec '{spec}': setting '{extra}' is not key=value",
                 hint=f"write each topic as {FORMAT}; only the 4th field may be a bare cleanup policy",
             )
-        if not key or not LEGAL_CONFIG_KEY.match(key) or not value:
+        if not key or not names.SETTING_KEY.fullmatch(key) or not value:
             raise SpecError(
                 f"topic spec '{spec}': setting '{extra}' needs a key and a value",
                 hint="write topic settings as key=value, e.g. retention.ms=86400000",
             )
         if key in dict(configs):
             raise SpecError(f"topic spec '{spec}': setting '{key}' is given twice", hint="give each setting once")
-        configs.append((key, value))
+        configs.append((key, names.text(value, f"topic spec {names.shown(spec)}: setting {key}")))
     return tuple(configs)
 
 
@@ -197,23 +193,7 @@ def parse_topic_specs(text: str) -> list[TopicSpec]:
 
 
 def _check_name(spec: TopicSpec) -> None:
-    label = f"topic spec '{spec.to_spec_string()}'"
-    name = spec.name
-    if not name:
-        raise SpecError(f"{label}: the topic name is empty", hint="start each spec with the topic's name")
-    if name in (".", ".."):
-        raise SpecError(f"{label}: '{name}' is not a legal topic name", hint="Kafka forbids '.' and '..' as names")
-    if len(name) > MAX_NAME_LENGTH:
-        raise SpecError(
-            f"{label}: topic name is {len(name)} characters long",
-            hint=f"Kafka allows at most {MAX_NAME_LENGTH} characters",
-        )
-    if not LEGAL_NAME.match(name):
-        bad = "".join(sorted({c for c in name if not LEGAL_NAME.match(c)}))
-        raise SpecError(
-            f"{label}: topic name '{name}' contains illegal characters {bad!r}",
-            hint="Kafka topic names may use only letters, digits, '.', '_' and '-'",
-        )
+    names.topic_name(spec.name, f"topic spec {names.shown(spec.to_spec_string())}: topic name")
 
 
 def validate_topic_specs(specs: Iterable[TopicSpec], broker_count: int | None) -> list[TopicSpec]:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 
+from swarmkit import names
 from swarmkit.errors import SwarmError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -98,6 +99,9 @@ def current_members(inventory: Inventory, docker: DockerHosts, infos: dict[str, 
 
 def swarm_up(inventory: Inventory, *, docker: DockerHosts, infos: Mapping[str, EngineInfo] | None = None) -> SwarmResult:
     """``infos``: every engine's answer when just read (by preflight), else each engine is asked."""
+    for host in inventory.hosts:  # an Inventory built in code skips the file's checks: swarmkit's labels stay its own
+        for key, value in host.labels.items():
+            names.label(key, value)
     infos = dict(infos) if infos is not None else engine_infos(inventory, docker)
     members = current_members(inventory, docker, infos)
     actions = plan(inventory, infos, {node.id for node in members})

@@ -32,13 +32,20 @@ def engine_states(
 
 
 def active_manager(inventory: Inventory, engines: dict[str, EngineInfo | SwarmkitError]) -> Host:
+    """The first manager in an active swarm; else an error saying why the first is not (its engine's own failure:
+    a name that does not resolve, a refused connection, a timeout, a permission), with its fix."""
+    why = []
     for host in inventory.managers:
         info = engines[host.name]
         if isinstance(info, EngineInfo) and info.swarm_state == SwarmState.ACTIVE:
             return host
+        why.append(info.message if isinstance(info, SwarmkitError) else f"{host.name} is {info.swarm_state or 'in no'} swarm")
+    failures = [info for host in inventory.managers if isinstance(info := engines[host.name], SwarmkitError)]
+    hint = "build the swarm with: swarmkit up -i INVENTORY, or start dockerd on a manager"
+    others = f" (nor {', '.join(h.name for h in inventory.managers[1:])})" if len(why) > 1 else ""
     raise VerifyError(
-        "no manager of the inventory answers as an active swarm manager",
-        hint="start dockerd on a manager, or build the swarm with: swarmkit up -i INVENTORY",
+        f"no manager of the inventory answers as an active swarm manager: {why[0]}{others}",
+        hint=failures[0].hint if len(failures) == len(why) and failures[0].hint else hint,
     )
 
 

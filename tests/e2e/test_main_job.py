@@ -37,9 +37,11 @@ def _restarted_tasks(created: sandbox.Sandbox) -> list[str]:
     return replaced
 
 
-def test_readme_main_job_proves_every_broker_with_one_core_busy(main_job_sandbox: None) -> None:
+@pytest.mark.parametrize("security", ["plaintext", "sasl_ssl"])
+def test_readme_main_job_proves_every_broker_with_one_core_busy(main_job_sandbox: None, security: str) -> None:
+    """Both forms the README gives: `bash scripts/demo.sh` and `bash scripts/demo.sh --security sasl_ssl`."""
     result = subprocess.run(
-        ["bash", "scripts/busy.sh", "--cores", "1", "bash", "scripts/demo.sh"],
+        ["bash", "scripts/busy.sh", "--cores", "1", "bash", "scripts/demo.sh", "--security", security],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -59,3 +61,6 @@ def test_readme_main_job_proves_every_broker_with_one_core_busy(main_job_sandbox
         assert broker["missing"] == broker["duplicates"] == 0 and broker["checksum_ok"]
     assert "per-broker throughput and latency" in (ROOT / "reports" / "verify.html").read_text()
     assert _restarted_tasks(sandbox.load("sk")) == []
+    if security != "plaintext":
+        client = (ROOT / "reports" / "client.properties").read_text()
+        assert "security.protocol=SASL_SSL" in client

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from swarmkit import files
 from swarmkit.cli.app import app
-from swarmkit.errors import InventoryError
+from swarmkit.errors import InventoryError, SpecError
 from swarmkit.hosts.inventory import load_inventory
 
 runner = CliRunner()
@@ -93,3 +93,38 @@ def test_write_all_writes_every_file_or_leaves_the_directory_as_it_was(tmp_path:
     with pytest.raises(files.FileProblem, match="No space left on device: nothing was written"):
         files.write_all(tmp_path, {"a.sh": "newest", "stack.yml": "newest"})
     assert [p.name for p in tmp_path.iterdir()] == ["a.sh"] and (tmp_path / "a.sh").read_text() == "new a"
+
+
+@pytest.mark.parametrize(
+    ("report", "said"),
+    [
+        ("", "names no file"),
+        ("{tmp}", "is a directory"),
+        ("/proc/report.html", "special filesystem"),
+        ("/dev/null", "special filesystem"),
+        ("{tmp}/inventory.yaml/report.html", "is not a writable directory"),
+        ("{tmp}/fifo.html", "not a regular file"),
+    ],
+)
+def test_an_output_file_is_checked_before_the_work_starts(tmp_path: Path, report: str, said: str) -> None:
+    """`verify --report` into a path it cannot write once failed only after the whole verify had run: now it is
+    bad input before any engine is asked (these engines do not exist: asking them would be another error)."""
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump(INVENTORY))
+    os.mkfifo(tmp_path / "fifo.html")
+    path = report.format(tmp=tmp_path)
+    for command in (["verify", "--report", path], ["client-config", "-o", path]):
+        result = runner.invoke(app, [*command, "-i", str(inventory)])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"error: {command[1]} {path!r}: ") and said in result.stderr
+
+
+def test_kept_state_that_is_no_longer_a_file_is_refused_never_read(tmp_path: Path) -> None:
+    assert files.read_kept(tmp_path / "absent.crt") is None
+    os.mkfifo(tmp_path / "ca.crt")
+    with pytest.raises(SpecError, match="ca.crt: is not a regular file"):
+        files.read_kept(tmp_path / "ca.crt")
+    (tmp_path / "ca.key").write_bytes(b"\x80\x81")
+    with pytest.raises(SpecError, match="is not UTF-8 text") as raised:
+        files.read_kept(tmp_path / "ca.key")
+    assert "backup of .swarmkit/" in raised.value.hint

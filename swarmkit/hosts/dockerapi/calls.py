@@ -27,7 +27,34 @@ else:
 T = TypeVar("T")
 
 # what the Docker CLI (Go) or the Engine API client (Python's ssl) says when no answer came
-UNANSWERED = ("cannot connect to the docker daemon", "connection refused", "no such host", "i/o timeout", "x509", "tls", "ssl")
+UNANSWERED = (
+    "cannot connect to the docker daemon",
+    "permission denied while trying to connect",
+    "connection refused",
+    "no such host",
+    "i/o timeout",
+    "x509",
+    "tls",
+    "ssl",
+)
+
+# the cause under "does not answer", and what fixes it (name resolution, refused, timeout, permission, no socket)
+CAUSE_HINTS = (
+    (
+        ("name or service not known", "failed to resolve", "no such host", "temporary failure in name resolution"),
+        "the endpoint's host name does not resolve from this machine: fix the name in the inventory, or DNS / /etc/hosts",
+    ),
+    (("connection refused",), "nothing listens there: start dockerd on that host, or fix the endpoint's port"),
+    (
+        ("timed out", "timeout", "no route to host", "network is unreachable"),
+        "no answer came: a firewall or route between this machine and that host drops it; check the address and port",
+    ),
+    (
+        ("permission denied",),
+        "this user may not open the engine's socket: add it to the docker group, or run swarmkit as a user who may",
+    ),
+    (("no such file or directory",), "no Docker socket at that path: start dockerd there, or fix the endpoint's path"),
+)
 
 
 def sdk_failures() -> tuple[type[Exception], ...]:
@@ -86,6 +113,10 @@ def unanswered_hint(engine: Engine, detail: str) -> str:
             "check this host's tls: files in the inventory: ca must be the CA that signed the engine's certificate"
             " (for its address or name), cert and key a client pair the engine's CA signed"
         )
+    lowered = detail.lower()
+    for words, fix in CAUSE_HINTS:
+        if any(word in lowered for word in words):
+            return fix
     return "check that dockerd runs there and that this machine may reach it"
 
 

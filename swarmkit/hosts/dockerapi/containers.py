@@ -100,8 +100,9 @@ def exec_in_container(engine: Engine, container_id: str, command: list[str]) -> 
     return stdout.decode(errors="replace").removesuffix("\n")
 
 
-def exec_in_service(engine: Engine, service: str, command: list[str]) -> str:
-    """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool)."""
+def exec_in_service(engine: Engine, service: str, command: list[str], user: str | None = None) -> str:
+    """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool), as ``user``
+    (default: the container's)."""
     running = call(
         engine,
         f"listing the containers of {service}",
@@ -109,7 +110,7 @@ def exec_in_service(engine: Engine, service: str, command: list[str]) -> str:
     )
     if not running:
         raise EngineError(f"no running container of {service} on {engine.endpoint}")
-    return call(engine, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command))
+    return call(engine, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command, user=user))
 
 
 def container_output(engine: Engine, container_id: str, tail: int | None = None) -> str:

@@ -14,15 +14,18 @@ endpoint it registers as a voter.
 from __future__ import annotations
 
 import base64
-import re
 import uuid
 from typing import Any
 
+from swarmkit import names
 from swarmkit.errors import SpecError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import Engine
 from swarmkit.security.settings import BROKER_TARGET, SCRAM_TARGET, SecretFile, secret_path
 from swarmkit.stack import metrics
 from swarmkit.stack.compose import (
     BROKER_SERVICE,
+    KAFKA_UID,
     TASK_NAME,
     ConfigFile,
     StackRequest,
@@ -58,13 +61,14 @@ ENTRYPOINT_SCRIPTS = ("node-identity.sh", "apache/entrypoint.sh")  # the entrypo
 TLS_BROKER_SCRIPT = "apache/tls-broker.sh"  # ssl/sasl_ssl: picks the broker's own certificate, then the entrypoint
 CONTROLLER_SCRIPT = "apache/controller.sh"
 CONTROLLERS_ALIAS = "controllers"  # every controller's name on the overlay, as well as its service name
-# A SASL broker looks up the name of its own address for every new client connection (KAFKA-19919);
-# where no DNS server answers (the sandbox), glibc's default 5 s x 2 attempts stalls each login
-# 10 s.  RES_OPTIONS bounds the lookup; names on the overlay are answered by Docker at once.
-SASL_RESOLVER_OPTIONS = "timeout:1 attempts:1"  # sasl_ssl: formats the storage with the admin's SCRAM credential
+# Every Kafka container starts with this, as root: it names the container's own addresses in /etc/hosts
+# (a SASL login otherwise waits on a reverse DNS lookup of the address the client reached, KAFKA-19919),
+# then runs the rest as the image's user.  Tools run in the containers as that user too.
+LOCAL_NAMES_SCRIPT = "apache/local-names.sh"
+START_USER = "root"
+IMAGE_START = "/etc/kafka/docker/run"
 INTERNAL_CLIENT_FILE = "internal-client.properties"  # TLS: what Kafka's tools in a container connect with
 # base64url, but never a leading '-': kafka-storage would read "--cluster-id -abc..." as an option
-CLUSTER_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{21}$")
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
 # servers raise them with extra_env (KAFKA_HEAP_OPTS), which these only default.
 BROKER_HEAP = "-Xmx512m -Xms512m"
@@ -112,7 +116,7 @@ def generate_cluster_id() -> str:
     Uuid.randomUuid, it draws again rather than start with '-', which one id in 64 would."""
     while True:
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
-        if CLUSTER_ID.match(cluster_id):
+        if names.CLUSTER_ID.fullmatch(cluster_id):
             return cluster_id
 
 
@@ -145,7 +149,7 @@ def check(request: StackRequest) -> None:
             "CLUSTER_ID: the apache engine needs a cluster id",
             hint="swarmkit generates one on the first deploy and keeps it; pass it to render with --cluster-id",
         )
-    if not CLUSTER_ID.match(request.cluster_id):
+    if not names.CLUSTER_ID.fullmatch(request.cluster_id):
         raise SpecError(
             f"CLUSTER_ID: '{request.cluster_id}' is not a KRaft cluster id",
             hint="a cluster id is 22 characters of base64url not starting with '-', e.g. from `kafka-storage.sh random-uuid`",
@@ -197,11 +201,10 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     if plan.secure:
         keystore = kafka_env({broker_keystore_setting(plan): secret_path(BROKER_TARGET)})
         env |= {"SWARMKIT_BROKER_KEYSTORE": "=".join(*keystore.items())}
-    if plan.sasl:
-        env |= {"RES_OPTIONS": SASL_RESOLVER_OPTIONS}
     service = {
         "image": request.image or DEFAULT_IMAGE,
-        "entrypoint": ["/bin/sh", scripts[-1].target],
+        "user": START_USER,
+        "entrypoint": _named_start("/bin/sh", scripts[-1].target),
         "configs": [config_mount(config) for config in scripts + _tool_configs(plan) + _metrics_configs(request)],
         "environment": BROKER_DEFAULTS | _metrics_env(request) | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
@@ -239,19 +242,21 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
     env.update(
         kafka_env(CONTROLLER_THREADS | CONTROLLER_IDLE | controller_settings(plan) | security_settings(plan, "controller"))
     )
-    service: dict[str, Any] = {"image": request.image or DEFAULT_IMAGE}
+    start = ("/bin/sh", stack_script(CONTROLLER_SCRIPT).target) if _controller_formats(request) else (IMAGE_START,)
+    service: dict[str, Any] = {"image": request.image or DEFAULT_IMAGE, "user": START_USER, "entrypoint": _named_start(*start)}
     if plan.sasl:
         env["SWARMKIT_SCRAM_FILE"] = secret_path(SCRAM_TARGET)
     if controller_set(request).dynamic:
         env["SWARMKIT_INITIAL_CONTROLLERS"] = initial_controllers(
             controller_set(request), request.cluster_id or "", _controller_port(request)
         )
-    if _controller_formats(request):
-        service["entrypoint"] = ["/bin/sh", stack_script(CONTROLLER_SCRIPT).target]
-    configs = _controller_configs(request)
-    if configs:
-        service["configs"] = [config_mount(config) for config in configs]
+    service["configs"] = [config_mount(config) for config in _controller_configs(request)]
     return _with_secrets(service | _controller_rest(request, env, controller), controller_secrets(request))
+
+
+def _named_start(*command: str) -> list[str]:
+    """The container's command behind local-names.sh, which names its addresses and drops root."""
+    return ["/bin/sh", stack_script(LOCAL_NAMES_SCRIPT).target, *command]
 
 
 def _controller_formats(request: StackRequest) -> bool:
@@ -289,7 +294,14 @@ def volumes(request: StackRequest) -> tuple[str, ...]:
 
 def _broker_scripts(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
     """The broker's scripts, the one it starts with last."""
-    return tuple(stack_script(path) for path in ENTRYPOINT_SCRIPTS + ((TLS_BROKER_SCRIPT,) if plan.secure else ()))
+    scripts = (LOCAL_NAMES_SCRIPT, *ENTRYPOINT_SCRIPTS, *((TLS_BROKER_SCRIPT,) if plan.secure else ()))
+    return tuple(stack_script(path) for path in scripts)
+
+
+def run_tool(engine: Engine, service: str, command: list[str]) -> str:
+    """One of Kafka's tools in the service's container on ``engine``, as the user Kafka runs as (the
+    container itself starts as root: ``LOCAL_NAMES_SCRIPT``)."""
+    return dockerapi.exec_in_service(engine, service, command, user=KAFKA_UID)
 
 
 def internal_client_config() -> ConfigFile:
@@ -309,8 +321,8 @@ def _tool_configs(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
 
 def _controller_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
     plan = request.listeners
-    script = (stack_script(CONTROLLER_SCRIPT),) if _controller_formats(request) else ()
-    return _tool_configs(plan) + script + _metrics_configs(request)
+    scripts = (LOCAL_NAMES_SCRIPT, CONTROLLER_SCRIPT) if _controller_formats(request) else (LOCAL_NAMES_SCRIPT,)
+    return _tool_configs(plan) + tuple(stack_script(path) for path in scripts) + _metrics_configs(request)
 
 
 def _metrics_configs(request: StackRequest) -> tuple[ConfigFile, ...]:

@@ -8,13 +8,17 @@ mode would roll every broker with the stack's 10 s update delay).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
 import time
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+import yaml
 
 from swarmkit.errors import DeployError, SpecError
 from swarmkit.hosts import dockerapi
@@ -151,6 +155,32 @@ def test_bad_topic_specs_deploy_nothing_on_a_live_swarm(inventory: Inventory, do
     assert dockerapi.stack_services(manager(inventory), "bad") == []
     for host in inventory.hosts:
         assert not docker[host].client.volume.exists("bad_identity")
+
+
+@pytest.mark.parametrize("reserved", [{ID_LABEL: "99"}, {"Swarmkit.host": "dp1"}, {f"{NEXT_LABEL}": "1"}])
+def test_swarmkits_own_node_labels_cannot_be_set_from_the_inventory(
+    inventory: Inventory, tmp_path: Path, reserved: dict[str, str]
+) -> None:
+    """An inventory label in swarmkit's namespace once overwrote a node's broker id (2 -> 99) with exit 0. Now `up`
+    and `swarm up` refuse the inventory (exit 2, one error line and a hint, one JSON object) and no node's labels
+    change, not even by the inventory's other, allowed label."""
+    before = {node.hostname: node.labels for node in dockerapi.swarm_nodes(manager(inventory))}
+    assert before["dp2"][ID_LABEL].isdigit()
+    document = yaml.safe_load(Path(inventory.path).read_text())
+    document["hosts"][1]["labels"] = {"app.role": "web", **reserved}
+    hostile = tmp_path / "reserved.yaml"
+    hostile.write_text(yaml.safe_dump(document))
+    for command in (["up", "--skip-preflight"], ["swarm", "up", "--skip-preflight"]):
+        done = subprocess.run(
+            [str(Path(sys.executable).with_name("swarmkit")), *command, "-i", str(hostile), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "swarmkit's own namespace" in json.loads(done.stdout)["error"]
+        assert [line.split(":")[0] for line in done.stderr.splitlines()] == ["error", "hint"]
+    assert {node.hostname: node.labels for node in dockerapi.swarm_nodes(manager(inventory))} == before
 
 
 def test_inventory_address_mode_advertises_each_hosts_address(inventory: Inventory, docker: DockerHosts) -> None:

@@ -125,7 +125,7 @@ def test_a_setting_changed_by_hand_is_drift_for_verify_and_a_change_for_plan(dep
     (orders,) = [t for t in report.topics if t.topic == "orders"]
     assert not orders.ok and f"drift: retention.ms={HOUR}, declared {WEEK}" in orders.detail
     done = swarmkit("plan", "-i", inventory.path, "--json")
-    assert done.returncode == 2
+    assert done.returncode == 3
     assert [t["line"] for t in json.loads(done.stdout)["topics"]] == [f"alter topic orders: retention.ms {HOUR} -> {WEEK}"]
     admin.alter_topic_configs(BOOTSTRAP, {"orders": {"retention.ms": WEEK}}, ADMIN_TIMEOUT)
 
@@ -134,7 +134,7 @@ def test_an_edited_retention_is_exactly_one_change_and_up_applies_it_live(deploy
     inventory, _ = deployed
     declare(inventory.path, DAY)
     done = swarmkit("plan", "-i", inventory.path)
-    assert (done.returncode, done.stdout) == (2, f"alter topic orders: retention.ms {WEEK} -> {DAY}\n")
+    assert (done.returncode, done.stdout) == (3, f"alter topic orders: retention.ms {WEEK} -> {DAY}\n")
     as_json = json.loads(swarmkit("plan", "-i", inventory.path, "--json").stdout)
     assert [t["line"] for t in as_json["topics"]] == [f"alter topic orders: retention.ms {WEEK} -> {DAY}"]
     assert (as_json["rolls"], as_json["restarts"]) == ([], [])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -69,6 +70,28 @@ def test_healthy_broker_is_ok() -> None:
     assert check.ok and check.resolves and check.reachable and check.metadata_ok
     assert check.cause == "" and check.fix == ""
     assert check.to_dict()["ok"] is True
+
+
+def test_a_slow_sasl_login_within_the_timeout_is_a_warning_that_names_it() -> None:
+    probe = replace(healthy("b1.example.com"), metadata_ms=2100.0, allowed_s=5.0, login="SASL_SSL")
+    check = judge_broker(1, probe, client_local=False, cluster_id="c1")
+    assert check.ok
+    assert "warning: answered in 2.1 s: slow SASL handshake" in check.detail
+
+
+def test_an_answer_after_the_timeout_is_a_slow_broker_not_an_unreachable_one() -> None:
+    probe = replace(healthy("b1.example.com"), metadata_ms=7400.0, allowed_s=5.0, login="SASL_SSL")
+    check = judge_broker(1, probe, client_local=False, cluster_id="c1")
+    assert not check.ok and check.reachable and check.metadata_ok
+    assert check.detail.startswith("b1.example.com:9094 answered in 7.4 s, more than the 5 s allowed: slow SASL handshake")
+    assert check.fix == diagnose.FIX_SLOW_LOGIN
+    plain = judge_broker(1, replace(probe, login=""), client_local=False, cluster_id="c1")
+    assert "slow broker" in plain.detail and plain.fix == diagnose.FIX_SLOW
+
+
+def test_a_quick_answer_carries_no_slowness_note() -> None:
+    probe = replace(healthy("b1.example.com"), metadata_ms=90.0, allowed_s=5.0, login="SASL_SSL")
+    assert "slow" not in judge_broker(1, probe, client_local=False, cluster_id="c1").detail
 
 
 def test_unresolvable_internal_name_is_the_seeds_failure() -> None:

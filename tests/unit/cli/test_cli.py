@@ -50,6 +50,7 @@ def test_render_output_writes_a_directory_docker_stack_deploy_takes(tmp_path: Pa
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "controller.sh",
         "entrypoint.sh",
+        "local-names.sh",
         "node-identity.sh",
         "stack.yml",
     ]
@@ -127,7 +128,7 @@ def test_ssh_close_says_when_nothing_is_kept(monkeypatch: pytest.MonkeyPatch, tm
     assert list(tmp_path.iterdir()) == []
 
 
-def test_plan_prints_the_changes_and_exits_2_while_any_are_pending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_prints_the_changes_and_exits_3_while_any_are_pending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from swarmkit.ops import drift
     from swarmkit.ops.declared import Changes, SettingChange, TopicChange
 
@@ -137,7 +138,7 @@ def test_plan_prints_the_changes_and_exits_2_while_any_are_pending(tmp_path: Pat
     declared = {**INVENTORY, "stack": {**INVENTORY["stack"], "topics": [{"name": "orders", "partitions": 3, "replicas": 1}]}}
     inventory = write_inventory(tmp_path, declared)
     pending = runner.invoke(app, ["plan", "-i", inventory, "--topics", "orders:3:1:retention.ms=86400000"])
-    assert (pending.exit_code, pending.stdout) == (2, "alter topic orders: retention.ms 604800000 -> 86400000\n")
+    assert (pending.exit_code, pending.stdout) == (3, "alter topic orders: retention.ms 604800000 -> 86400000\n")
     assert "--topics orders:3:1:retention.ms=86400000 overrides the inventory's stack.topics (orders:3:1)" in pending.stderr
     unchanged = runner.invoke(app, ["plan", "-i", inventory, "--json"])
     assert unchanged.exit_code == 0

@@ -27,3 +27,23 @@ def test_an_interrupt_while_the_commands_load_is_an_interrupt_not_a_traceback() 
         [sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}
     )
     assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")
+
+
+# SIGINT while typer builds the commands from their signatures (after the import, before click parses anything)
+BUILDING = """
+import sys
+import typer.main
+def press_ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+typer.main.get_command = press_ctrl_c
+from swarmkit.cli import main
+sys.argv = ["swarmkit", "status", "-i", "x.yaml"]
+main()
+"""
+
+
+def test_an_interrupt_while_typer_builds_the_commands_is_an_interrupt_not_a_traceback() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BUILDING], capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "interrupted\n", "")

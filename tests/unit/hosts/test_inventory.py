@@ -169,7 +169,7 @@ def test_field_of_wrong_type(tmp_path):
 
 
 def test_invalid_host_name(tmp_path):
-    assert "field 'name': 'no spaces' is not a valid host name" in load_error(tmp_path, with_host(1, name="no spaces")).message
+    assert "field 'name': host name 'no spaces' is not valid" in load_error(tmp_path, with_host(1, name="no spaces")).message
 
 
 def test_unknown_role(tmp_path):
@@ -269,3 +269,48 @@ def test_tls_needs_all_three_files(tmp_path):
 @pytest.mark.parametrize("labels", [["zone=a"], {"zone": 1}, {"ssd": True}])
 def test_labels_must_be_a_string_map(tmp_path, labels):
     assert "host 'node2': field 'labels'" in load_error(tmp_path, with_host(1, labels=labels)).message
+
+
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [
+        ("name", "node1\n"),
+        ("address", "10.231.0.11\n"),
+        ("address", "node1.example\n"),
+        ("endpoint", "unix:///var/run/docker.sock\n"),
+        ("endpoint", "ssh://ops@node1\n"),
+        ("labels", {"zone": "a\n"}),
+        ("labels", {"app": "web\x00"}),
+    ],
+)
+def test_a_trailing_newline_or_control_character_is_refused_shown_escaped(tmp_path, field, text):
+    """`^...$` with re.match let a final newline through (a host name rendered a stack that was not YAML)."""
+    error = load_error(tmp_path, with_host(0, **{field: text}))
+    assert "\\n" in error.message or "\\x00" in error.message
+
+
+@pytest.mark.parametrize("key", ["swarmkit.broker-id", "swarmkit.host", "Swarmkit.cluster-id.kafka", "swarmkit"])
+def test_swarmkits_own_labels_cannot_be_given(tmp_path, key):
+    """An inventory label swarmkit.broker-id: '99' once overwrote that node's broker id on `swarm up`, exit 0."""
+    error = load_error(tmp_path, with_host(1, labels={"zone": "a", key: "99"}))
+    assert "field 'labels'" in error.message and "swarmkit's own namespace" in error.message
+    assert "choose another name" in error.hint
+
+
+def test_yaml_merge_keys_are_read_as_yaml_means_them(tmp_path):
+    text = """\
+hosts:
+  - &node {name: node1, endpoint: "unix:///a/docker.sock", address: 10.0.0.1, role: manager, labels: {zone: a}}
+  - <<: *node
+    name: node2
+    endpoint: unix:///b/docker.sock
+    address: 10.0.0.2
+    role: worker
+"""
+    inventory = load_inventory(write(tmp_path, text))
+    assert [(h.name, h.role, h.labels) for h in inventory.hosts] == [
+        ("node1", "manager", {"zone": "a"}),
+        ("node2", "worker", {"zone": "a"}),
+    ]
+    error = load_error(tmp_path, text + "    address: 10.0.0.3\n")
+    assert "key 'address' is given twice" in error.message

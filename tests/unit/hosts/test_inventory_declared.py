@@ -51,7 +51,7 @@ def test_the_stack_block_declares_ports_topics_and_broker_environment() -> None:
         ({"topics": [{"name": "orders", "partitions": 6, "replicas": 3, "configs": {"a": [1]}}]}, "not a name and a plain"),
         ({"broker_env": ["KAFKA_HEAP_OPTS=-Xmx1g"]}, "must be a mapping"),
         ({"users": ["orders-app"]}, "must be a mapping of user names"),
-        ({"users": {"orders app": []}}, "'orders app' is not a user name"),
+        ({"users": {"orders app": []}}, "user name 'orders app' is not valid"),
         ({"users": {"orders-app": "topic:orders:read"}}, "user 'orders-app': 'topic:orders:read' is not a list"),
     ],
 )
@@ -76,5 +76,5 @@ def test_zones_come_from_the_hosts_labels() -> None:
 
 def test_a_zone_must_be_a_plain_name() -> None:
     hosts = [{**HOSTS[0], "labels": {"zone": "eu west"}}]
-    with pytest.raises(InventoryError, match="zone 'eu west' is not a zone name"):
+    with pytest.raises(InventoryError, match="zone 'eu west' is not valid"):
         parse_inventory({"hosts": hosts})

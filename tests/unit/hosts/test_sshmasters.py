@@ -30,9 +30,19 @@ def test_the_environment_overrides_the_inventory_which_overrides_60_seconds() ->
     assert sshmasters.persist_seconds(None, {}) == 60
     assert sshmasters.persist_seconds(5, {}) == 5
     assert sshmasters.persist_seconds(5, {PERSIST_ENV: "0"}) == 0
-    with pytest.raises(SpecError, match="not a whole number of seconds") as raised:
-        sshmasters.persist_seconds(None, {PERSIST_ENV: "1m"})
-    assert f"{PERSIST_ENV}=0" in raised.value.hint
+    for wrong in ("1m", "\u00b2", "\u0661\u0662", "-1", "99999999999"):  # '²' made int() raise, '١٢' was taken as 12
+        with pytest.raises(SpecError, match="not a whole number of seconds") as raised:
+            sshmasters.persist_seconds(None, {PERSIST_ENV: wrong})
+        assert f"{PERSIST_ENV}=0" in raised.value.hint
+
+
+def test_a_lock_file_that_is_no_record_of_ours_is_left_alone(tmp_path: Path) -> None:
+    """Binary garbage, a fifo or a directory named like a lock is never read as a record (no traceback, no hang)."""
+    (tmp_path / "aaaa.lock").write_bytes(b"\xcb\xff\x00garbage")
+    os.mkfifo(tmp_path / "bbbb.lock")
+    (tmp_path / "cccc.lock").mkdir()
+    (tmp_path / "dddd.lock").write_text("/etc/ssh_config\nssh://ops@b.example\n")
+    assert [(m.config, m.endpoint) for m in sshmasters.kept_masters(tmp_path)] == [("/etc/ssh_config", "ssh://ops@b.example")]
 
 
 @pytest.mark.parametrize("value", [-1, "60", True, 1.5])

@@ -32,9 +32,11 @@ def test_settings_are_kafka_properties_given_as_key_equals_value() -> None:
         ("compression.type", "lz4"),
     )
     assert parse_settings(["message.max.bytes="]) == (("message.max.bytes", ""),)
-    for bad in ("log.retention.hours", "=1", "Log.Retention=1", "a b=1"):
+    for bad in ("log.retention.hours", "=1", "Log.Retention=1", "a b=1", "log.\nretention=1"):
         with pytest.raises(SpecError, match="not a Kafka property"):
             parse_settings([bad])
+    with pytest.raises(SpecError, match="holds a control character"):
+        parse_settings(["log.retention.hours=48\nlisteners=PLAINTEXT://:1"])
 
 
 def test_image_references_follow_dockers_grammar() -> None:

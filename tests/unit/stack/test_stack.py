@@ -181,7 +181,12 @@ def test_apache_controllers_on_each_manager_in_a_dynamic_quorum():
         assert service["networks"] == {"internal": {"aliases": ["controllers"]}}
         assert "KAFKA_ADVERTISED_LISTENERS" not in env  # the image refuses it on a controller
         assert env["CLUSTER_ID"] == CLUSTER_ID
-        assert service["entrypoint"] == ["/bin/sh", "/usr/local/lib/swarmkit/controller.sh"]
+        assert service["entrypoint"] == [
+            "/bin/sh",
+            f"{CONTAINER_LIB}/local-names.sh",
+            "/bin/sh",
+            f"{CONTAINER_LIB}/controller.sh",
+        ]
         assert service["deploy"]["mode"] == "replicated" and service["deploy"]["replicas"] == 1
         assert service["deploy"]["placement"]["constraints"] == [f"node.hostname == node{index}"]
         assert "ports" not in service
@@ -200,7 +205,8 @@ def test_a_kept_static_quorum_renders_as_before():
         assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
         assert "KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS" not in env and "SWARMKIT_INITIAL_CONTROLLERS" not in env
         assert service["networks"] == ["internal"] and "hostname" not in service
-    assert all("entrypoint" not in service for service in _controllers(doc).values())  # the image formats them
+    for service in _controllers(doc).values():  # the image formats them: its own start script after local-names.sh
+        assert service["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh", "/etc/kafka/docker/run"]
 
 
 def test_a_replaced_controller_changes_no_other_service():
@@ -252,7 +258,8 @@ def _run_entrypoint(tmp_path: Path, env_changes: dict[str, str], identity: str |
         PATH=os.environ["PATH"],
         SWARMKIT_LIB=mounted[f"{CONTAINER_LIB}/node-identity.sh"],
     )
-    command = [mounted.get(argument, argument) for argument in broker["entrypoint"]]
+    assert broker["entrypoint"][:2] == ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh"]
+    command = [mounted.get(argument, argument) for argument in broker["entrypoint"][2:]]  # this machine's /etc/hosts stays
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=20)
 
 
@@ -383,13 +390,19 @@ def test_the_registry_names_each_engine_by_its_own_name():
 def test_container_scripts_are_configs_named_after_their_content():
     stack = render(apache())
     broker = yaml.safe_load(stack.text)["services"]["broker"]
-    assert broker["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
+    assert broker["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh", "/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
     assert [(c["target"], c["mode"]) for c in broker["configs"]] == [
+        (f"{CONTAINER_LIB}/local-names.sh", 0o555),
         (f"{CONTAINER_LIB}/node-identity.sh", 0o555),
         (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
     ]
     assert "        mode: 0555\n" in stack.text
-    sources = (STACKS_DIR / "node-identity.sh", STACKS_DIR / "apache" / "entrypoint.sh", STACKS_DIR / "apache" / "controller.sh")
+    sources = (
+        STACKS_DIR / "apache" / "local-names.sh",
+        STACKS_DIR / "node-identity.sh",
+        STACKS_DIR / "apache" / "entrypoint.sh",
+        STACKS_DIR / "apache" / "controller.sh",
+    )
     for config, source in zip(stack.files, sources, strict=True):
         assert config.name == f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:8]}"
     changed = replace(stack.files[1], content=stack.files[1].content + "\n")
@@ -400,7 +413,13 @@ def test_container_scripts_are_configs_named_after_their_content():
 def test_render_writes_a_directory_deployable_by_hand(tmp_path: Path):
     stack = render(apache())
     path = stack.write(tmp_path / "out")
-    assert sorted(p.name for p in path.parent.iterdir()) == ["controller.sh", "entrypoint.sh", "node-identity.sh", "stack.yml"]
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "controller.sh",
+        "entrypoint.sh",
+        "local-names.sh",
+        "node-identity.sh",
+        "stack.yml",
+    ]
     assert path.read_text() == stack.text
     assert (path.parent / "entrypoint.sh").read_text() == (STACKS_DIR / "apache" / "entrypoint.sh").read_text()
     assert [p.name for p in render(tansu()).write(tmp_path / "tansu").parent.iterdir()] == ["stack.yml"]

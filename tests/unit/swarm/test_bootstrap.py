@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from swarmkit import waits
-from swarmkit.errors import SwarmError
+from swarmkit.errors import SpecError, SwarmError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.swarm import bootstrap
@@ -47,3 +47,11 @@ def test_a_join_docker_finished_asks_nothing_more(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(bootstrap.dockerapi, "swarm_join", lambda *args: False)
     monkeypatch.setattr(bootstrap.dockerapi, "engine_info", lambda engine: pytest.fail("asked again"))
     bootstrap._join(DOCKER, LATE, FIRST, "token")
+
+
+def test_an_inventory_built_in_code_cannot_set_swarmkits_own_labels() -> None:
+    """The file's checks are skipped by a library caller's Inventory: swarm_up refuses it before asking any engine."""
+    hostile = Host("m1", "unix:///nonexistent/m1.sock", "10.9.0.11", "manager", labels={"swarmkit.broker-id": "99"})
+    inventory = Inventory(hosts=(hostile,))
+    with pytest.raises(SpecError, match="swarmkit's own namespace"):
+        bootstrap.swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
