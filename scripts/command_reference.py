@@ -47,13 +47,11 @@ def render_reference() -> str:
 
 def _walk(command: Any, context: Any, path: list[str]) -> Iterator[tuple[list[str], Any, Any]]:
     """Every command, depth first, in the order `--help` lists them; hidden ones left out."""
-    from swarmkit.cli.app import everything
-
     yield path, command, context
     if not hasattr(command, "list_commands"):
         return
     for name in command.list_commands(context):
-        sub = everything(command, context, name)
+        sub = command.get_command(context, name)
         if sub is not None and not sub.hidden:
             yield from _walk(sub, sub.context_class(sub, info_name=name, parent=context), [*path, name])
 

@@ -19,15 +19,15 @@ from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
 from swarmkit.fanout import in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState, TaskStatus
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka.admin import ClusterMetadata, KafkaAdmin, PartitionState
+from swarmkit.kafka import admin
+from swarmkit.kafka.admin import ClusterMetadata, PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
 from swarmkit.stack.deployed import ID_LABEL, DeployedStack, broker_id_of, broker_service
-from swarmkit.stack.engines import ENGINES
 from swarmkit.swarm import identity
 from swarmkit.swarm.view import active_manager, engine_states, node_for
 
@@ -118,7 +118,7 @@ def _broker_id(node: SwarmNode | None) -> int | None:
 
 def _newest_task(tasks: Sequence[TaskState]) -> TaskState | None:
     """The task that counts on a node: the newest one the swarm still wants running."""
-    wanted = [t for t in tasks if t.desired_state == TaskStatus.RUNNING] or list(tasks)
+    wanted = [t for t in tasks if t.desired_state == "running"] or list(tasks)
     return max(wanted, key=lambda t: t.created_at, default=None)
 
 
@@ -152,8 +152,8 @@ def node_row(host: str, node: SwarmNode | None, engine: EngineInfo | Exception |
 
 def _kafka_view(bootstrap: str, security: ClientSecurity | None) -> tuple[ClusterMetadata | None, list[PartitionState], str]:
     try:
-        with KafkaAdmin(bootstrap, security, READ_TIMEOUT) as kafka:
-            return kafka.metadata(), kafka.partition_states()[1], ""
+        metadata = admin.broker_metadata(bootstrap, READ_TIMEOUT, security)
+        return metadata, admin.partition_states(bootstrap, READ_TIMEOUT, security)[1], ""
     except BrokerError as error:
         return None, [], error.message
 
@@ -179,7 +179,6 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     service, image = _broker_service(docker, manager, stack)
     deployed = DeployedStack(stack, service)
     engine = deployed.engine
-    kraft = engine in ENGINES and ENGINES[engine].KRAFT  # a quorum of controllers to read
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
     security = pki.admin_by_address(inventory, stack, deployed.security)
     options = VerifyOptions(stack_name=stack, security=security)
@@ -196,8 +195,8 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
         image=image,
         nodes=tuple(rows),
         brokers=tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service)),
-        quorum=quorum.result() if kraft else None,
-        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if kraft else (),
+        quorum=quorum.result() if engine == "apache" else None,
+        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if engine == "apache" else (),
         topics=topic_rows(partitions),
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,

@@ -14,31 +14,23 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import cast
 
-from swarmkit import fanout, files, lazy, waits
+from swarmkit import files, lazy, waits
 from swarmkit.checks import diagnose, health
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
-from swarmkit.fanout import Future, fan_out, in_background
+from swarmkit.fanout import fan_out, in_background, settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import (
-    FAILED_START,
-    DockerHosts,
-    EngineInfo,
-    NodeState,
-    ServiceState,
-    SwarmNode,
-    TaskState,
-    TaskStatus,
-)
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.kafka import quorum as quorum_read
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import Advertise, expected_advertised_host
+from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import internal_client_config
@@ -155,10 +147,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     if not tasks:
         return "none", "no broker task is scheduled on this node"
     newest = sorted(tasks, key=lambda t: t.created_at, reverse=True)
-    current = next((t for t in newest if t.desired_state not in (TaskStatus.SHUTDOWN, TaskStatus.REMOVE)), newest[0])
-    failures = [t for t in tasks if t.state in FAILED_START]
-    last_error = next((t.error or t.message for t in newest if t.state in FAILED_START), "")
-    if current.state == TaskStatus.RUNNING:
+    current = next((t for t in newest if t.desired_state not in ("shutdown", "remove")), newest[0])
+    failures = [t for t in tasks if t.state in ("failed", "rejected")]
+    last_error = next((t.error or t.message for t in newest if t.state in ("failed", "rejected")), "")
+    if current.state == "running":
         if len(failures) >= 2:
             return current.state, f"running, but failed {len(failures)} times before (last error: {last_error})"
         return current.state, ""
@@ -167,10 +159,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
 
 
-FIX_BY_MODE: dict[str, str] = {
-    Advertise.HOSTNAME: "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
-    Advertise.INVENTORY_ADDRESS: "check the inventory address of this host: clients must reach it",
-    Advertise.COMMAND: "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
+FIX_BY_MODE = {
+    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
+    "inventory-address": "check the inventory address of this host: clients must reach it",
+    "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
     "cloud metadata service), or redeploy with --advertise inventory-address",
 }
 
@@ -190,7 +182,7 @@ def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode 
         fix = engine.hint or f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})"
     elif node is None:
         detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
-    elif node.state != NodeState.READY:
+    elif node.state != "ready":
         detail, fix = f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it"
     else:
         return node
@@ -293,10 +285,9 @@ def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: Veri
 def _topics_on(bootstrap: str, specs: list[TopicSpec], options: VerifyOptions, settings: bool = False) -> list[TopicVerdict]:
     """Each topic's counts, and with ``settings`` (a shared cluster) its declared settings: drift is a failure."""
     try:
-        with admin.KafkaAdmin(bootstrap, options.security, options.timeout) as kafka:
-            topics = {t.name: t for t in kafka.metadata().topics}
-            present = [s.name for s in specs if s.name in topics] if settings else []
-            configs = kafka.topic_configs(present)
+        topics = {t.name: t for t in admin.broker_metadata(bootstrap, options.timeout, options.security).topics}
+        present = [s.name for s in specs if s.name in topics] if settings else []
+        configs = admin.topic_configs(bootstrap, present, options.timeout, options.security)
     except BrokerError as error:
         return [TopicVerdict(bootstrap, "*", False, error.message)]
     verdicts = []
@@ -437,10 +428,11 @@ def _swarm_view(
     """The swarm's nodes and the broker service, as the manager sees them."""
     service_name = broker_service(options.stack_name)
     engine = docker[manager]
-    with fanout.bounded() as pool:
-        reading_nodes = pool.submit(dockerapi.swarm_nodes, engine)
-        reading_service = pool.submit(dockerapi.service_state, engine, service_name)
-        nodes, service = fanout.outcome(reading_nodes, deadline), fanout.outcome(reading_service, deadline)
+    reads: list[Callable[[], object]] = [
+        functools.partial(dockerapi.swarm_nodes, engine),
+        functools.partial(dockerapi.service_state, engine, service_name),
+    ]
+    nodes, service = settle_by(reads, deadline)
     for answer in (nodes, service):
         if isinstance(answer, TimeoutError):
             raise VerifyError(
@@ -454,8 +446,7 @@ def _swarm_view(
             f"stack '{options.stack_name}' is not deployed (no service {service_name})",
             hint="deploy it with: swarmkit up -i INVENTORY",
         )
-    assert not isinstance(nodes, Exception) and not isinstance(service, Exception)  # raised above
-    return nodes, DeployedStack(options.stack_name, service)
+    return cast(list[SwarmNode], nodes), DeployedStack(options.stack_name, cast(ServiceState, service))
 
 
 def _brokers_and_quorum(
@@ -478,34 +469,32 @@ def _brokers_and_quorum(
         tasks = [t for t in service.tasks if node and t.node_id == node.id]
         return _judge_node(host, engines[host.name], node, tasks, mode, options)
 
-    deadline = time.monotonic() + seconds
-    with fanout.bounded() as pool:
-        judging = [pool.submit(judge, host) for host in inventory.hosts]
-        if controllers is not None:  # read first (cheap), so a quorum read that does not answer in time still names them
-            tool_seconds = max(1.0, seconds - QUORUM_MARGIN)
-            reading = pool.submit(quorum_of, inventory, docker, service, options, controllers, tool_seconds)
-        brokers = [_verdict_of(host, f, deadline, seconds) for host, f in zip(inventory.hosts, judging)]
-        if controllers is None:
-            return brokers, None
-        quorum = fanout.outcome(reading, deadline)
+    calls: list[Callable[[], object]] = [functools.partial(judge, host) for host in inventory.hosts]
+    if controllers is not None:  # read first (cheap), so a quorum read that does not answer in time still names them
+        tool_seconds = max(1.0, seconds - QUORUM_MARGIN)
+        calls.append(lambda: quorum_of(inventory, docker, service, options, controllers, tool_seconds))
+    answers = settle_by(calls, time.monotonic() + seconds)
+    brokers = [_verdict_of(host, answer, seconds) for host, answer in zip(inventory.hosts, answers)]
+    if controllers is None:
+        return brokers, None
+    quorum = answers[-1]
     if isinstance(quorum, TimeoutError):
         return brokers, health.unread_quorum(
             controllers, f"the quorum read (a broker, else the tool in a controller) did not answer within {seconds:.0f}s"
         )
     if isinstance(quorum, Exception):
         raise quorum
-    return brokers, quorum
+    return brokers, cast(health.Quorum, quorum)
 
 
-def _verdict_of(host: Host, judging: Future[BrokerVerdict], deadline: float, seconds: float) -> BrokerVerdict:
-    answer = fanout.outcome(judging, deadline)
+def _verdict_of(host: Host, answer: object, seconds: float) -> BrokerVerdict:
     if isinstance(answer, TimeoutError):
         detail = f"checking the broker of {host.name} did not finish within {seconds:.0f}s"
         check = BrokerCheck(-1, "", False, False, False, detail, fix=f"see `swarmkit status` and the broker's log on {host.name}")
         return BrokerVerdict.of(host, "", "", check)
     if isinstance(answer, Exception):
         raise answer
-    return answer
+    return cast(BrokerVerdict, answer)
 
 
 def quorum_of(

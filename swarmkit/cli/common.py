@@ -4,24 +4,39 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.console import Console
+from rich.text import Text
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
 
 from swarmkit import files, names, numbers
-from swarmkit.cli.usage import err, exit_with, print_json
 from swarmkit.errors import SpecError, SwarmkitError
-from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.lazy import lazy
 
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.hosts.dockerapi import DockerHosts
+else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
 
 # Neither console reads markup or emoji codes: names, specs, paths and what brokers report are printed as they
 # are (styles come as rich Text); a spinner's text is made Text here too (rich would read a str as markup).
+out = Console(markup=False, emoji=False)
+if not out.is_terminal:
+    out = Console(width=160, markup=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, emoji=False)
+
+
 def checked(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """An option callback: the value through one of swarmkit's own checks; a refusal is a usage error (exit 2)."""
 
@@ -91,6 +106,57 @@ def expected_failures(command: Callable) -> Callable:
     return wrapper
 
 
+def show_error(error: SwarmkitError) -> None:
+    """The one-line error and its hint on stderr, as text: whatever the user typed is never read as markup, and its
+    control characters are shown escaped (a NUL visible, a newline not splitting the line)."""
+    err.print(Text.assemble(("error:", "bold red"), " ", names.escaped(error.message)))
+    if error.hint:
+        err.print(Text.assemble(("hint:", "yellow"), " ", names.escaped(error.hint)))
+
+
+def exit_with(error: SwarmkitError) -> None:
+    """The one-line error and its hint on stderr, then the error's exit code."""
+    show_error(error)
+    raise typer.Exit(error.exit_code) from None
+
+
+class UsageErrors(TyperGroup):
+    """The top command: a usage error (typer's own: an unknown option, a bad value) is shown like every other error,
+    one line and a hint, exit 2; under ``--json`` with one JSON object on stdout as well."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        given = list(sys.argv[1:] if args is None else args)
+        run = functools.partial(super().main, given, prog_name, complete_var, False, windows_expand_args, **extra)
+        if not standalone_mode:
+            return run()
+        try:
+            code = run()
+        except NoArgsIsHelpError as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except ClickException as error:
+            report_usage_error(error, as_json="--json" in given)
+            sys.exit(error.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def report_usage_error(error: ClickException, as_json: bool) -> None:
+    context = getattr(error, "ctx", None)
+    cause = error.__cause__
+    hint = cause.hint if isinstance(cause, SwarmkitError) else f"see: {context.command_path if context else 'swarmkit'} --help"
+    if as_json:
+        print_json({"ok": False, "error": error.format_message(), "hint": hint})
+    show_error(SpecError(error.format_message(), hint))
+
+
 def output_files(option: str, *paths: str | Path | None) -> None:
     """Files a command will write (``--report``, ``-o``), checked before it starts: bad input (exit 2) naming the
     option and the path, instead of a failure after the work is done."""
@@ -116,6 +182,10 @@ def load_hosts(path: str) -> tuple[Inventory, DockerHosts]:
     SSH connections (ssh:// hosts) end when the command drops them, at the latest when swarmkit exits."""
     inventory = load_inventory(path)
     return inventory, dockerapi.DockerHosts.from_inventory(inventory)
+
+
+def print_json(data: Any) -> None:
+    out.print_json(json.dumps(data, default=str))
 
 
 class ProgressLines:

@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
 from swarmkit import names
 from swarmkit.cli import tables
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, checked, expected_failures, given, load_hosts, this_machine
-from swarmkit.cli.usage import err, out, print_json
-from swarmkit.hosts import dockerapi
-from swarmkit.images import shipping
-from swarmkit.stack import engines
+from swarmkit.cli.common import (
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    checked,
+    err,
+    expected_failures,
+    given,
+    load_hosts,
+    out,
+    print_json,
+    this_machine,
+)
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.images import shipping
+    from swarmkit.stack import engines
+else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
+    engines = lazy("swarmkit.stack.engines")
+    shipping = lazy("swarmkit.images.shipping")
 
 image_app = typer.Typer(help="Images on the servers, without a registry.", no_args_is_help=True)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from swarmkit import names, numbers
-from swarmkit.checks import diagnose
 from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
@@ -14,12 +15,21 @@ from swarmkit.cli.common import (
     count_option,
     expected_failures,
     load_hosts,
+    out,
+    print_json,
     reporting,
     timeout_option,
 )
-from swarmkit.cli.usage import out, print_json
-from swarmkit.hosts import session as sessions
-from swarmkit.ops import metrics
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.checks import diagnose
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import metrics
+else:
+    diagnose = lazy("swarmkit.checks.diagnose")
+    sessions = lazy("swarmkit.hosts.session")
+    metrics = lazy("swarmkit.ops.metrics")
 
 metrics_app = typer.Typer(help="Prometheus on the swarm: every broker's and controller's metrics, and alert rules.")
 

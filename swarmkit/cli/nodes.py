@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
@@ -14,13 +16,23 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     STACK_OPTION,
     checked,
+    err,
     expected_failures,
     load_hosts,
+    out,
+    print_json,
     timeout_option,
 )
-from swarmkit.cli.usage import err, out, print_json
-from swarmkit.hosts import session as sessions
-from swarmkit.ops import rebalance, replace, retire
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import rebalance, replace, retire
+else:
+    sessions = lazy("swarmkit.hosts.session")
+    rebalance = lazy("swarmkit.ops.rebalance")
+    replace = lazy("swarmkit.ops.replace")
+    retire = lazy("swarmkit.ops.retire")
 
 
 @expected_failures

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from swarmkit import defaults, names
-from swarmkit.checks import status
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -13,14 +14,25 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     STACK_OPTION,
     each,
+    err,
     expected_failures,
     load_hosts,
+    out,
+    print_json,
     timeout_option,
 )
 from swarmkit.cli.stack import run_reported, with_progress
-from swarmkit.cli.usage import err, out, print_json
-from swarmkit.hosts import session as sessions
-from swarmkit.ops import roll, teardown
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.checks import status
+    from swarmkit.hosts import session as sessions
+    from swarmkit.ops import roll, teardown
+else:
+    sessions = lazy("swarmkit.hosts.session")
+    roll = lazy("swarmkit.ops.roll")
+    status = lazy("swarmkit.checks.status")
+    teardown = lazy("swarmkit.ops.teardown")
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from swarmkit import defaults, numbers
 from swarmkit.cli import tables
-from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, checked, expected_failures, output_files, reporting
-from swarmkit.cli.usage import err, out, print_json
+from swarmkit.cli.common import (
+    JSON_OPTION,
+    SANDBOX_NAME,
+    checked,
+    err,
+    expected_failures,
+    out,
+    output_files,
+    print_json,
+    reporting,
+)
 from swarmkit.errors import SpecError
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.sandbox import hosts as sandbox
+else:
+    sandbox = lazy("swarmkit.sandbox.hosts")
 
 HOST_COUNT = checked(lambda value: numbers.count(value, 1, sandbox.MAX_NODES))
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.text import Text
 
 from swarmkit import defaults, names
-from swarmkit.cli.common import INVENTORY_OPTION, JSON_OPTION, checked, expected_failures, load_hosts, timeout_option
-from swarmkit.cli.usage import err, out, print_json
-from swarmkit.hosts import session as sessions
-from swarmkit.traffic import spark_cluster
+from swarmkit.cli.common import (
+    INVENTORY_OPTION,
+    JSON_OPTION,
+    checked,
+    err,
+    expected_failures,
+    load_hosts,
+    out,
+    print_json,
+    timeout_option,
+)
+from swarmkit.lazy import lazy
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import session as sessions
+    from swarmkit.traffic import spark_cluster
+else:
+    sessions = lazy("swarmkit.hosts.session")
+    spark_cluster = lazy("swarmkit.traffic.spark_cluster")
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -13,19 +14,31 @@ from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
     MEMORY_OPTION,
+    err,
     expected_failures,
     load_hosts,
+    out,
+    print_json,
 )
-from swarmkit.cli.usage import err, out, print_json
 from swarmkit.errors import PreflightError, SpecError
-from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.network import preflight
-from swarmkit.ops import deploy
-from swarmkit.ops import plan as planning
+from swarmkit.lazy import lazy
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import declared_topics
-from swarmkit.swarm import bootstrap as swarm
+
+if TYPE_CHECKING:
+    from swarmkit.hosts import dockerapi
+    from swarmkit.hosts.dockerapi import DockerHosts
+    from swarmkit.network import preflight
+    from swarmkit.ops import deploy
+    from swarmkit.ops import plan as planning
+    from swarmkit.swarm import bootstrap as swarm
+else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
+    preflight = lazy("swarmkit.network.preflight")
+    deploy = lazy("swarmkit.ops.deploy")
+    planning = lazy("swarmkit.ops.plan")
+    swarm = lazy("swarmkit.swarm.bootstrap")
 
 
 def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:

@@ -1,37 +1,22 @@
-"""The one adapter over confluent-kafka: ``KafkaAdmin``, one per command and cluster.
-
-It holds the connection settings (a bootstrap address, ``ClientSecurity``: TLS, SCRAM) and one
-confluent-kafka admin client, made on the first call and reused by every later one (one TLS handshake
-and login per broker per command); the command closes it when it ends (a context manager).  Every
-answer is turned into plain data (``answers``) and read by pure functions (``parse``), tested on
-answers recorded from a sandbox cluster; every request's futures are settled one way (``_settle``).
+"""The one adapter over confluent-kafka: metadata and topic creation, plain data in and out.
 
 Every call is bounded: librdkafka retries a dead or unresolvable address forever unless told
-otherwise, so the client gets a short connection timeout and each request its own deadline.
-Nothing else in swarmkit imports confluent_kafka (the Spark job talks to Kafka through Spark's own
-connector). Failures raise ``BrokerError``; the commands calling in decide what they mean.
+otherwise, so each client gets a short connection timeout and each request its own deadline.
+A secure cluster's clients pass ``security`` (``ClientSecurity``: TLS, SCRAM) to every call.
+Nothing else in swarmkit imports confluent_kafka (the Spark job talks to Kafka through Spark's
+own connector). Failures raise ``BrokerError``; the commands calling in decide what they mean.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-from swarmkit import waits
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled, first_answer
-from swarmkit.kafka import answers, parse
-from swarmkit.kafka.parse import (
-    BrokerInfo,
-    ClusterMetadata,
-    PartitionInfo,
-    PartitionLag,
-    PartitionState,
-    TopicInfo,
-    TopicResult,
-    TopicStatus,
-)
 from swarmkit.lazy import lazy
 from swarmkit.security.acls import Grant
 from swarmkit.security.settings import ClientSecurity
@@ -44,35 +29,103 @@ else:
     ck = lazy("confluent_kafka")
     ck_admin = lazy("confluent_kafka.admin")
 
-__all__ = [
-    "BrokerInfo",
-    "ClusterMetadata",
-    "KafkaAdmin",
-    "PartitionInfo",
-    "PartitionLag",
-    "PartitionState",
-    "TopicInfo",
-    "TopicResult",
-    "TopicStatus",
-]
-
 CLIENT = ("confluent_kafka.admin",)  # what the first call imports: a caller may import it ahead
 DEFAULT_TIMEOUT = 5.0
 METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its request was lost
 DELETE_WAIT = 30.0
 SCRAM_ITERATIONS = 8192
-SECURITY_HINT = "check that the cluster runs in sasl_ssl mode"
-K = TypeVar("K")
 
 _QUIET = logging.getLogger("swarmkit.kafka.librdkafka")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
 
 
-class _Client:
-    """An AdminClient that keeps librdkafka's complaints for the error message instead of stderr."""
+@dataclass(frozen=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
 
-    def __init__(self, bootstrap: str, timeout: float, security: ClientSecurity | None) -> None:
+    @property
+    def endpoint(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: int
+    leader: int
+    replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    partitions: tuple[PartitionInfo, ...]
+    error: str = ""
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.partitions)
+
+    @property
+    def replication_factor(self) -> int:
+        return max((len(p.replicas) for p in self.partitions), default=0)
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    """What one bootstrap address says about its cluster (the ``kafkacat -L`` view)."""
+
+    bootstrap: str
+    cluster_id: str | None
+    controller_id: int
+    brokers: tuple[BrokerInfo, ...]
+    topics: tuple[TopicInfo, ...]
+
+    def broker(self, node_id: int) -> BrokerInfo | None:
+        return next((b for b in self.brokers if b.node_id == node_id), None)
+
+    def broker_at(self, endpoint: str) -> BrokerInfo | None:
+        return next((b for b in self.brokers if b.endpoint == endpoint), None)
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return next((t for t in self.topics if t.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for topic, info in zip(data["topics"], self.topics):
+            topic["partition_count"] = info.partition_count
+            topic["replication_factor"] = info.replication_factor
+        return data
+
+
+TopicStatus = Literal["created", "exists", "mismatch", "failed"]
+
+
+@dataclass(frozen=True)
+class TopicResult:
+    """The outcome of ensuring one topic on one bootstrap; a mismatch is reported, never altered."""
+
+    bootstrap: str
+    name: str
+    status: TopicStatus
+    partitions: int
+    replicas: int
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("created", "exists")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+class _Client:
+    """An ck_admin.AdminClient that keeps librdkafka's complaints for the error message instead of stderr."""
+
+    def __init__(self, bootstrap: str, timeout: float, security: ClientSecurity | None = None) -> None:
         self.bootstrap = bootstrap
         self.errors: list[str] = []
         ms = max(int(timeout * 1000), 1000)
@@ -96,13 +149,6 @@ class _Client:
         self.admin.poll(0)
         return self.errors[-1] if self.errors else ""
 
-    def metadata(self, timeout: float) -> dict[str, Any]:
-        """The metadata answer; BrokerError naming librdkafka's last complaint when there is none."""
-        try:
-            return answers.metadata(self.admin.list_topics(timeout=timeout))
-        except ck.KafkaException as exc:
-            raise _no_metadata(self.bootstrap, timeout, self.last_error() or exc.args[0].str()) from None
-
 
 def _no_metadata(bootstrap: str, timeout: float, detail: str) -> BrokerError:
     return BrokerError(
@@ -112,299 +158,261 @@ def _no_metadata(bootstrap: str, timeout: float, detail: str) -> BrokerError:
     )
 
 
-class KafkaAdmin:
-    """One cluster's admin calls for one command, through one client made on first use."""
+def _list_topics(client: _Client, timeout: float) -> Any:
+    """The raw metadata answer; BrokerError naming librdkafka's last complaint when there is none."""
+    try:
+        return client.admin.list_topics(timeout=timeout)
+    except ck.KafkaException as exc:
+        raise _no_metadata(client.bootstrap, timeout, client.last_error() or exc.args[0].str()) from None
 
-    def __init__(self, bootstrap: str, security: ClientSecurity | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.bootstrap, self.security, self.timeout = bootstrap, security, timeout
-        self._client: _Client | None = None
 
-    def __enter__(self) -> KafkaAdmin:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Drop the client (librdkafka closes its connections as it goes)."""
-        self._client = None
-
-    # --- the client and the one way a request's futures are settled ------------------------------
-
-    def _connected(self) -> tuple[_Client, dict[str, Any]]:
-        """The client, made now when there is none, with a fresh metadata answer.
-
-        Since librdkafka 2.10 a client drops its bootstrap connection once a metadata answer lists the
-        brokers. When they advertise addresses this machine cannot use (what `listeners diagnose` is
-        for), a request still queued on that connection can be lost, so a fresh client asks again every
-        couple of seconds while the first keeps waiting (a TLS or SASL refusal can take seconds to come,
-        and the first client's complaint is the one reported); the one that answers is kept."""
-        if self._client is not None:
-            return self._client, self._client.metadata(self.timeout)
-
-        def ask(seconds: float) -> tuple[_Client, dict[str, Any]]:
-            client = _Client(self.bootstrap, seconds, self.security)
-            return client, client.metadata(seconds)
-
-        try:  # the first attempt's BrokerError names the whole timeout
-            self._client, answer = first_answer(ask, self.timeout, METADATA_RETRY_S)
-        except TimeoutError:
-            raise _no_metadata(self.bootstrap, self.timeout, "no answer") from None
-        return self._client, answer
-
-    @property
-    def _admin(self) -> ck_admin.AdminClient:
-        return (self._client or self._connected()[0]).admin
-
-    def _settle(self, futures: Mapping[K, Any], read: Callable[[Any], Any] = lambda a: a) -> dict[K, Any]:
-        """Every future of one request: its answer through ``read``, or ``{"error": …}`` when it failed."""
-        settled: dict[K, Any] = {}
-        for key, future in futures.items():
-            try:
-                settled[key] = read(future.result(timeout=self.timeout + 1))
-            except ck.KafkaException as error:
-                settled[key] = {"error": answers.error(error)}
-            except TimeoutError:
-                settled[key] = {
-                    "error": {"code": None, "name": "TIMED_OUT", "message": f"no answer within {self.timeout + 1:g}s"}
-                }
-        return settled
-
-    def _one(self, what: str, future: Any, read: Callable[[Any], Any] = lambda a: a, hint: str = "run it again") -> Any:
-        """One future's answer through ``read``; BrokerError with ``hint`` when it failed."""
-        answer = self._settle({what: future}, read)[what]
-        if isinstance(answer, dict) and set(answer) == {"error"}:
-            raise parse.failure(what, self.bootstrap, answer["error"], hint)
-        return answer
-
-    def _all(self, what: str, futures: Mapping[K, Any], hint: str = "run it again") -> None:
-        """Every future of one request; one BrokerError naming each that failed."""
-        failed = [f"{getattr(k, 'name', k)}: {a['error']['message']}" for k, a in self._settle(futures).items() if _failed(a)]
-        if failed:
-            raise BrokerError(f"{what} through {self.bootstrap} failed: {'; '.join(failed)}", hint=hint)
-
-    # --- metadata and partitions --------------------------------------------------------------------
-
-    def metadata(self) -> ClusterMetadata:
-        """The cluster's brokers and topics as this bootstrap sees them; BrokerError if it does not answer in time."""
-        return parse.cluster_metadata(self.bootstrap, self._connected()[1])
-
-    def partition_states(self) -> tuple[tuple[int, ...], list[PartitionState]]:
-        """(registered broker ids, every partition of every topic, internal ones included)."""
-        answer = self._connected()[1]
-        topics = sorted(t["topic"] for t in answer["topics"])
-        return parse.broker_ids(answer), parse.partition_states(answer, parse.min_isr(self.bootstrap, self._described(topics)))
-
-    def _described(self, topics: Sequence[str]) -> dict[str, Any]:
-        if not topics:
-            return {}
-        futures = self._admin.describe_configs(
-            [ck_admin.ConfigResource("topic", t) for t in topics], request_timeout=self.timeout
+def _metadata(client: _Client, timeout: float) -> ClusterMetadata:
+    raw = _list_topics(client, timeout)
+    brokers = tuple(BrokerInfo(b.id, b.host, b.port) for b in sorted(raw.brokers.values(), key=lambda b: b.id))
+    topics = tuple(
+        TopicInfo(
+            name=t.topic,
+            partitions=tuple(
+                PartitionInfo(p.id, p.leader, tuple(p.replicas)) for p in sorted(t.partitions.values(), key=lambda p: p.id)
+            ),
+            error=t.error.str() if t.error else "",
         )
-        return {r.name: a for r, a in self._settle(futures, answers.configs).items()}
-
-    def topic_configs(self, topics: Sequence[str]) -> dict[str, dict[str, str]]:
-        """Each topic's effective settings (its own or the broker's defaults), as Kafka reports them."""
-        found = {}
-        for topic, entries in self._described(topics).items():
-            if _failed(entries):
-                raise parse.failure(f"reading the settings of topic {topic}", self.bootstrap, entries["error"])
-            found[topic] = parse.settings(entries)
-        return found
-
-    def broker_racks(self) -> dict[int, str]:
-        """Each registered broker's ``broker.rack`` ("" when it has none)."""
-        future = self._admin.describe_cluster(request_timeout=self.timeout)
-        return parse.racks(self._one("describing the cluster", future, answers.cluster))
-
-    def elect_preferred_leaders(self, partitions: Sequence[tuple[str, int]]) -> list[str]:
-        """Hand each partition's leadership to its first replica; returns the partitions that refused (e.g. a
-        preferred leader out of sync), as ``topic-partition: why``.  Already-led-by-preferred is not a failure."""
-        wanted = [ck.TopicPartition(topic, partition) for topic, partition in partitions]
-        # no request_timeout: confluent-kafka 2.16 fails on any keyword here (SystemError); socket.timeout.ms bounds it
-        future = self._admin.elect_leaders(ck.ElectionType.PREFERRED, wanted)
-        hint = "run it again once every broker is in sync"
-        return parse.refused_elections(self._one("preferred leader election", future, answers.elections, hint))
-
-    # --- topics ---------------------------------------------------------------------------------------
-
-    def ensure_topics(self, specs: Sequence[TopicSpec]) -> list[TopicResult]:
-        """Create the missing topics; report existing ones as ``exists`` or ``mismatch``, never alter them.
-
-        Raises BrokerError only when the broker does not answer at all."""
-        before = self.metadata()
-        results = {s.name: _compare(self.bootstrap, s, info) for s in specs if (info := before.topic(s.name))}
-        missing = [s for s in specs if s.name not in results]
-        if missing:
-            new = [ck_admin.NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in missing]
-            futures = self._admin.create_topics(new, operation_timeout=self.timeout, request_timeout=self.timeout)
-            created = self._settle(futures)
-            raced = [
-                s for s in missing if _failed(created[s.name]) and created[s.name]["error"]["name"] == "TOPIC_ALREADY_EXISTS"
-            ]
-            for spec in missing:
-                results[spec.name] = parse.created(self.bootstrap, spec, created[spec.name])
-            after = self.metadata() if raced else before
-            for spec in raced:
-                info = after.topic(spec.name)
-                results[spec.name] = (
-                    _compare(self.bootstrap, spec, info)
-                    if info
-                    else TopicResult(self.bootstrap, spec.name, "failed", 0, 0, detail="reported as existing but not listed")
-                )
-        return [results[spec.name] for spec in specs]
-
-    def delete_topic(self, name: str) -> None:
-        """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""
-        futures = self._admin.delete_topics([name], operation_timeout=self.timeout, request_timeout=self.timeout)
-        self._all("deleting a topic", futures)
-        deadline = waits.Deadline(DELETE_WAIT, first=0.2)
-        while self.metadata().topic(name) is not None:
-            if deadline.passed():
-                raise BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
-            deadline.sleep()
-
-    def ensure_led_by_every_broker(self, spec: TopicSpec) -> TopicResult:
-        """Make a scratch topic (swarmkit's own) whose partitions have a leader on every broker.
-
-        A topic made before a broker joined has no partition led there; since it holds only scratch
-        traffic, it is deleted and made again rather than reassigned."""
-        metadata = self.metadata()
-        found = metadata.topic(spec.name)
-        if found is not None:
-            leaders = {p.leader for p in found.partitions}
-            if leaders >= {b.node_id for b in metadata.brokers} and found.replication_factor == spec.replicas:
-                return TopicResult(self.bootstrap, spec.name, "exists", found.partition_count, found.replication_factor)
-            self.delete_topic(spec.name)
-        deadline = waits.Deadline(DELETE_WAIT)
-        while True:
-            (result,) = self.ensure_topics([spec])
-            if result.status == "created" or deadline.passed():
-                return result
-            deadline.sleep()  # the deleted topic's name is not free yet
-
-    def alter_topic_configs(self, changes: dict[str, dict[str, str]]) -> None:
-        """Set the given settings of each topic (an incremental change: the others stay); brokers apply them live."""
-        if not changes:
-            return
-        set_ = ck_admin.AlterConfigOpType.SET
-        resources = [
-            ck_admin.ConfigResource(
-                "topic",
-                topic,
-                incremental_configs=[ck_admin.ConfigEntry(k, v, incremental_operation=set_) for k, v in values.items()],
-            )
-            for topic, values in changes.items()
-        ]
-        self._all("changing topic settings", self._admin.incremental_alter_configs(resources, request_timeout=self.timeout))
-
-    def add_partitions(self, counts: dict[str, int]) -> None:
-        """Grow each topic to ``counts[topic]`` partitions (Kafka places the new replicas, racks considered)."""
-        if not counts:
-            return
-        new = [ck_admin.NewPartitions(topic, count) for topic, count in counts.items()]
-        self._all("adding partitions", self._admin.create_partitions(new, request_timeout=self.timeout))
-
-    # --- consumer groups ---------------------------------------------------------------------------
-
-    def consumer_groups(self) -> list[str]:
-        future = self._admin.list_consumer_groups(request_timeout=self.timeout)
-        return parse.consumer_groups(self.bootstrap, self._one("listing consumer groups", future, answers.groups))
-
-    def consumer_lag(self, groups: Sequence[str] | None = None) -> list[PartitionLag]:
-        """Each group's lag on every partition it committed on (all groups when ``groups`` is None)."""
-        names = self.consumer_groups() if groups is None else list(groups)
-        committed = {g: self.consumer_group_offsets(g) for g in names}
-        wanted = sorted({tp for offsets in committed.values() for tp in offsets})
-        if not wanted:
-            return []
-        latest = {ck.TopicPartition(t, p): ck_admin.OffsetSpec.latest() for t, p in wanted}
-        ends = parse.log_ends(
-            self.bootstrap, answers.offsets(self._settle(self._admin.list_offsets(latest, request_timeout=self.timeout)))
-        )
-        return [lag for g in names for lag in parse.lag(g, committed[g], ends)]
-
-    def consumer_group_offsets(self, group: str) -> dict[tuple[str, int], int]:
-        """The group's committed offset per (topic, partition) it committed on; -1 where it has none."""
-        futures = self._admin.list_consumer_group_offsets([ck.ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout)
-        return parse.committed(
-            self.bootstrap, self._one(f"reading group {group}'s offsets", futures[group], answers.group_offsets)
-        )
-
-    # --- security: users and ACLs -------------------------------------------------------------------
-
-    def _bindings(self, user: str) -> list[ck_admin.AclBinding]:
-        anything: Any = None  # a filter's None matches any name and host (the stubs allow only str)
-        found = ck_admin.AclBindingFilter(
-            ck_admin.ResourceType.ANY,
-            anything,
-            ck_admin.ResourcePatternType.ANY,
-            f"User:{user}",
-            anything,
-            ck_admin.AclOperation.ANY,
-            ck_admin.AclPermissionType.ANY,
-        )
-        future = self._admin.describe_acls(found, request_timeout=self.timeout)
-        return list(self._one(f"listing {user}'s ACLs", future, hint=SECURITY_HINT))
-
-    def user_grants(self, user: str) -> tuple[Grant, ...]:
-        """The user's ACLs as grants (those swarmkit can write: allowed, any host, on a topic or a group)."""
-        return parse.grants(answers.acl(b) for b in self._bindings(user))
-
-    def set_grants(self, user: str, grants: Sequence[Grant]) -> None:
-        """Make ``grants`` the user's whole set of ACLs: the missing ones created, any other one of the user's deleted."""
-        wanted = {_binding(user, grant) for grant in grants}
-        current = set(self._bindings(user))
-        stale = [
-            ck_admin.AclBindingFilter(
-                b.restype, b.name, b.resource_pattern_type, b.principal, b.host, b.operation, b.permission_type
-            )
-            for b in current - wanted
-        ]
-        if stale:
-            self._all(f"deleting {user}'s ACLs", self._admin.delete_acls(stale, request_timeout=self.timeout), SECURITY_HINT)
-        missing = list(wanted - current)
-        if missing:
-            self._all(f"granting {user}", self._admin.create_acls(missing, request_timeout=self.timeout), SECURITY_HINT)
-
-    def authorized_topic_operations(self, topics: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """What the client logs in as may do on each topic (``read``, ``write``…), as the brokers' authorizer
-        answers it; a topic it may not even describe maps to ``()``.  BrokerError when the login fails."""
-        self._connected()  # a refused login or an unreachable broker is an error, not "no rights"
-        futures = self._admin.describe_topics(
-            ck.TopicCollection(list(topics)), include_authorized_operations=True, request_timeout=self.timeout
-        )
-        found: dict[str, tuple[str, ...]] = {}
-        for topic, answer in self._settle(futures, answers.topic_description).items():
-            if _failed(answer) and answer["error"]["name"] != "TOPIC_AUTHORIZATION_FAILED":
-                raise parse.failure(f"describing topic {topic}", self.bootstrap, answer["error"])
-            found[topic] = () if _failed(answer) else parse.authorized_operations(answer)
-        return found
-
-    def set_scram_user(self, user: str, password: str) -> None:
-        """Create or change a SCRAM-SHA-512 user (its salted credential goes into the cluster's metadata)."""
-        mechanism = ck_admin.ScramCredentialInfo(ck_admin.ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS)
-        change = ck_admin.UserScramCredentialUpsertion(user, mechanism, password.encode())
-        futures = self._admin.alter_user_scram_credentials([change], request_timeout=self.timeout)
-        self._one(f"setting user {user}", futures[user], hint=SECURITY_HINT)
-
-    def remove_scram_user(self, user: str) -> None:
-        change = ck_admin.UserScramCredentialDeletion(user, ck_admin.ScramMechanism.SCRAM_SHA_512)
-        futures = self._admin.alter_user_scram_credentials([change], request_timeout=self.timeout)
-        self._one(f"removing user {user}", futures[user], hint=SECURITY_HINT)
-
-    def scram_users(self) -> list[str]:
-        """The users the cluster holds SCRAM credentials for."""
-        future = self._admin.describe_user_scram_credentials(request_timeout=self.timeout)
-        return sorted(self._one("listing users", future, hint=SECURITY_HINT))
+        for t in sorted(raw.topics.values(), key=lambda t: t.topic)
+        if not t.topic.startswith("__")  # internal topics (__consumer_offsets) are not the user's
+    )
+    return ClusterMetadata(client.bootstrap, raw.cluster_id, raw.controller_id, brokers, topics)
 
 
-def _failed(answer: Any) -> bool:
-    return isinstance(answer, dict) and set(answer) == {"error"}
+def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> ClusterMetadata:
+    """Ask one bootstrap address for cluster metadata; BrokerError if it does not answer in time.
+
+    Since librdkafka 2.10 a client drops its bootstrap connection once a metadata answer lists the
+    brokers. When they advertise addresses this machine cannot use (what `listeners diagnose` is
+    for), a request still queued on that connection can be lost, so a fresh client asks again every
+    couple of seconds while the first keeps waiting (a TLS or SASL refusal can take seconds to come,
+    and the first client's complaint is the one reported).
+    """
+
+    def ask(seconds: float) -> ClusterMetadata:
+        return _metadata(_Client(bootstrap, seconds, security), seconds)
+
+    try:
+        return first_answer(ask, timeout, METADATA_RETRY_S)  # the first attempt's BrokerError names the whole timeout
+    except TimeoutError:
+        raise _no_metadata(bootstrap, timeout, "no answer") from None
 
 
 def _compare(bootstrap: str, spec: TopicSpec, info: TopicInfo) -> TopicResult:
-    return parse.compared(bootstrap, spec.name, (spec.partitions, spec.replicas), (info.partition_count, info.replication_factor))
+    actual = (info.partition_count, info.replication_factor)
+    if actual == (spec.partitions, spec.replicas):
+        return TopicResult(bootstrap, spec.name, "exists", *actual)
+    return TopicResult(
+        bootstrap,
+        spec.name,
+        "mismatch",
+        *actual,
+        detail=f"exists with {actual[0]} partitions x {actual[1]} replicas, spec asks "
+        f"{spec.partitions} x {spec.replicas}; left unchanged (alter or delete it by hand)",
+    )
+
+
+def ensure_topics(
+    bootstrap: str, specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> list[TopicResult]:
+    """Create the missing topics; report existing ones as ``exists`` or ``mismatch``, never alter them.
+
+    Raises BrokerError only when the broker does not answer at all.
+    """
+    client = _Client(bootstrap, timeout, security)
+    before = _metadata(client, timeout)
+    results: dict[str, TopicResult] = {}
+    missing: list[TopicSpec] = []
+    for spec in specs:
+        info = before.topic(spec.name)
+        if info is None:
+            missing.append(spec)
+        else:
+            results[spec.name] = _compare(bootstrap, spec, info)
+    if missing:
+        futures = client.admin.create_topics(
+            [ck_admin.NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in missing],
+            operation_timeout=timeout,
+            request_timeout=timeout,
+        )
+        raced: list[TopicSpec] = []
+        for spec in missing:
+            try:
+                futures[spec.name].result(timeout=timeout + 1)
+                results[spec.name] = TopicResult(bootstrap, spec.name, "created", spec.partitions, spec.replicas)
+            except ck.KafkaException as exc:
+                err: ck.KafkaError = exc.args[0]
+                if err.code() == ck.KafkaError.TOPIC_ALREADY_EXISTS:
+                    raced.append(spec)
+                else:
+                    results[spec.name] = TopicResult(bootstrap, spec.name, "failed", 0, 0, detail=err.str())
+            except TimeoutError:
+                results[spec.name] = TopicResult(
+                    bootstrap, spec.name, "failed", 0, 0, detail=f"no answer to CreateTopics within {timeout:g}s"
+                )
+        if raced:
+            after = _metadata(client, timeout)
+            for spec in raced:
+                info = after.topic(spec.name)
+                results[spec.name] = (
+                    _compare(bootstrap, spec, info)
+                    if info
+                    else TopicResult(bootstrap, spec.name, "failed", 0, 0, detail="reported as existing but not listed")
+                )
+    return [results[spec.name] for spec in specs]
+
+
+def _delete_topic(client: _Client, name: str, timeout: float) -> None:
+    """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""
+    future = client.admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)[name]
+    future.result(timeout=timeout + 1)
+    deadline = time.monotonic() + DELETE_WAIT
+    while _metadata(client, timeout).topic(name) is not None:
+        if time.monotonic() > deadline:
+            raise BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
+        time.sleep(0.2)
+
+
+def ensure_led_by_every_broker(
+    bootstrap: str, spec: TopicSpec, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> TopicResult:
+    """Make a scratch topic (swarmkit's own) whose partitions have a leader on every broker.
+
+    A topic made before a broker joined has no partition led there; since it holds only scratch
+    traffic, it is deleted and made again rather than reassigned."""
+    client = _Client(bootstrap, timeout, security)
+    metadata = _metadata(client, timeout)
+    found = metadata.topic(spec.name)
+    brokers = {b.node_id for b in metadata.brokers}
+    if found is not None:
+        leaders = {p.leader for p in found.partitions}
+        if leaders >= brokers and found.replication_factor == spec.replicas:
+            return TopicResult(bootstrap, spec.name, "exists", found.partition_count, found.replication_factor)
+        _delete_topic(client, spec.name, timeout)
+    deadline = time.monotonic() + DELETE_WAIT
+    while True:
+        (result,) = ensure_topics(bootstrap, [spec], timeout, security)
+        if result.status == "created" or time.monotonic() > deadline:
+            return result
+        time.sleep(0.5)  # the deleted topic's name is not free yet
+
+
+def ensure_topics_on_each(
+    bootstraps: Sequence[str],
+    specs: Sequence[TopicSpec],
+    timeout: float = DEFAULT_TIMEOUT,
+    security: ClientSecurity | None = None,
+) -> list[TopicResult]:
+    """``ensure_topics`` on every broker in parallel, for engines whose brokers share no storage.
+
+    Every broker is tried; if any does not answer, one BrokerError names them all.
+    """
+    outcomes = fan_out_settled(lambda bootstrap: ensure_topics(bootstrap, specs, timeout, security), bootstraps, BrokerError)
+    results = [result for outcome in outcomes if not isinstance(outcome, BrokerError) for result in outcome]
+    failures = [outcome.message for outcome in outcomes if isinstance(outcome, BrokerError)]
+    if failures:
+        raise BrokerError(
+            "; ".join(failures),
+            hint="topics were ensured on the other brokers; fix this one and run again (creation is idempotent)",
+        )
+    return results
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as the controller sees it: who leads, who holds a copy, who is in sync."""
+
+    topic: str
+    partition: int
+    leader: int  # -1: no leader (offline)
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    min_isr: int
+
+    @property
+    def offline(self) -> bool:
+        return self.leader < 0
+
+    @property
+    def under_replicated(self) -> bool:
+        return len(self.isr) < len(self.replicas)
+
+    @property
+    def under_min_isr(self) -> bool:
+        """acks=all producers are refused (NOT_ENOUGH_REPLICAS) until the ISR grows back."""
+        return len(self.isr) < self.min_isr
+
+
+def _min_isr_by_topic(client: _Client, topics: Sequence[str], timeout: float) -> dict[str, int]:
+    """Each topic's effective ``min.insync.replicas`` (its own setting or the broker default)."""
+    if not topics:
+        return {}
+    futures = client.admin.describe_configs([ck_admin.ConfigResource("topic", t) for t in topics], request_timeout=timeout)
+    found: dict[str, int] = {}
+    for resource, future in futures.items():
+        try:
+            entry = future.result(timeout=timeout + 1).get("min.insync.replicas")
+        except (ck.KafkaException, TimeoutError):
+            continue
+        if entry is not None and entry.value is not None:
+            found[resource.name] = int(entry.value)
+    return found
+
+
+def partition_states(
+    bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> tuple[tuple[int, ...], list[PartitionState]]:
+    """(registered broker ids, every partition of every topic, internal ones included).
+
+    BrokerError when the bootstrap does not answer."""
+    client = _Client(bootstrap, timeout, security)
+    raw = _list_topics(client, timeout)
+    min_isr = _min_isr_by_topic(client, sorted(raw.topics), timeout)
+    states = [
+        PartitionState(t.topic, p.id, p.leader, tuple(p.replicas), tuple(p.isrs), min_isr.get(t.topic, 1))
+        for t in sorted(raw.topics.values(), key=lambda t: t.topic)
+        for p in sorted(t.partitions.values(), key=lambda p: p.id)
+    ]
+    return tuple(sorted(raw.brokers)), states
+
+
+def elect_preferred_leaders(
+    bootstrap: str, partitions: Sequence[tuple[str, int]], timeout: float = 30.0, security: ClientSecurity | None = None
+) -> list[str]:
+    """Hand each partition's leadership to its first replica; returns the partitions that refused (e.g. a
+    preferred leader out of sync), as ``topic-partition: why``.  Already-led-by-preferred is not a failure."""
+    client = _Client(bootstrap, timeout, security)
+    wanted = [ck.TopicPartition(topic, partition) for topic, partition in partitions]
+    try:
+        # no request_timeout: confluent-kafka 2.16 fails on any keyword here (SystemError); socket.timeout.ms bounds it
+        results = client.admin.elect_leaders(ck.ElectionType.PREFERRED, wanted).result(timeout=timeout + 5)
+    except (ck.KafkaException, TimeoutError) as error:
+        raise BrokerError(
+            f"preferred leader election through {bootstrap} failed: {error}", hint="run it again once every broker is in sync"
+        ) from None
+    return [
+        f"{tp.topic}-{tp.partition}: {error}"
+        for tp, error in results.items()
+        if error is not None and _error_code(error) != ck.KafkaError.ELECTION_NOT_NEEDED
+    ]
+
+
+def _error_code(error: ck.KafkaError | ck.KafkaException) -> int:
+    """Per-partition results come as a ck.KafkaError (seen with 2.16) or, as documented, a ck.KafkaException."""
+    return int((error.args[0] if isinstance(error, ck.KafkaException) else error).code())
+
+
+def _security_call(client: _Client, what: str, future: Any, timeout: float) -> Any:
+    try:
+        return future.result(timeout=timeout + 1)
+    except (ck.KafkaException, TimeoutError) as error:
+        raise BrokerError(
+            f"{what} through {client.bootstrap} failed: {error}", hint="check that the cluster runs in sasl_ssl mode"
+        ) from None
 
 
 def _binding(user: str, grant: Grant) -> ck_admin.AclBinding:
@@ -420,126 +428,178 @@ def _binding(user: str, grant: Grant) -> ck_admin.AclBinding:
     )
 
 
-# --- one call, one client: for callers that make a single call (a command making several holds a KafkaAdmin) --
+def _bindings(client: _Client, user: str, timeout: float) -> list[ck_admin.AclBinding]:
+    anything: Any = None  # a filter's None matches any name and host (the stubs allow only str)
+    found = ck_admin.AclBindingFilter(
+        ck_admin.ResourceType.ANY,
+        anything,
+        ck_admin.ResourcePatternType.ANY,
+        f"User:{user}",
+        anything,
+        ck_admin.AclOperation.ANY,
+        ck_admin.AclPermissionType.ANY,
+    )
+    return list(
+        _security_call(client, f"listing {user}'s ACLs", client.admin.describe_acls(found, request_timeout=timeout), timeout)
+    )
 
 
-def broker_metadata(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> ClusterMetadata:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.metadata()
+def _lower(value: object) -> str:
+    """An enum member's name as grants spell it (AclOperation.DESCRIBE_CONFIGS: describe-configs)."""
+    return str(getattr(value, "name", value)).lower().replace("_", "-")
 
 
-def ensure_topics(
-    bootstrap: str, specs: Sequence[TopicSpec], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
-) -> list[TopicResult]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.ensure_topics(specs)
-
-
-def ensure_led_by_every_broker(
-    bootstrap: str, spec: TopicSpec, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
-) -> TopicResult:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.ensure_led_by_every_broker(spec)
-
-
-def ensure_topics_on_each(
-    bootstraps: Sequence[str],
-    specs: Sequence[TopicSpec],
-    timeout: float = DEFAULT_TIMEOUT,
-    security: ClientSecurity | None = None,
-) -> list[TopicResult]:
-    """``ensure_topics`` on every broker in parallel, for engines whose brokers share no storage.
-
-    Every broker is tried; if any does not answer, one BrokerError names them all."""
-    outcomes = fan_out_settled(lambda bootstrap: ensure_topics(bootstrap, specs, timeout, security), bootstraps, BrokerError)
-    results = [result for outcome in outcomes if not isinstance(outcome, BrokerError) for result in outcome]
-    failures = [outcome.message for outcome in outcomes if isinstance(outcome, BrokerError)]
-    if failures:
-        raise BrokerError(
-            "; ".join(failures),
-            hint="topics were ensured on the other brokers; fix this one and run again (creation is idempotent)",
-        )
-    return results
-
-
-def partition_states(
-    bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
-) -> tuple[tuple[int, ...], list[PartitionState]]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.partition_states()
-
-
-def elect_preferred_leaders(
-    bootstrap: str, partitions: Sequence[tuple[str, int]], timeout: float = 30.0, security: ClientSecurity | None = None
-) -> list[str]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.elect_preferred_leaders(partitions)
-
-
-def topic_configs(
-    bootstrap: str, topics: Sequence[str], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
-) -> dict[str, dict[str, str]]:
-    if not topics:
-        return {}
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.topic_configs(topics)
-
-
-def alter_topic_configs(
-    bootstrap: str, changes: dict[str, dict[str, str]], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
-) -> None:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        kafka.alter_topic_configs(changes)
-
-
-def add_partitions(
-    bootstrap: str, counts: dict[str, int], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
-) -> None:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        kafka.add_partitions(counts)
-
-
-def broker_racks(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> dict[int, str]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.broker_racks()
+def _as_grant(binding: ck_admin.AclBinding) -> Grant:
+    prefixed = binding.resource_pattern_type == ck_admin.ResourcePatternType.PREFIXED
+    return Grant(_lower(binding.restype), binding.name, prefixed, _lower(binding.operation))
 
 
 def user_grants(bootstrap: str, user: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> tuple[Grant, ...]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.user_grants(user)
+    """The user's ACLs as grants (those swarmkit can write: allowed, any host, on a topic or a group)."""
+    bindings = _bindings(_Client(bootstrap, timeout, security), user, timeout)
+    mine = [b for b in bindings if b.permission_type == ck_admin.AclPermissionType.ALLOW and b.host == "*"]
+    return tuple(sorted(_as_grant(b) for b in mine if b.restype in (ck_admin.ResourceType.TOPIC, ck_admin.ResourceType.GROUP)))
 
 
 def set_grants(
     bootstrap: str, user: str, grants: Sequence[Grant], security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT
 ) -> None:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        kafka.set_grants(user, grants)
+    """Make ``grants`` the user's whole set of ACLs: the missing ones created, any other one of the user's deleted."""
+    client = _Client(bootstrap, timeout, security)
+    wanted = {_binding(user, grant) for grant in grants}
+    current = set(_bindings(client, user, timeout))
+    stale = [
+        ck_admin.AclBindingFilter(b.restype, b.name, b.resource_pattern_type, b.principal, b.host, b.operation, b.permission_type)
+        for b in current - wanted
+    ]
+    if stale:
+        for future in client.admin.delete_acls(stale, request_timeout=timeout).values():
+            _security_call(client, f"deleting {user}'s ACLs", future, timeout)
+    missing = list(wanted - current)
+    if missing:
+        for future in client.admin.create_acls(missing, request_timeout=timeout).values():
+            _security_call(client, f"granting {user}", future, timeout)
 
 
 def authorized_topic_operations(
     bootstrap: str, topics: Sequence[str], security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT
 ) -> dict[str, tuple[str, ...]]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.authorized_topic_operations(topics)
+    """What the client ``security`` logs in as may do on each topic (``read``, ``write``…), as the brokers'
+    authorizer answers it; a topic it may not even describe maps to ``()``.  BrokerError when the login fails."""
+    client = _Client(bootstrap, timeout, security)
+    _list_topics(client, timeout)  # a refused login or an unreachable broker is an error, not "no rights"
+    futures = client.admin.describe_topics(
+        ck.TopicCollection(list(topics)), include_authorized_operations=True, request_timeout=timeout
+    )
+    found: dict[str, tuple[str, ...]] = {}
+    for topic, future in futures.items():
+        try:
+            operations = future.result(timeout=timeout + 1).authorized_operations or []
+        except ck.KafkaException as error:
+            if _error_code(error) != ck.KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                raise BrokerError(f"describing topic {topic} through {bootstrap} failed: {error}", hint="run it again") from None
+            operations = []
+        found[topic] = tuple(sorted(_lower(op) for op in operations))
+    return found
 
 
 def set_scram_user(bootstrap: str, user: str, password: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        kafka.set_scram_user(user, password)
+    """Create or change a SCRAM-SHA-512 user (its salted credential goes into the cluster's metadata)."""
+    client = _Client(bootstrap, timeout, security)
+    change = ck_admin.UserScramCredentialUpsertion(
+        user, ck_admin.ScramCredentialInfo(ck_admin.ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS), password.encode()
+    )
+    futures = client.admin.alter_user_scram_credentials([change], request_timeout=timeout)
+    _security_call(client, f"setting user {user}", futures[user], timeout)
 
 
 def remove_scram_user(bootstrap: str, user: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> None:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        kafka.remove_scram_user(user)
+    client = _Client(bootstrap, timeout, security)
+    futures = client.admin.alter_user_scram_credentials(
+        [ck_admin.UserScramCredentialDeletion(user, ck_admin.ScramMechanism.SCRAM_SHA_512)], request_timeout=timeout
+    )
+    _security_call(client, f"removing user {user}", futures[user], timeout)
 
 
 def scram_users(bootstrap: str, security: ClientSecurity, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.scram_users()
+    """The users the cluster holds SCRAM credentials for."""
+    client = _Client(bootstrap, timeout, security)
+    found = _security_call(
+        client, "listing users", client.admin.describe_user_scram_credentials(request_timeout=timeout), timeout
+    )
+    return sorted(found)
 
 
-def consumer_lag(
-    bootstrap: str, groups: Sequence[str] | None = None, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
-) -> list[PartitionLag]:
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        return kafka.consumer_lag(groups)
+def _settled(client: _Client, what: str, futures: dict[Any, Any], timeout: float) -> None:
+    """Wait for every future of one admin request; BrokerError naming each one that failed."""
+    failed = []
+    for key, future in futures.items():
+        try:
+            future.result(timeout=timeout + 1)
+        except (ck.KafkaException, TimeoutError) as error:
+            failed.append(f"{getattr(key, 'name', key)}: {error}")
+    if failed:
+        raise BrokerError(f"{what} through {client.bootstrap} failed: {'; '.join(failed)}", hint="run it again")
+
+
+def topic_configs(
+    bootstrap: str, topics: Sequence[str], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> dict[str, dict[str, str]]:
+    """Each topic's effective settings (its own or the broker's defaults), as Kafka reports them."""
+    if not topics:
+        return {}
+    client = _Client(bootstrap, timeout, security)
+    futures = client.admin.describe_configs([ck_admin.ConfigResource("topic", t) for t in topics], request_timeout=timeout)
+    found: dict[str, dict[str, str]] = {}
+    for resource, future in futures.items():
+        try:
+            entries = future.result(timeout=timeout + 1)
+        except (ck.KafkaException, TimeoutError) as error:
+            raise BrokerError(f"reading the settings of topic {resource.name} failed: {error}", hint="run it again") from None
+        found[resource.name] = {name: entry.value for name, entry in entries.items() if entry.value is not None}
+    return found
+
+
+def alter_topic_configs(
+    bootstrap: str, changes: dict[str, dict[str, str]], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> None:
+    """Set the given settings of each topic (an incremental change: the others stay); brokers apply them live."""
+    if not changes:
+        return
+    client = _Client(bootstrap, timeout, security)
+    resources = [
+        ck_admin.ConfigResource(
+            "topic",
+            topic,
+            incremental_configs=[
+                ck_admin.ConfigEntry(key, value, incremental_operation=ck_admin.AlterConfigOpType.SET)
+                for key, value in settings.items()
+            ],
+        )
+        for topic, settings in changes.items()
+    ]
+    futures = client.admin.incremental_alter_configs(resources, request_timeout=timeout)
+    _settled(client, "changing topic settings", futures, timeout)
+
+
+def add_partitions(
+    bootstrap: str, counts: dict[str, int], timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
+) -> None:
+    """Grow each topic to ``counts[topic]`` partitions (Kafka places the new replicas, racks considered)."""
+    if not counts:
+        return
+    client = _Client(bootstrap, timeout, security)
+    futures = client.admin.create_partitions(
+        [ck_admin.NewPartitions(topic, count) for topic, count in counts.items()], request_timeout=timeout
+    )
+    _settled(client, "adding partitions", futures, timeout)
+
+
+def broker_racks(bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None) -> dict[int, str]:
+    """Each registered broker's ``broker.rack`` ("" when it has none)."""
+    client = _Client(bootstrap, timeout, security)
+    try:
+        described = client.admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 1)
+    except (ck.KafkaException, TimeoutError) as error:
+        raise BrokerError(f"describing the cluster through {bootstrap} failed: {error}", hint="run it again") from None
+    return {node.id: node.rack or "" for node in described.nodes}

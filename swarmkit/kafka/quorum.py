@@ -102,11 +102,6 @@ def _client_settings(security: ClientSecurity | None) -> Iterator[dict[str, Any]
 
 def describe_quorum(host: str, port: int, timeout: float, security: ClientSecurity | None = None) -> QuorumState:
     """Ask the broker at host:port to describe the KRaft quorum, within about ``timeout`` seconds."""
-    return quorum_state_from(raw_quorum(host, port, timeout, security))
-
-
-def raw_quorum(host: str, port: int, timeout: float, security: ClientSecurity | None = None) -> dict[str, Any]:
-    """kafka-python's DescribeQuorum answer as a dict (what tests/unit/kafka/recorded/quorum.json holds)."""
     milliseconds = max(1, int(timeout * 1000))
     try:
         with _client_settings(security) as settings:
@@ -118,9 +113,9 @@ def raw_quorum(host: str, port: int, timeout: float, security: ClientSecurity | 
                 **settings,
             )
             try:
-                answer: dict[str, Any] = client.describe_metadata_quorum()
+                answer = client.describe_metadata_quorum()
             finally:
                 client.close()
     except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
         raise BrokerError(f"no quorum description from {host}:{port}: {error or type(error).__name__}") from None
-    return answer
+    return quorum_state_from(answer)

@@ -25,7 +25,7 @@ from swarmkit.checks import health
 from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine, TaskStatus
+from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import quorum
 from swarmkit.ops import roll
@@ -262,9 +262,7 @@ class _Controller:
 
 def _running_container(manager: Engine, service: str) -> str:
     state = dockerapi.service_state(manager, service)
-    task = (
-        next((t for t in state.tasks if t.current and t.state == t.desired_state == TaskStatus.RUNNING), None) if state else None
-    )
+    task = next((t for t in state.tasks if t.current and t.state == t.desired_state == "running"), None) if state else None
     return task.container_id if task else ""
 
 

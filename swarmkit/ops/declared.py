@@ -9,16 +9,15 @@ inventory does not name is left as it is, and nothing is ever deleted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from swarmkit import waits
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.dockerapi import SwarmNode
 from swarmkit.hosts.inventory import ZONE_LABEL, Inventory
 from swarmkit.kafka import admin
-from swarmkit.kafka.admin import KafkaAdmin
 from swarmkit.security.acls import Grant, describe
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import host_of
@@ -212,30 +211,28 @@ def topic_states(
     bootstrap: str, names: Sequence[str], security: ClientSecurity | None, timeout: float = admin.DEFAULT_TIMEOUT
 ) -> dict[str, TopicState]:
     """The named topics that exist, with their effective settings."""
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        present = [t for t in kafka.metadata().topics if t.name in names]
-        configs = kafka.topic_configs([t.name for t in present])
+    metadata = admin.broker_metadata(bootstrap, timeout, security)
+    present = [t for t in metadata.topics if t.name in names]
+    configs = admin.topic_configs(bootstrap, [t.name for t in present], timeout, security)
     return {t.name: TopicState(t.name, t.partition_count, t.replication_factor, configs.get(t.name, {})) for t in present}
 
 
 def user_states(bootstrap: str, names: Sequence[str], security: ClientSecurity, timeout: float) -> dict[str, tuple[Grant, ...]]:
     """The named users the cluster has, with their grants."""
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        present = set(kafka.scram_users())
-        return {name: kafka.user_grants(name) for name in names if name in present}
+    present = set(admin.scram_users(bootstrap, security, timeout))
+    return {name: admin.user_grants(bootstrap, name, security, timeout) for name in names if name in present}
 
 
-def _await_partitions(kafka: KafkaAdmin, counts: Mapping[str, int]) -> None:
+def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:
     """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
-    timeout = kafka.timeout
-    deadline = waits.Deadline(timeout, first=0.2)
+    deadline = time.monotonic() + timeout
     while True:
-        topics = {t.name: t.partition_count for t in kafka.metadata().topics}
+        topics = {t.name: t.partition_count for t in admin.broker_metadata(bootstrap, timeout, security).topics}
         if all(topics.get(name, 0) >= count for name, count in counts.items()):
             return
-        if deadline.passed():
+        if time.monotonic() > deadline:
             raise BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
-        deadline.sleep()
+        time.sleep(0.2)
 
 
 def apply_topic_changes(
@@ -244,12 +241,11 @@ def apply_topic_changes(
     """Set changed settings and add partitions on existing topics, live; returns what was done."""
     altered = [c for c in changes if c.action == "alter"]
     settings = {c.topic: {s.key: s.new for s in c.settings} for c in altered if c.settings}
+    admin.alter_topic_configs(bootstrap, settings, timeout, security)
     counts = {c.topic: c.partitions[1] for c in altered if c.partitions}
-    with KafkaAdmin(bootstrap, security, timeout) as kafka:
-        kafka.alter_topic_configs(settings)
-        kafka.add_partitions(counts)
-        if counts:
-            _await_partitions(kafka, counts)
+    admin.add_partitions(bootstrap, counts, timeout, security)
+    if counts:
+        _await_partitions(bootstrap, counts, security, timeout)
     return [c.line() for c in altered if c.settings or c.partitions]
 
 

@@ -26,18 +26,17 @@ from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Availability, DockerHosts, Engine, NodeState, SwarmNode, SwarmState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import ZONE_LABEL, Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
-from swarmkit.kafka.admin import TopicResult, ensure_topics, ensure_topics_on_each
+from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
-from swarmkit.ops import declared, users
-from swarmkit.ops.converge import Member, Target, Watch, converge, targets_for
+from swarmkit.ops import declared, startup, users
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import Advertise, StackRequest, expected_advertised_host
+from swarmkit.stack.compose import StackRequest, expected_advertised_host
 from swarmkit.stack.controllers import ControllerSet, check_manager_set
 from swarmkit.stack.deployed import broker_id_of, host_of
 from swarmkit.stack.engines import BrokerEngine
@@ -53,8 +52,12 @@ from swarmkit.waits import Progress
 # default a generous time that grows with the nodes (a changed stack rolls one broker at a time).
 BASE_CAP = 600.0
 CAP_PER_NODE = 60.0
+CRASH_LOOP = 3  # a node whose broker failed to start this often during one wait fails it at once
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
+PROBE_TIMEOUT = 2.0
+SECURE_PROBE_TIMEOUT = 20.0  # a TLS handshake and a SCRAM login on a starting broker of a loaded machine (9 s seen)
 TOPIC_TIMEOUT = 30.0  # creating topics right after a start: a SCRAM login to a busy broker timed out at 10 s
+STOPPED_UPDATE = ("paused", "rollback_paused", "rollback_completed")
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ class DeployResult:
 def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
     """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
     first = inventory.first_manager
-    if dockerapi.engine_info(docker[first]).swarm_state != SwarmState.ACTIVE:
+    if dockerapi.engine_info(docker[first]).swarm_state != "active":
         return None
     return dockerapi.swarm_nodes(docker[first])
 
@@ -191,7 +194,20 @@ def _advertised_names(options: DeployOptions, node_hostname: str, address: str) 
 # --- the swarm's view ----------------------------------------------------------------------------
 
 
-def _members(inventory: Inventory, docker: DockerHosts, known: SwarmResult | None = None) -> tuple[list[Member], list[SwarmNode]]:
+@dataclass(frozen=True)
+class _Member:
+    host: Host
+    node: SwarmNode
+    via_swarm: bool = False  # a node joined by hand (`swarmkit join`): no engine of its own to reach
+
+    @property
+    def eligible(self) -> bool:
+        return self.node.state == "ready" and self.node.availability == "active"
+
+
+def _members(
+    inventory: Inventory, docker: DockerHosts, known: SwarmResult | None = None
+) -> tuple[list[_Member], list[SwarmNode]]:
     """Each inventory host's swarm node (inventory order), then every other node eligible for a broker
     (one joined by hand with `swarmkit join`: reached through the swarm only), and the swarm's node list;
     read from the engines unless ``known`` from the swarm step just before."""
@@ -212,11 +228,11 @@ def _members(inventory: Inventory, docker: DockerHosts, known: SwarmResult | Non
         )
     inventoried = set(ids.values())
     joined = [
-        Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
+        _Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
         for n in nodes
-        if n.id not in inventoried and n.state == NodeState.READY and n.availability == Availability.ACTIVE
+        if n.id not in inventoried and n.state == "ready" and n.availability == "active"
     ]
-    return [Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
+    return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
 
 
 def _cluster_id(engine: BrokerEngine, options: DeployOptions, nodes: Sequence[SwarmNode]) -> str:
@@ -254,18 +270,200 @@ def guard_controllers(plan: DeployPlan, session: Session) -> None:
         controllers_for(plan.inventory, plan.options, nodes)
 
 
+# --- convergence ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    """One eligible node being waited on."""
+
+    member: _Member
+    broker_id: int
+    bootstrap: str  # where this machine asks for metadata
+    expected: str | None  # the host:port it must advertise (None: cannot be known in advance)
+    security: ClientSecurity | None = None  # how to connect (secure modes), host names unchecked at bootstrap
+    task_id: str = ""  # the task verified to serve (empty until then)
+    advertised: str = ""
+    problem: str = ""  # why it is not verified yet
+    phase: str = ""  # what its broker is doing, as last reported
+    furthest: tuple[str, int] = ("", -1)  # (task id, rank of the furthest start marker its log showed)
+
+    @property
+    def name(self) -> str:
+        return self.member.host.name
+
+
+def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
+    """This node's broker in the metadata: by id (shared cluster) or the only one (tansu lists itself)."""
+    return metadata.broker(broker_id) or (metadata.brokers[0] if len(metadata.brokers) == 1 else None)
+
+
+def _probe(target: _Target) -> tuple[str, str]:
+    """(advertised endpoint, problem) after asking this node's port for metadata."""
+    try:
+        metadata = broker_metadata(
+            target.bootstrap, SECURE_PROBE_TIMEOUT if target.security else PROBE_TIMEOUT, security=target.security
+        )
+    except BrokerError as error:
+        return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
+    broker = _own_broker(metadata, target.broker_id)
+    if target.expected is None:
+        return (broker.endpoint if broker else ""), ""
+    if broker is None or broker.endpoint != target.expected:
+        shown = ", ".join(b.endpoint for b in metadata.brokers) or "no broker"
+        return (broker.endpoint if broker else ""), f"{target.bootstrap} advertises {shown}, expected {target.expected}"
+    return broker.endpoint, ""
+
+
+def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[TaskState], str]) -> str:
+    """What `docker service ps` says about a node whose broker does not serve, with the last line
+    the failed container printed (``output_of``): usually the entrypoint's own explanation."""
+    tasks = state.tasks_on(target.member.node.id)
+    if not tasks:
+        return f"no broker task on this node (swarm node state {target.member.node.state}, availability {target.member.node.availability})"
+    running = state.running_on(target.member.node.id)
+    if running is not None:
+        said = startup.last_lines(output_of(running)) if running.container_id else ""
+        return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}" + (
+            f"; its log: {said}" if said else ""
+        )
+    latest = tasks[0]
+    line = f"task {latest.name} is {latest.state}"
+    if latest.desired_state != latest.state:
+        line += f" (desired {latest.desired_state})"
+    detail = latest.error or (latest.message if latest.message != latest.state else "")
+    if detail:
+        line += f": {detail}"
+    failed = latest if latest.error else next((t for t in tasks[1:] if t.error), None)
+    if failed is not None:
+        if failed is not latest:
+            line += f"; last failure: {failed.error}"
+        said = startup.last_lines(output_of(failed), 1) if failed.container_id else ""
+        if said:
+            line += f" ({said})"
+    return line
+
+
+def _converge(
+    docker: DockerHosts,
+    manager: Engine,
+    service: str,
+    targets: list[_Target],
+    watch: _Watch,
+    progress: Progress,
+) -> None:
+    """Wait until every target runs a task of the present spec that answers as expected, reporting each
+    broker's phase as it changes; fail on a stall, the cap, a stopped update or a crash-looping broker."""
+    clock, pause = waits.StallClock(watch.limits), waits.Pause()
+    baseline: dict[str, frozenset[str]] | None = None
+    while True:
+        state = dockerapi.service_state(manager, service)
+        if state is None:
+            raise DeployError(f"service {service} disappeared while deploying", hint="was the stack removed meanwhile?")
+        baseline = baseline if baseline is not None else {t.name: _failed_tasks(state, t) for t in targets}
+        changed = _look(docker, state, targets, watch)
+        waiting = [t for t in targets if not t.task_id]
+        for target in changed:
+            done = len(targets) - len(waiting)
+            progress(done, len(targets), f"{target.name}: {target.phase}")
+        if changed:
+            clock.progressed()
+            pause.changed()
+        if not waiting:
+            return
+        _check_not_stopped(state, service)
+        looping = [t for t in waiting if len(_failed_tasks(state, t) - baseline[t.name]) >= CRASH_LOOP]
+        why = f"{CRASH_LOOP} failed starts in a row" if looping else clock.expired()
+        if why:
+            raise _not_serving(docker, state, looping or waiting, why, len(targets))
+        pause.sleep()
+
+
+@dataclass(frozen=True)
+class _Watch:
+    """What a wait checks and how long it may take."""
+
+    check_kafka: bool  # False: a running task is enough (an image that serves no Kafka)
+    limits: waits.WaitLimits
+    markers: tuple[tuple[str, str], ...] = ()  # the engine's start log markers
+
+
+def _failed_tasks(state: ServiceState, target: _Target) -> frozenset[str]:
+    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in ("failed", "rejected"))
+
+
+def _check_not_stopped(state: ServiceState, service: str) -> None:
+    if state.update_state in STOPPED_UPDATE:
+        raise DeployError(
+            f"the update of {service} stopped ({state.update_state}): {state.update_message}",
+            hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
+        )
+
+
+def _look(docker: DockerHosts, state: ServiceState, targets: list[_Target], watch: _Watch) -> list[_Target]:
+    """Probe the targets whose present task runs and read each one's phase; returns those whose phase changed.
+    Only a present task can answer: the state showed it running, so an old one had stopped (a host port has
+    one holder)."""
+    running = {t.name: task for t in targets if (task := state.running_on(t.member.node.id)) is not None}
+    probed = [t for t in targets if t.name in running and running[t.name].id != t.task_id]
+    answers = fan_out(_probe, probed) if watch.check_kafka else [("", "")] * len(probed)
+    for target, (advertised, problem) in zip(probed, answers):
+        target.advertised, target.problem = advertised, problem
+        target.task_id = "" if problem else running[target.name].id
+    for target in targets:
+        if target.name not in running:
+            target.task_id, target.problem = "", "no running task of the present spec yet"
+    phases = fan_out(lambda t: _phase(docker, state, t, running.get(t.name), watch.markers), targets)
+    changed = [t for t, phase in zip(targets, phases) if phase != t.phase]
+    for target, phase in zip(targets, phases):
+        target.phase = phase
+    return changed
+
+
+def _phase(
+    docker: DockerHosts, state: ServiceState, target: _Target, task: TaskState | None, markers: Sequence[tuple[str, str]]
+) -> str:
+    """What the target's broker is doing: serving, else what its log or its task says."""
+    if target.task_id:
+        return f"serving as {target.advertised}" if target.advertised else "running"
+    if task is None:
+        present = [t for t in state.tasks_on(target.member.node.id) if t.current]
+        return startup.task_phase(present[0] if present else None)
+    if not markers or target.member.via_swarm:
+        return "container running, not answering yet"
+    log = dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
+    rank, logged = startup.log_phase(log, markers)
+    if target.furthest[0] == task.id and rank < target.furthest[1]:
+        return target.phase  # its marker scrolled out of the log's tail: the broker is still at least there
+    target.furthest = (task.id, rank)
+    return logged or "container running, not answering yet"
+
+
+def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[_Target], why: str, total: int) -> DeployError:
+    def output_of(target: _Target) -> Callable[[TaskState], str]:
+        if target.member.via_swarm:
+            return lambda task: ""  # its engine is out of reach; `docker service logs` on a manager has it
+        return lambda task: dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
+
+    lines = "; ".join(f"{t.name} ({t.phase}): {_why_not_running(state, t, output_of(t))}" for t in waiting)
+    return DeployError(
+        f"brokers not serving ({why}) on {len(waiting)} of {total} node(s): {lines}",
+        hint=f"`docker service ps --no-trunc {state.name}` and `docker service logs {state.name}` on a manager",
+    )
+
+
 # --- topics --------------------------------------------------------------------------------------
 
 
 def _ensure_topics(
-    engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[Target]
+    engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[_Target]
 ) -> tuple[list[TopicResult], list[str]]:
     """Existing topics of a shared cluster first get their declared settings and partitions (live, no restart);
     then the missing ones are created. Returns the results and what was altered."""
     if not specs or not targets:
         return [], []
     try:
-        security = targets[0].kafka.security
+        security = targets[0].security
         if engine.SHARED_CLUSTER:
             altered = declared.reconcile(targets[0].bootstrap, specs, security, TOPIC_TIMEOUT)
             return ensure_topics(targets[0].bootstrap, specs, TOPIC_TIMEOUT, security), altered
@@ -299,14 +497,14 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     image = image_of(request, engine)
     allocation = _allocate_ids(manager, request, members, nodes, progress)
     request, security = _secured(inventory, options, request, members, allocation)
-    targets = targets_for(options, eligible, allocation, security)
+    targets = _targets(options, eligible, allocation, security)
     limits = waits.WaitLimits(options.stall_timeout, options.timeout or BASE_CAP + CAP_PER_NODE * total)
-    rollout = _Rollout(docker, request, targets, Watch(options.check_kafka, limits, engine.START_MARKERS))
-    if engine.NEEDS_IDENTITY or options.advertise != Advertise.HOSTNAME:  # a hostname command may read it too
+    rollout = _Rollout(docker, request, targets, _Watch(options.check_kafka, limits, engine.START_MARKERS))
+    if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
         progress(0, total, "writing node identities")
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
-        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.Outcome.UNUSED))
+        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
     deployed = rollout.deploy_stack(progress)
     rollout.restart_for_new_identity(identities, progress)
     rollout.converge(progress)
@@ -335,7 +533,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
 @dataclass(frozen=True)
 class _Identities:
     allocation: identity.IdAllocation
-    outcomes: dict[str, identity.Outcome]  # by swarm node id
+    outcomes: dict[str, str]  # swarm node id -> written | replaced | unchanged
 
 
 @dataclass(frozen=True)
@@ -344,8 +542,8 @@ class _Rollout:
 
     docker: DockerHosts
     request: StackRequest
-    targets: list[Target]
-    watch: Watch
+    targets: list[_Target]
+    watch: _Watch
 
     @property
     def manager(self) -> Engine:
@@ -358,7 +556,7 @@ class _Rollout:
         return time.monotonic()
 
     def converge(self, progress: Progress) -> None:
-        converge(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
+        _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
 
     def restart_for_new_identity(self, identities: _Identities, progress: Progress) -> None:
         """A broker that read an identity since changed (its inventory address) restarts alone, one at a time,
@@ -366,9 +564,7 @@ class _Rollout:
         service every task is replaced anyway, so nothing is stopped then."""
         service = self.request.broker_service
         restarting = [
-            t
-            for t in self.targets
-            if identities.outcomes[t.member.node.id] == identity.Outcome.REPLACED and not t.member.via_swarm
+            t for t in self.targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm
         ]
         state = dockerapi.service_state(self.manager, service) if restarting else None
         for target in restarting:
@@ -377,11 +573,11 @@ class _Rollout:
                 continue
             progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
             dockerapi.stop_container(self.docker[target.member.host], task.container_id, STOP_GRACE_S)
-            converge(self.docker, self.manager, service, [target], self.watch, progress)
+            _converge(self.docker, self.manager, service, [target], self.watch, progress)
 
 
 def _allocate_ids(
-    manager: Engine, request: StackRequest, members: list[Member], nodes: list[SwarmNode], progress: Progress
+    manager: Engine, request: StackRequest, members: list[_Member], nodes: list[SwarmNode], progress: Progress
 ) -> identity.IdAllocation:
     """Broker ids (kept in node labels) and the apache cluster id, before anything needs them."""
     progress(0, sum(1 for m in members if m.eligible), "allocating broker ids")
@@ -394,7 +590,7 @@ def _allocate_ids(
 
 
 def _write_identities(
-    docker: DockerHosts, request: StackRequest, image: str, members: list[Member], allocation: identity.IdAllocation
+    docker: DockerHosts, request: StackRequest, image: str, members: list[_Member], allocation: identity.IdAllocation
 ) -> _Identities:
     """Each node's identity volume: directly where swarmkit reaches the engine, else through the swarm."""
     manager = docker[request.inventory.first_manager]
@@ -413,7 +609,7 @@ def _write_identities(
 
 
 def _secured(
-    inventory: Inventory, options: DeployOptions, request: StackRequest, members: list[Member], allocation: identity.IdAllocation
+    inventory: Inventory, options: DeployOptions, request: StackRequest, members: list[_Member], allocation: identity.IdAllocation
 ) -> tuple[StackRequest, ClientSecurity | None]:
     """A secure request gets its certificates (one per broker id, for the names it advertises) and
     swarmkit its client settings; bootstrapping through a node's address checks no host name (verify does)."""
@@ -425,7 +621,20 @@ def _secured(
     return replace(request, security=pki.material(store, brokers)), replace(security, verify_hostname=False)
 
 
-def _node_results(members: list[Member], identities: _Identities, targets: list[Target]) -> tuple[NodeResult, ...]:
+def _targets(
+    options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation, security: ClientSecurity | None
+) -> list[_Target]:
+    """What to wait on: each eligible node's own port, and the address it must advertise when known in advance."""
+    port = options.listeners.external_listener.port
+
+    def expected(member: _Member) -> str | None:
+        host = expected_advertised_host(options.advertise, member.node.hostname, member.host.address)
+        return f"{host}:{port}" if host else None
+
+    return [_Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m), security) for m in eligible]
+
+
+def _node_results(members: list[_Member], identities: _Identities, targets: list[_Target]) -> tuple[NodeResult, ...]:
     by_host = {t.name: t for t in targets}
     allocation = identities.allocation
     return tuple(

@@ -24,7 +24,6 @@ from swarmkit.hosts.session import Session
 from swarmkit.images import image as images
 from swarmkit.stack import prometheus
 from swarmkit.stack.deployed import DeployedStack, controller_services, overlay_network
-from swarmkit.stack.engines import ENGINES
 from swarmkit.waits import Pause, answers_ok
 
 READY_TIMEOUT = 180.0  # the image's first pull or build is before this; the server starts in seconds
@@ -70,8 +69,7 @@ def _provide_image(manager: Engine, image: str | None, say: Any) -> str:
 
 def _spec(manager: Engine, kafka_stack: str, port: int, image: str) -> prometheus.MetricsSpec:
     deployed = DeployedStack.require(manager, kafka_stack)
-    engine = ENGINES.get(deployed.engine)
-    if engine is None or not engine.JMX_METRICS:
+    if deployed.engine != "apache":
         raise OperationError(
             f"stack '{kafka_stack}' runs the {deployed.engine} engine, which exports no JMX metrics",
             hint="metrics come from the apache engine's brokers and controllers (swarmkit up --engine apache)",

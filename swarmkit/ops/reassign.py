@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, SpecError
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.kafka.admin import KafkaAdmin, PartitionState
+from swarmkit.kafka import admin
+from swarmkit.kafka.admin import PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import DeployedStack
-from swarmkit.stack.engines import ENGINES, apache
+from swarmkit.stack.engines import apache
 from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.waits import Progress
 
@@ -44,8 +45,7 @@ def require_replicated_stack(inventory: Inventory, manager: Engine, stack_name: 
     """How swarmkit's admin reaches the stack by address; moving replicas needs an Apache Kafka stack
     (tansu brokers each keep their own single copy)."""
     stack = DeployedStack.read(manager, stack_name)
-    engine = ENGINES.get(stack.engine) if stack else None
-    if stack is None or engine is None or not engine.SHARED_CLUSTER:
+    if stack is None or stack.engine != "apache":
         raise SpecError(
             f"stack '{stack_name}' is not a deployed Apache Kafka stack",
             hint="moving replicas needs the apache engine: tansu brokers keep no replicas to move",
@@ -221,25 +221,19 @@ def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list
 
 
 def wait_done(bootstrap: str, security: ClientSecurity | None, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
-    deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
-    left, unread = list(moves), ""
-    with KafkaAdmin(bootstrap, security) as kafka:
-        while left:
-            try:
-                left, unread = pending(left, kafka.partition_states()[1]), ""
-            except BrokerError as error:  # a metadata hiccup while leaders move: said, then asked again
-                unread = f" (the cluster could not be read: {error.message})"
-            done = len(moves) - len(left)
-            progress(done, len(moves), f"moving replicas: {done}/{len(moves)} partitions done{unread}")
-            if left and deadline.passed():
-                raise _unfinished(left, timeout, unread)
-            if left:
-                deadline.sleep()
-
-
-def _unfinished(left: Sequence[Move], timeout: float, unread: str) -> DeployError:
-    names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
-    return DeployError(
-        f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names}){unread}",
-        hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
-    )
+    deadline = time.monotonic() + timeout
+    left = list(moves)
+    while left:
+        try:
+            left = pending(left, admin.partition_states(bootstrap, security=security)[1])
+        except BrokerError:
+            pass  # a metadata hiccup while leaders move: ask again
+        progress(len(moves) - len(left), len(moves), f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done")
+        if left and time.monotonic() > deadline:
+            names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
+            raise DeployError(
+                f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names})",
+                hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
+            )
+        if left:
+            time.sleep(POLL_INTERVAL)

@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from swarmkit import names, waits
+from swarmkit import names
 from swarmkit.checks import health
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine, NodeRole, NodeState, SwarmNode
+from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import quorum
@@ -212,7 +212,7 @@ class _Run:
 
     def wait_for(self, what: str, done: Callable[[QuorumState], bool]) -> QuorumState:
         """Poll the quorum until ``done``; OperationError after the timeout, naming the last state seen."""
-        deadline, last = waits.Deadline(self.options.timeout, first=POLL_S), "not read yet"
+        deadline, last = time.monotonic() + self.options.timeout, "not read yet"
         while True:
             try:
                 state = self.describe()
@@ -221,12 +221,12 @@ class _Run:
                 last = f"voters {[v.node_id for v in state.voters]}, observers {[o.node_id for o in state.observers]}"
             except BrokerError as error:
                 last = error.message
-            if deadline.passed():
+            if time.monotonic() > deadline:
                 raise OperationError(
                     f"{what}: not within {self.options.timeout:g}s (last seen: {last})",
                     hint="see `swarmkit status` and the controller's log; replace-node can be run again",
                 )
-            deadline.sleep()
+            time.sleep(POLL_S)
 
     def tool_in(self, controller: Controller, script: str) -> str:
         engine = self.session.docker[self.inventory.host(controller.host)]
@@ -244,14 +244,14 @@ def _nodes(manager: Engine, name: str) -> tuple[list[SwarmNode], SwarmNode | Non
 
 def _check_swarm(run: _Run, dead: str, new: str) -> tuple[SwarmNode | None, SwarmNode]:
     _, dead_node = _nodes(run.manager, dead)
-    if dead_node is not None and dead_node.state != NodeState.DOWN:
+    if dead_node is not None and dead_node.state != "down":
         raise SpecError(
             f"{dead} is {dead_node.state} in the swarm: replace-node is for a manager that is gone for good",
             hint="stop it first, or keep it: `swarmkit status` shows whether its controller follows",
         )
     dockerapi.engine_info(run.session.docker[run.inventory.host(new)])  # EngineError when NEW does not answer
     _, new_node = _nodes(run.manager, new)
-    if new_node is None or new_node.state != NodeState.READY:
+    if new_node is None or new_node.state != "ready":
         raise SpecError(
             f"{new} is not a ready node of this swarm",
             hint=f"add {new} as a worker first (`swarmkit up` while every host answers, or `swarmkit join`)",
@@ -292,13 +292,13 @@ def replace_node(session: Session, dead: str, new: str, options: ReplaceOptions 
 
 def _swarm_steps(run: _Run, dead_node: SwarmNode | None, new_node: SwarmNode) -> None:
     if dead_node is not None:
-        if dead_node.role == NodeRole.MANAGER:
+        if dead_node.role == "manager":
             run.step(
                 f"demoting {dead_node.hostname} (down) in the swarm",
                 lambda: dockerapi.set_node_role(run.manager, dead_node.id, "worker"),
             )
         run.step(f"removing {dead_node.hostname} from the swarm", lambda: dockerapi.remove_node(run.manager, dead_node.id))
-    if new_node.role != NodeRole.MANAGER:
+    if new_node.role != "manager":
         run.step(
             f"promoting {new_node.hostname} to manager", lambda: dockerapi.set_node_role(run.manager, new_node.id, "manager")
         )

@@ -15,10 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from swarmkit import waits
 from swarmkit.errors import DeployError, EngineError, SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine, SwarmNode, TaskStatus
+from swarmkit.hosts.dockerapi import Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
@@ -105,17 +104,17 @@ def retire(session: Session, host_name: str, options: RetireOptions = RetireOpti
 
 
 def _wait_stopped(manager: Engine, service: str, node_id: str, timeout: float) -> None:
-    deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
+    deadline = time.monotonic() + timeout
     while True:
         state = dockerapi.service_state(manager, service)
-        if state is None or not any(t.node_id == node_id and t.state == TaskStatus.RUNNING for t in state.tasks):
+        if state is None or not any(t.node_id == node_id and t.state == "running" for t in state.tasks):
             return
-        if deadline.passed():
+        if time.monotonic() > deadline:
             raise DeployError(
                 f"the broker on the drained node still runs after {timeout:g}s",
                 hint=f"see `docker service ps {service}`; the node stays drained, run remove-node again",
             )
-        deadline.sleep()
+        time.sleep(POLL_INTERVAL)
 
 
 def _leave_swarm(engine: Engine, manager: Engine, node: SwarmNode) -> bool:

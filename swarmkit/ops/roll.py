@@ -31,15 +31,15 @@ from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, SecretChange, ServiceState, TaskStatus
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, SecretChange, ServiceState
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
-from swarmkit.kafka.admin import KafkaAdmin, PartitionState
+from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import startup
 from swarmkit.security import pki
-from swarmkit.security.settings import SecretFile
+from swarmkit.security.settings import ClientSecurity, SecretFile
 from swarmkit.stack.compose import BROKER_UPDATE_DELAY_S, kafka_env, secret_change, swarm_escape
 from swarmkit.stack.deployed import ROLLED_LABEL, DeployedStack, broker_id_of, broker_service
 from swarmkit.stack.engines import engine_for
@@ -171,7 +171,15 @@ class _Target:
         return BrokerRoll(self.host.name, self.broker_id, self.container_id[:12], new_container[:12], seconds, ok, detail)
 
 
-def _readiness(target: _Target, state: ServiceState, cluster: KafkaAdmin) -> tuple[str, str]:
+@dataclass(frozen=True)
+class _Cluster:
+    """How the roll reads the cluster: every chosen node's client port, swarmkit's admin login by address."""
+
+    bootstrap: str
+    security: ClientSecurity | None
+
+
+def _readiness(target: _Target, state: ServiceState, cluster: _Cluster) -> tuple[str, str]:
     """(new container id, why not ready yet or "")."""
     task = state.running_on(target.node_id)
     if task is None or task.container_id == target.container_id:
@@ -180,14 +188,14 @@ def _readiness(target: _Target, state: ServiceState, cluster: KafkaAdmin) -> tup
     try:
         if admin.broker_metadata(target.bootstrap, PROBE_TIMEOUT, cluster.security).broker(target.broker_id) is None:
             return task.container_id, f"{target.bootstrap} does not list broker {target.broker_id} yet"
-        registered, partitions = cluster.partition_states()
+        registered, partitions = admin.partition_states(cluster.bootstrap, PROBE_TIMEOUT, cluster.security)
     except BrokerError as error:
         return task.container_id, error.message
     return task.container_id, not_ready(target.broker_id, registered, partitions)
 
 
 def _wait_back(
-    manager: Engine, service: str, target: _Target, cluster: KafkaAdmin, timeout: float, report: Callable[[str], None]
+    manager: Engine, service: str, target: _Target, cluster: _Cluster, timeout: float, report: Callable[[str], None]
 ) -> BrokerRoll:
     """Poll until the target's broker is back and the cluster in sync, or the timeout passes."""
     started, pause = time.monotonic(), waits.Pause()
@@ -219,7 +227,7 @@ def _targets(
     for host in chosen:
         node = node_for(host, nodes, engines[host.name])
         broker_id = broker_id_of(node) if node else None
-        running = [t for t in state.tasks if node and t.node_id == node.id and t.state == t.desired_state == TaskStatus.RUNNING]
+        running = [t for t in state.tasks if node and t.node_id == node.id and t.state == t.desired_state == "running"]
         if isinstance(engines[host.name], SwarmkitError) or node is None or broker_id is None or not running:
             raise OperationError(
                 f"the broker on {host.name} is not running: a roll needs every broker serving; nothing was changed",
@@ -230,16 +238,16 @@ def _targets(
     return targets
 
 
-def _not_ready_now(targets: Sequence[_Target], cluster: KafkaAdmin) -> str:
+def _not_ready_now(targets: Sequence[_Target], cluster: _Cluster, timeout: float) -> str:
     """Why the brokers cannot be rolled now ("" when they can); BrokerError when the cluster cannot be read."""
-    registered, partitions = cluster.partition_states()
+    registered, partitions = admin.partition_states(cluster.bootstrap, timeout, cluster.security)
     return next((why for target in targets if (why := not_ready(target.broker_id, registered, partitions))), "")
 
 
-def _check_ready(targets: Sequence[_Target], cluster: KafkaAdmin) -> None:
+def _check_ready(targets: Sequence[_Target], cluster: _Cluster) -> None:
     """Nothing is stopped unless every broker is registered and every partition in sync."""
     try:
-        why = _not_ready_now(targets, cluster)
+        why = _not_ready_now(targets, cluster, CHECK_TIMEOUT)
     except BrokerError as error:
         raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
     if why:
@@ -264,7 +272,7 @@ def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout:
         state = dockerapi.service_state(manager, service)
         if state is None:
             raise OperationError(f"service {service} disappeared during the roll", hint="was the stack removed meanwhile?")
-        old = {t.container_id: t for t in state.tasks if t.state == t.desired_state == TaskStatus.RUNNING}
+        old = {t.container_id: t for t in state.tasks if t.state == t.desired_state == "running"}
         taken = [target for target in targets if target.container_id not in old]
         if taken:
             return taken[0]
@@ -339,14 +347,14 @@ def replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     return state
 
 
-def _view(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], KafkaAdmin]:
+def _view(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
     """Each broker to roll, and how to read the cluster; OperationError unless every broker runs."""
     targets = _targets(session.inventory, session.docker, manager, state, options)
     login = pki.admin_by_address(session.inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
-    return targets, KafkaAdmin(",".join(t.bootstrap for t in targets), login, CHECK_TIMEOUT)
+    return targets, _Cluster(",".join(t.bootstrap for t in targets), login)
 
 
-def _ready(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], KafkaAdmin]:
+def _ready(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
     """Each broker to roll, and how to read the cluster; OperationError unless every broker runs, is registered
     and every partition is in sync."""
     targets, cluster = _view(session, manager, state, options)
@@ -354,16 +362,14 @@ def _ready(session: Session, manager: Engine, state: ServiceState, options: Roll
     return targets, cluster
 
 
-def _deployed_view(session: Session, options: RollOptions) -> tuple[list[_Target], KafkaAdmin]:
+def _deployed_view(session: Session, options: RollOptions) -> tuple[list[_Target], _Cluster]:
     manager = session.docker[active_manager(session.inventory, engine_states(session.inventory, session.docker))]
     return _view(session, manager, replicated_brokers(manager, options.stack_name), options)
 
 
 def check_ready(session: Session, options: RollOptions) -> None:
     """What a roll checks before it changes anything, for an operation that changes something else first."""
-    targets, cluster = _deployed_view(session, options)
-    with cluster:
-        _check_ready(targets, cluster)
+    _check_ready(*_deployed_view(session, options))
 
 
 def wait_in_sync(session: Session, options: RollOptions, bound: float) -> str:
@@ -374,12 +380,11 @@ def wait_in_sync(session: Session, options: RollOptions, bound: float) -> str:
 
     def look() -> str:
         try:
-            return _not_ready_now(targets, cluster)
+            return _not_ready_now(targets, cluster, CHECK_TIMEOUT)
         except BrokerError as error:
             return f"the cluster cannot be read: {error.message}"
 
-    with cluster:
-        return waits.until_ready(look, bound, lambda why: session.progress(0, 0, f"waiting for the cluster to be in sync: {why}"))
+    return waits.until_ready(look, bound, lambda why: session.progress(0, 0, f"waiting for the cluster to be in sync: {why}"))
 
 
 def roll(session: Session, options: RollOptions) -> RollReport:
@@ -410,8 +415,7 @@ def roll(session: Session, options: RollOptions) -> RollReport:
         )
         first = _first_taken(manager, service, targets, ROLL_BROKER_TIMEOUT)
     order = ([first] if first else []) + [t for t in targets if t is not first]
-    with cluster:  # one admin client from the readiness check to the last broker back
-        results = _roll_each(docker, manager, service, order, first, cluster, options, progress)
+    results = _roll_each(docker, manager, service, order, first, cluster, options, progress)
     done = len(results) == len(order) and results[-1].ok
     if change and done:
         dockerapi.update_service(manager, service, update_delay_ns=change.restore_delay_ns)
@@ -433,7 +437,7 @@ def _roll_each(
     service: str,
     order: list[_Target],
     first: _Target | None,
-    cluster: KafkaAdmin,
+    cluster: _Cluster,
     options: RollOptions,
     progress: Progress,
 ) -> list[BrokerRoll]:

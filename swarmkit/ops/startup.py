@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from swarmkit.hosts.dockerapi import FAILED_START, TaskState
+from swarmkit.hosts.dockerapi import TaskState
 
 LOG_LINES = 40  # how much of a starting container's log is read to find its phase
 
@@ -25,7 +25,7 @@ def task_phase(task: TaskState | None) -> str:
     """A task's phase as the swarm reports it (what happens before the broker's own log says anything)."""
     if task is None:
         return "no task scheduled yet"
-    if task.state in FAILED_START:
+    if task.state in ("failed", "rejected"):
         return f"task {task.state}: {task.error or task.message}; the swarm starts another"
     return TASK_PHASES.get(task.state, f"task {task.state}")
 

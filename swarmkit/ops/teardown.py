@@ -20,11 +20,11 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field, replace
 
-from swarmkit import names, waits
+from swarmkit import names
 from swarmkit.errors import OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, NodeRole, SwarmNode
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
@@ -81,7 +81,7 @@ def labels_to_purge(node: SwarmNode, stack: str, shared: bool = True) -> list[st
     """What ``purge`` removes from one node: this stack's cluster id on a manager, and when ``shared`` (no other
     stack keeps broker ids) the swarm-wide broker id and, on a manager, the id mark."""
     names = [ID_LABEL] if shared else []
-    if node.role == NodeRole.MANAGER:
+    if node.role == "manager":
         names += ([NEXT_LABEL] if shared else []) + [f"{CLUSTER_ID_LABEL}.{stack}", f"{QUORUM_LABEL}.{stack}"]
     return [name for name in names if name in node.labels]
 
@@ -120,7 +120,7 @@ def _reachable(inventory: Inventory, docker: DockerHosts) -> None:
 
 def _wait_gone(inventory: Inventory, docker: DockerHosts, label: str, what: str, progress: Progress) -> None:
     """Poll every engine until no container carries ``label``."""
-    deadline = waits.Deadline(GONE_TIMEOUT, first=POLL_INTERVAL)
+    deadline = time.monotonic() + GONE_TIMEOUT
     while True:
         left = fan_out(lambda host: dockerapi.labelled_containers(docker[host], label), inventory.hosts)
         total = sum(left)
@@ -128,12 +128,12 @@ def _wait_gone(inventory: Inventory, docker: DockerHosts, label: str, what: str,
             return
         busy = ", ".join(f"{host.name} ({count})" for host, count in zip(inventory.hosts, left) if count)
         progress(0, 0, f"waiting for {total} {what} container(s) to stop: {busy}")
-        if deadline.passed():
+        if time.monotonic() > deadline:
             raise OperationError(
                 f"{what} containers still present after {GONE_TIMEOUT:.0f} s on {busy}",
                 hint="see `docker ps -a` on those hosts; run down again once they are gone",
             )
-        deadline.sleep()
+        time.sleep(POLL_INTERVAL)
 
 
 def _remove_stack(

@@ -13,13 +13,14 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
-from swarmkit import names, waits
+from swarmkit import names
 from swarmkit.defaults import SANDBOX_MANAGERS
 from swarmkit.errors import SandboxError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
@@ -34,8 +35,6 @@ from swarmkit.sandbox.system import spawn_in_host
 from swarmkit.sandbox.system import wait_for as _wait_for
 from swarmkit.waits import answers_ok
 
-DEFAULT_ENGINE = "apache"  # what a sandbox runs when created without --engine, and when its state names none
-BROKER_RECIPES = {"apache": image.kafka_recipe, "tansu": image.tansu_recipe}  # each engine's broker image
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
 HOSTS_FILE = Path("/etc/hosts")
 REGISTRY_PORT = 5000
@@ -96,7 +95,7 @@ class Sandbox:
     registry_pid: int = 0
     images: dict[str, str] = field(default_factory=dict)
     firewall: tuple[FirewallRule, ...] = ()
-    engine: str = DEFAULT_ENGINE
+    engine: str = "apache"
     managers: int = 1
     endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
 
@@ -197,7 +196,7 @@ def load(name: str) -> Sandbox:
         registry_pid=data["registry_pid"],
         images=data["images"],
         firewall=tuple(FirewallRule(**r) for r in data["firewall"]),
-        engine=data.get("engine", DEFAULT_ENGINE),
+        engine=data.get("engine", "tansu"),
         managers=data.get("managers", 1),
         endpoint=data.get("endpoint", "unix"),
     )
@@ -450,7 +449,7 @@ def _write_inventory(sandbox: Sandbox) -> None:
 def publish_images(sandbox: Sandbox) -> Sandbox:
     """Build on the first host and push to the sandbox registry; the others pull as servers would."""
     builder = sandbox.hosts[0].docker
-    broker_recipe = BROKER_RECIPES[sandbox.engine]()
+    broker_recipe = image.kafka_recipe() if sandbox.engine == "apache" else image.tansu_recipe()
     images = {
         sandbox.engine: image.publish(builder, broker_recipe, sandbox.registry),
         "probe": image.publish(builder, image.probe_recipe(), sandbox.registry),
@@ -467,7 +466,7 @@ def up(
     prefix: str,
     subnet: str,
     inventory_path: str,
-    engine: str = DEFAULT_ENGINE,
+    engine: str = "apache",
     managers: int = SANDBOX_MANAGERS,
     *,
     report: Report = _quiet,
@@ -639,9 +638,9 @@ def _kill(pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    deadline = waits.Deadline(10, first=0.05)
-    while any(_alive(pid) for pid in pids) and not deadline.passed():
-        deadline.sleep()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _alive(pid: int) -> bool:
@@ -711,7 +710,7 @@ def status(name: str) -> SandboxStatus:
     def host_status(host: SandboxHost) -> HostStatus:
         try:
             info = dockerapi.engine_info(host.docker)
-            version, swarm = info.version, str(info.swarm_state)
+            version, swarm = info.version, info.swarm_state
         except SwarmkitError:
             version, swarm = "", "unreachable"
         endpoint = sandbox.inventory_endpoint(host)

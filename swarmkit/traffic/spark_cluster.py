@@ -24,12 +24,11 @@ from typing import Any
 
 import yaml
 
-from swarmkit import waits
 from swarmkit.defaults import SPARK_UP_TIMEOUT
 from swarmkit.errors import EngineError, SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Availability, DockerHosts, Engine, NodeState, SwarmNode, SwarmState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import image as images
@@ -144,12 +143,12 @@ def _master_host(inventory: Inventory, name: str | None) -> Host:
 def _swarm_nodes(engine: Engine, host: Host) -> tuple[str, list[SwarmNode]]:
     """The master host's swarm node id and the swarm's ready, active nodes; an error when it is in no swarm."""
     info = dockerapi.engine_info(engine)
-    if info.swarm_state != SwarmState.ACTIVE:
+    if info.swarm_state != "active":
         raise SparkClusterError(
             f"{host.name} is not in a swarm (state: {info.swarm_state or 'inactive'})",
             hint="run `swarmkit up -i INV` (or `swarmkit swarm up`) first",
         )
-    nodes = [n for n in dockerapi.swarm_nodes(engine) if n.state == NodeState.READY and n.availability == Availability.ACTIVE]
+    nodes = [n for n in dockerapi.swarm_nodes(engine) if n.state == "ready" and n.availability == "active"]
     return info.swarm_node_id, nodes
 
 
@@ -206,14 +205,14 @@ def pull_everywhere(docker: DockerHosts, hosts: Sequence[Host], reference: str) 
 
 def _wait_for_workers(master: Host, expected: set[str], timeout: float, progress: Progress) -> tuple[str, ...]:
     """Poll the master until a worker on every expected node has registered and is alive."""
-    pause = waits.Deadline(timeout, first=1.0)
+    deadline = time.monotonic() + timeout
     alive: set[str] = set()
     while True:
         status = sparkjob.master_status(master.address)
         alive = {w["host"] for w in (status or {}).get("workers", []) if w.get("state") == "ALIVE"}
         if status is not None and expected <= alive:
             return tuple(sorted(alive))
-        if pause.passed():
+        if time.monotonic() > deadline:
             missing = ", ".join(sorted(expected - alive))
             where = "the master does not answer" if status is None else f"no worker registered from {missing}"
             raise SparkClusterError(
@@ -221,7 +220,7 @@ def _wait_for_workers(master: Host, expected: set[str], timeout: float, progress
                 hint="see `docker service ps --no-trunc SERVICE` on a manager for the master and worker services",
             )
         progress(f"waiting for workers: {len(alive & expected)}/{len(expected)} registered")
-        pause.sleep()
+        time.sleep(1.0)
 
 
 def _names(inventory: Inventory, nodes: Sequence[SwarmNode]) -> tuple[tuple[str, str], ...]:
@@ -299,12 +298,12 @@ def spark_down(
     if not services:
         return []
     dockerapi.remove_stack(manager, name)
-    deadline = waits.Deadline(timeout)
+    deadline = time.monotonic() + timeout
     while dockerapi.stack_services(manager, name) or _answers(master.address, MASTER_PORT):
-        if deadline.passed():
+        if time.monotonic() > deadline:
             raise SparkClusterError(
                 f"stack {name} was removed but its master still answers on {master.address}:{MASTER_PORT} after {timeout:g}s",
                 hint=f"check the containers left on {master.name} (`docker ps`)",
             )
-        deadline.sleep()
+        time.sleep(0.5)
     return services

@@ -3,68 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TypeVar
-
-S = TypeVar("S", bound=StrEnum)
-
-
-class TaskStatus(StrEnum):
-    """A swarm task's state (and desired state), as Docker names them."""
-
-    NEW = "new"
-    ALLOCATED = "allocated"
-    PENDING = "pending"
-    ASSIGNED = "assigned"
-    ACCEPTED = "accepted"
-    PREPARING = "preparing"
-    READY = "ready"
-    STARTING = "starting"
-    RUNNING = "running"
-    COMPLETE = "complete"
-    SHUTDOWN = "shutdown"
-    FAILED = "failed"
-    REJECTED = "rejected"
-    REMOVE = "remove"
-    ORPHANED = "orphaned"
-    UNKNOWN = ""  # a state this Docker version has and swarmkit does not know
-
-
-ENDED = (TaskStatus.COMPLETE, TaskStatus.FAILED, TaskStatus.REJECTED)
-FAILED_START = (TaskStatus.FAILED, TaskStatus.REJECTED)
-
-
-class NodeRole(StrEnum):
-    MANAGER = "manager"
-    WORKER = "worker"
-
-
-class NodeState(StrEnum):
-    UNKNOWN = "unknown"
-    DOWN = "down"
-    READY = "ready"
-    DISCONNECTED = "disconnected"
-
-
-class Availability(StrEnum):
-    ACTIVE = "active"
-    PAUSE = "pause"
-    DRAIN = "drain"
-
-
-class SwarmState(StrEnum):
-    """An engine's own place in a swarm (``docker info``'s LocalNodeState)."""
-
-    INACTIVE = "inactive"
-    PENDING = "pending"
-    ACTIVE = "active"
-    ERROR = "error"
-    LOCKED = "locked"
-
-
-def member(kind: type[S], value: str, unknown: S) -> S:
-    """``value`` as a member of ``kind``; ``unknown`` for a value Docker has and swarmkit does not."""
-    return kind(value) if value in kind._value2member_map_ else unknown
 
 
 @dataclass(frozen=True)
@@ -74,7 +12,7 @@ class EngineInfo:
     endpoint: str
     version: str
     hostname: str
-    swarm_state: SwarmState
+    swarm_state: str
     swarm_node_id: str
     swarm_cluster_id: str
     memory_bytes: int
@@ -86,9 +24,9 @@ class SwarmNode:
 
     id: str
     hostname: str
-    role: NodeRole
-    state: NodeState
-    availability: Availability
+    role: str
+    state: str
+    availability: str
     address: str
     labels: dict[str, str]
 
@@ -100,8 +38,8 @@ class TaskState:
     id: str
     name: str
     node_id: str
-    desired_state: TaskStatus
-    state: TaskStatus
+    desired_state: str
+    state: str
     message: str
     error: str
     container_id: str

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarmkit import waits
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import cli, lookup
 from swarmkit.hosts.dockerapi.engine import Engine
-from swarmkit.hosts.dockerapi.models import ENDED, SecretChange, ServiceSpec, ServiceState
+from swarmkit.hosts.dockerapi.models import SecretChange, ServiceSpec, ServiceState
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
@@ -102,11 +102,11 @@ def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: 
     args += [arg for key, value in env.items() for arg in ("--env", f"{key}={value}")]
     cli(manager, f"starting job {job}", *args, image, "-c", script)
     try:
-        deadline = waits.Deadline(JOB_TIMEOUT, first=0.2)
+        deadline = time.monotonic() + JOB_TIMEOUT
         while not _job_ended(manager, job):
-            if deadline.passed():
+            if time.monotonic() > deadline:
                 raise EngineError(f"job {job} did not finish within {JOB_TIMEOUT:.0f} s", hint=f"see `docker service ps {job}`")
-            deadline.sleep()
+            time.sleep(0.2)
         return cli(manager, f"reading job {job}", "service", "logs", "--raw", job)
     finally:
         cli(manager, f"removing job {job}", "service", "rm", job)
@@ -115,4 +115,4 @@ def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: 
 def _job_ended(manager: Engine, job: str) -> bool:
     """A one-off job ends in one of these states; it is never restarted."""
     state = service_state(manager, job)
-    return state is not None and any(t.state in ENDED for t in state.tasks)
+    return state is not None and any(t.state in ("complete", "failed", "rejected") for t in state.tasks)

@@ -19,8 +19,7 @@ class BrokerEngine(Protocol):
     DEFAULT_IMAGE: str
     KRAFT: bool  # the listener plan needs a controller listener, and the cluster a KRaft cluster id
     NEEDS_IDENTITY: bool  # brokers need the identity volume whatever the advertise mode
-    SHARED_CLUSTER: bool  # the brokers form one cluster with replicas (False: each is its own, a single copy)
-    JMX_METRICS: bool  # brokers and controllers export JMX metrics (what `metrics up` scrapes)
+    SHARED_CLUSTER: bool  # the brokers form one cluster (False: each is its own)
     START_MARKERS: tuple[tuple[str, str], ...]  # (text a starting broker logs, the phase it begins)
 
     def generate_cluster_id(self) -> str:

@@ -52,7 +52,6 @@ DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 KRAFT = True
 NEEDS_IDENTITY = True  # the broker id comes from the identity volume
 SHARED_CLUSTER = True
-JMX_METRICS = True
 DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a new volume inherits that
 DATA_VOLUME = "data"
 CONTROLLER_DATA_VOLUME = "controller-data"

@@ -27,7 +27,6 @@ DEFAULT_IMAGE = "swarmkit/tansu:0.6.0"
 KRAFT = False
 NEEDS_IDENTITY = False  # only the inventory-address mode reads the identity volume
 SHARED_CLUSTER = False
-JMX_METRICS = False
 START_MARKERS: tuple[tuple[str, str], ...] = ()  # tansu starts in well under a second: its task state says enough
 
 

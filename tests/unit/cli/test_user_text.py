@@ -8,7 +8,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from swarmkit.cli import tables, usage
+from swarmkit.cli import common, tables
 from swarmkit.cli.app import app
 from swarmkit.errors import SwarmkitError
 from swarmkit.ops.teardown import DownReport
@@ -24,7 +24,7 @@ INVENTORY = {
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_an_error_and_its_hint_are_printed_as_they_are(text: str, capsys: pytest.CaptureFixture[str]) -> None:
-    usage.show_error(SwarmkitError(f"stack {text} failed", hint=f"try {text}"))
+    common.show_error(SwarmkitError(f"stack {text} failed", hint=f"try {text}"))
     printed = capsys.readouterr().err
     assert f"error: stack {text} failed" in printed and f"hint: try {text}" in printed
 
@@ -32,8 +32,8 @@ def test_an_error_and_its_hint_are_printed_as_they_are(text: str, capsys: pytest
 @pytest.mark.parametrize("text", HOSTILE)
 def test_tables_print_reported_strings_as_they_are(text: str, capsys: pytest.CaptureFixture[str]) -> None:
     host = HostStatus(f"n{text}", "10.0.0.1", "unix:///x", 1, True, text, "active")
-    tables.print_sandbox(SandboxStatus(text, True, "10.0.0.0/24", "skb", "", text, (host,), (text,)), usage.out)
-    tables.print_down(DownReport("kafka", (text,), True, {"h": [text]}, {"n": [text]}, (text,)), usage.out)
+    tables.print_sandbox(SandboxStatus(text, True, "10.0.0.0/24", "skb", "", text, (host,), (text,)), common.out)
+    tables.print_down(DownReport("kafka", (text,), True, {"h": [text]}, {"n": [text]}, (text,)), common.out)
     printed = capsys.readouterr().out
     assert printed.count(text) >= 6, printed
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.hosts.dockerapi import Availability, NodeRole, NodeState, TaskStatus, parse
+from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.models import EngineInfo, ServiceSpec, SwarmNode
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -62,15 +62,7 @@ def test_nodes_carry_role_address_and_swarmkit_labels() -> None:
 
 
 def test_a_node_without_labels_status_or_description_reads_empty() -> None:
-    """No status: its state is unknown and it is not available for tasks (paused) until Docker says otherwise."""
-    node = parse.swarm_node({"ID": "n1", "Spec": {"Role": "worker"}})
-    assert node == SwarmNode("n1", "", NodeRole.WORKER, NodeState.UNKNOWN, Availability.PAUSE, "", {})
-
-
-def test_a_state_swarmkit_does_not_know_is_read_as_unknown() -> None:
-    task = {"ID": "t1", "Slot": 1, "NodeID": "n1", "DesiredState": "running", "Status": {"State": "hibernating"}}
-    (state,) = parse.service_state("kafka_broker", {"Spec": {}}, [task]).tasks
-    assert (state.desired_state, state.state) == (TaskStatus.RUNNING, TaskStatus.UNKNOWN)
+    assert parse.swarm_node({"ID": "n1", "Spec": {"Role": "worker"}}) == SwarmNode("n1", "", "worker", "", "", "", {})
 
 
 def test_the_broker_service_state_has_one_running_current_task_per_node() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -13,15 +12,12 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNod
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult
-from swarmkit.ops import converge as converge_module
 from swarmkit.ops import deploy as deploy_module
-from swarmkit.ops.converge import Member, Target
-from swarmkit.ops.deploy import DeployResult, NodeResult
+from swarmkit.ops.deploy import DeployResult, NodeResult, _Member, _Target
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.engines import apache
 from swarmkit.stack.listeners import ListenerPlan
-from tests.unit.fake_kafka import FakeKafka
 
 INVENTORY = Inventory(
     hosts=tuple(
@@ -232,19 +228,9 @@ def task(task_id: str, node_id: str, state: str = "running", current: bool = Tru
     return replace(base, **changes)
 
 
-def target(i: int, expected: str | None = "n{i}:9094") -> Target:
-    member = Member(INVENTORY.hosts[i - 1], swarm_node(i))
-    bootstrap = f"10.9.0.{10 + i}:9094"
-    return Target(member, i, bootstrap, expected.format(i=i) if expected else None, converge_module.KafkaAdmin(bootstrap))
-
-
-def kafka_answering(monkeypatch: pytest.MonkeyPatch, answer: Callable[[str], ClusterMetadata]) -> None:
-    """Every node's KafkaAdmin a fake whose metadata() is ``answer(its bootstrap)``."""
-
-    def fake(bootstrap: str, security: object = None, timeout: float = 5.0) -> FakeKafka:
-        return FakeKafka(bootstrap, security, timeout, metadata=lambda: answer(bootstrap))
-
-    monkeypatch.setattr(converge_module, "KafkaAdmin", fake)
+def target(i: int, expected: str | None = "n{i}:9094") -> _Target:
+    member = _Member(INVENTORY.hosts[i - 1], swarm_node(i))
+    return _Target(member, i, f"10.9.0.{10 + i}:9094", expected.format(i=i) if expected else None)
 
 
 def metadata(*brokers: BrokerInfo) -> ClusterMetadata:
@@ -262,24 +248,24 @@ def test_probe_checks_what_the_node_advertises(monkeypatch: pytest.MonkeyPatch) 
         "10.9.0.11:9094": metadata(BrokerInfo(111, "n1", 9094)),
         "10.9.0.12:9094": metadata(BrokerInfo(111, "wrong", 9094)),
     }
-    kafka_answering(monkeypatch, lambda bootstrap: answers[bootstrap])
-    assert converge_module.probe_target(target(1)) == ("n1:9094", "")
-    assert converge_module.probe_target(target(2)) == ("wrong:9094", "10.9.0.12:9094 advertises wrong:9094, expected n2:9094")
-    assert converge_module.probe_target(target(2, expected=None)) == ("wrong:9094", "")
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda bootstrap, timeout, security=None: answers[bootstrap])
+    assert deploy_module._probe(target(1)) == ("n1:9094", "")
+    assert deploy_module._probe(target(2)) == ("wrong:9094", "10.9.0.12:9094 advertises wrong:9094, expected n2:9094")
+    assert deploy_module._probe(target(2, expected=None)) == ("wrong:9094", "")
 
 
 def test_probe_finds_its_own_broker_in_a_shared_cluster_by_id(monkeypatch: pytest.MonkeyPatch) -> None:
     shared = metadata(BrokerInfo(1, "n1", 9094), BrokerInfo(2, "n2", 9094), BrokerInfo(3, "n3", 9094))
-    kafka_answering(monkeypatch, lambda bootstrap: shared)
-    assert converge_module.probe_target(target(2)) == ("n2:9094", "")
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda bootstrap, timeout, security=None: shared)
+    assert deploy_module._probe(target(2)) == ("n2:9094", "")
 
 
 def test_probe_reports_a_port_that_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    def silent(bootstrap: str) -> ClusterMetadata:
+    def silent(bootstrap: str, timeout: float, security: object = None) -> ClusterMetadata:
         raise BrokerError("no Kafka metadata from 10.9.0.11:9094 within 2s: Connection refused")
 
-    kafka_answering(monkeypatch, silent)
-    advertised, problem = converge_module.probe_target(target(1))
+    monkeypatch.setattr(deploy_module, "broker_metadata", silent)
+    advertised, problem = deploy_module._probe(target(1))
     assert advertised == "" and "does not answer Kafka metadata yet" in problem and "Connection refused" in problem
 
 
@@ -301,16 +287,16 @@ def state(*tasks: TaskState, update: str = "") -> ServiceState:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(waits.Pause, "sleep", lambda self: None)
+    monkeypatch.setattr(deploy_module.waits.time, "sleep", lambda seconds: None)
 
 
-def watch(check_kafka: bool = True, stall: float = 60, cap: float = 600, markers=()) -> converge_module.Watch:
-    return converge_module.Watch(check_kafka, waits.WaitLimits(stall, cap), markers)
+def watch(check_kafka: bool = True, stall: float = 60, cap: float = 600, markers=()) -> deploy_module._Watch:
+    return deploy_module._Watch(check_kafka, waits.WaitLimits(stall, cap), markers)
 
 
-def converge(targets: list[Target], wait: converge_module.Watch, reports: list | None = None) -> None:
+def converge(targets: list[_Target], wait: deploy_module._Watch, reports: list | None = None) -> None:
     report = (lambda *r: reports.append(r)) if reports is not None else (lambda *r: None)
-    converge_module.converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, wait, report)
+    deploy_module._converge(DOCKER, DOCKER[INVENTORY.first_manager], "kafka_broker", targets, wait, report)
 
 
 def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
@@ -320,7 +306,9 @@ def test_converge_waits_for_current_running_tasks_that_answer(monkeypatch: pytes
         state(task("t1", "id1"), task("t2", "id2")),
     )
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", service)
-    kafka_answering(monkeypatch, lambda b: metadata(BrokerInfo(111, f"n{b[-6]}", 9094)))
+    monkeypatch.setattr(
+        deploy_module, "broker_metadata", lambda b, t, security=None: metadata(BrokerInfo(111, f"n{b[-6]}", 9094))
+    )
     reports: list[tuple[int, int, str]] = []
     targets = [target(1), target(2)]
     converge(targets, watch(), reports)
@@ -342,13 +330,13 @@ def test_each_phase_of_a_starting_broker_is_reported_from_its_log(monkeypatch: p
     monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container, tail=None: next(logs, ""))
     answers = iter([BrokerError("refused"), BrokerError("refused")])
 
-    def probe(bootstrap: str) -> ClusterMetadata:
+    def probe(bootstrap: str, timeout: float, security=None) -> ClusterMetadata:
         error = next(answers, None)
         if error:
             raise error
         return metadata(BrokerInfo(111, "n1", 9094))
 
-    kafka_answering(monkeypatch, probe)
+    monkeypatch.setattr(deploy_module, "broker_metadata", probe)
     reports: list[tuple[int, int, str]] = []
     converge([target(1)], watch(markers=apache.START_MARKERS), reports)
     assert [message for _, _, message in reports] == [
@@ -360,7 +348,7 @@ def test_each_phase_of_a_starting_broker_is_reported_from_its_log(monkeypatch: p
 
 def test_converge_without_kafka_only_needs_running_tasks(monkeypatch: pytest.MonkeyPatch, fast: None) -> None:
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(state(task("t1", "id1"))))
-    kafka_answering(monkeypatch, lambda b: pytest.fail("Kafka was asked"))
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t, security=None: pytest.fail("Kafka was asked"))
     targets = [target(1)]
     converge(targets, watch(check_kafka=False))
     assert targets[0].task_id == "t1"
@@ -375,7 +363,9 @@ def test_a_stall_names_each_node_its_phase_and_its_task_error(monkeypatch: pytes
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", FakeService(failing))
     logs = {"c1": "line one\nline two\n", "c2": "swarmkit: starting\nswarmkit: HOSTNAME_COMMAND printed nothing: true\n\n"}
     monkeypatch.setattr(deploy_module.dockerapi, "container_output", lambda engine, container, tail=None: logs[container])
-    kafka_answering(monkeypatch, lambda b: metadata(BrokerInfo(111, "elsewhere", 9094)))
+    monkeypatch.setattr(
+        deploy_module, "broker_metadata", lambda b, t, security=None: metadata(BrokerInfo(111, "elsewhere", 9094))
+    )
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr(deploy_module.waits.time, "monotonic", lambda: next(clock))
     with pytest.raises(DeployError) as raised:
@@ -398,7 +388,7 @@ def test_a_slow_start_that_keeps_changing_phase_outlasts_the_stall_timeout(monke
     phases = ["new", "pending", "assigned", "accepted", "preparing", "starting", "running"]
     service = FakeService(*(state(task("t1", "id1", state=phase)) for phase in phases))
     monkeypatch.setattr(deploy_module.dockerapi, "service_state", service)
-    kafka_answering(monkeypatch, lambda b: metadata(BrokerInfo(111, "n1", 9094)))
+    monkeypatch.setattr(deploy_module, "broker_metadata", lambda b, t, security=None: metadata(BrokerInfo(111, "n1", 9094)))
     clock = iter(range(0, 1000, 10))
     monkeypatch.setattr(deploy_module.waits.time, "monotonic", lambda: next(clock))
     targets = [target(1)]

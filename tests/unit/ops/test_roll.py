@@ -11,7 +11,6 @@ from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import roll
 from swarmkit.ops.roll import RollOptions, check_image, not_ready, parse_settings, settings_env, validate
-from tests.unit.fake_kafka import FakeKafka
 
 SERVICE_ENV = {"KAFKA_LISTENERS": "INTERNAL://:9092", "KAFKA_MIN_INSYNC_REPLICAS": "2", "KAFKA_LOG_RETENTION_HOURS": "200"}
 
@@ -120,10 +119,18 @@ def test_an_operation_waits_for_its_own_restarts_to_catch_up(monkeypatch: pytest
     """wait_in_sync reads as the roll does, looks again through a cluster that cannot be read or still lags,
     says so on the progress lines, and gives the reason when its bound passes."""
     targets = [roll._Target(host, "n", i, f"c{i}", "") for i, host in enumerate(inventory().hosts, 1)]
-    lagging = ((1, 2), [part(0, (1, 2), (1,))])
-    kafka = FakeKafka(partition_states=[lagging, BrokerError("timed out"), lagging, ((1, 2), [part(0, (1, 2), (1, 2))])])
-    monkeypatch.setattr(roll, "_deployed_view", lambda session, options: (targets, kafka))
+    monkeypatch.setattr(roll, "_deployed_view", lambda session, options: (targets, roll._Cluster("", None)))
     monkeypatch.setattr(roll.waits.Pause, "sleep", lambda self: None)
+    lagging = ((1, 2), [part(0, (1, 2), (1,))])
+    answers = iter([lagging, BrokerError("timed out"), lagging, ((1, 2), [part(0, (1, 2), (1, 2))])])
+
+    def partition_states(bootstrap: str, timeout: float, security: object) -> object:
+        answer = next(answers)
+        if isinstance(answer, BrokerError):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(roll.admin, "partition_states", partition_states)
     lines: list[str] = []
     session = Session(inventory(), None, lambda done, total, message: lines.append(message))  # type: ignore[arg-type]
     assert roll.wait_in_sync(session, RollOptions(), 60) == ""
@@ -132,5 +139,5 @@ def test_an_operation_waits_for_its_own_restarts_to_catch_up(monkeypatch: pytest
         "waiting for the cluster to be in sync: the cluster cannot be read: timed out",
         "waiting for the cluster to be in sync: 1 partition(s) not fully in sync: orders-0",
     ]
-    kafka.script("partition_states", [lagging])
+    answers = iter([lagging])
     assert roll.wait_in_sync(session, RollOptions(), 0) == "1 partition(s) not fully in sync: orders-0"

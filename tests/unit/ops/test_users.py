@@ -13,7 +13,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import ServiceSpec
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin, answers, parse
+from swarmkit.kafka import admin
 from swarmkit.ops import users
 from swarmkit.security.acls import parse_grants
 from swarmkit.security.settings import ADMIN_USER, KEEPER_USER
@@ -103,4 +103,4 @@ def test_a_grant_is_one_kafka_acl_and_back() -> None:
     for grant in parse_grants(["topic:orders:read,describe-configs", "topic:orders-*:write", "group:*:all"]):
         binding = admin._binding("alice", grant)
         assert binding.principal == "User:alice" and binding.host == "*"
-        assert parse.grants([answers.acl(binding)]) == (grant,)
+        assert admin._as_grant(binding) == grant
