@@ -179,7 +179,7 @@ def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode 
     """The host's swarm node when it can run a broker, else why not (engine down, not in the swarm)."""
     if isinstance(engine, SwarmkitError):
         detail = f"the Docker engine of {host.name} does not answer: {engine.message}"
-        fix = engine.hint or f"start dockerd on {host.name} (or check that this machine can reach {host.endpoint})"
+        fix = f"on {host.name} ({host.endpoint}): {engine.hint}" if engine.hint else f"start dockerd on {host.name}"
     elif node is None:
         detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
     elif node.state != "ready":
