@@ -32,7 +32,7 @@ from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
-from swarmkit.ops import declared, startup, users
+from swarmkit.ops import admin_login, declared, startup, users
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
@@ -489,6 +489,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     inventory, options, engine, docker, progress = plan.inventory, plan.options, plan.engine, session.docker, session.progress
     manager = docker[inventory.first_manager]
     members, nodes = _members(inventory, docker, swarm_result)
+    cluster_kept = identity.kept_cluster_id(nodes, options.stack_name)
     cluster_id = _cluster_id(engine, options, nodes) if engine.KRAFT else None
     controllers = controllers_for(inventory, options, nodes) if engine.KRAFT else None
     request = stack_request(inventory, options, cluster_id, controllers)
@@ -505,7 +506,10 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
         identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+    restore_admin = admin_login.needed(manager, options.stack_name, options.listeners.sasl, cluster_kept)
     deployed = rollout.deploy_stack(progress)
+    if restore_admin:
+        admin_login.restore(docker, request, limits.stall, progress)
     rollout.restart_for_new_identity(identities, progress)
     rollout.converge(progress)
     converged = time.monotonic()

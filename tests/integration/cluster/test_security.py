@@ -5,7 +5,8 @@ shows up where an operator or a log collector would see it; users get what they 
 user's removal keeps every other login through a CA rotation under acks=all traffic (interrupted and
 resumed: its restarts of every broker are the ones the SCRAM fix needs); last, the same cluster in ssl
 (mutual TLS) mode lets in only clients with the cluster CA's certificate, and verify names a broker
-whose certificate does not cover the name it advertises."""
+whose certificate does not cover the name it advertises, and deployed again in sasl_ssl on that storage
+(formatted without the admin's SCRAM credential) it gives the admin its login and keeps its records."""
 
 from __future__ import annotations
 
@@ -407,3 +408,22 @@ def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_br
     by_node = {b.node: b for b in report.brokers}
     assert not by_node["se1"].ok and by_node["se1"].cause.startswith("hostname mismatch"), by_node["se1"]
     assert by_node["se2"].ok and by_node["se3"].ok, [by_node["se2"].detail, by_node["se3"].detail]
+
+
+def test_sasl_ssl_over_storage_formatted_in_ssl_gives_the_admin_its_login(secured: tuple[Inventory, UpResult, float]) -> None:
+    """After the ssl cluster above, without purging: its controllers were formatted without the admin's SCRAM
+    credential, which a deploy in sasl_ssl adds through Kafka's tool, so it converges, verify passes and the
+    records written in ssl are read back with the admin's login."""
+    inventory, _, _ = secured
+    client = pki.for_stack(inventory, "kafka", "ssl")
+    assert client is not None
+    ensure_topics("se2:9094", [TopicSpec("formatted-in-ssl", 3, 3)], TIMEOUT, replace(client, verify_hostname=False))
+    producer = Producer(producer_config("se2:9094") | replace(client, verify_hostname=False).librdkafka())
+    for value in range(300):
+        producer.produce("formatted-in-ssl", str(value).encode())
+    assert producer.flush(60) == 0
+    assert deploy_module.deploy(plan(inventory, OPTIONS), Session.of(inventory)).ok
+    report = verify(Session.of(inventory), VerifyOptions(timeout=TIMEOUT))
+    assert report.ok, [b.detail for b in report.brokers] + [report.cluster_error]
+    found = read_everything("se2:9094", "formatted-in-ssl", 3, config=by_address(inventory).librdkafka())
+    assert sorted(int(value) for value in found.elements()) == list(range(300))
