@@ -34,7 +34,7 @@ from swarmkit.security import pki
 
 NAME = "sl"
 SUBNET = "10.203.0.0/24"
-MODES = ("sasl_ssl", "plaintext")  # sasl_ssl first: a cluster formatted in plain text has no admin SCRAM credential
+MODES = ("plaintext", "sasl_ssl")
 GOAL_EXTRA_MS = 50.0
 
 
