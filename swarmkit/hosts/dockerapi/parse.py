@@ -76,6 +76,7 @@ def task_state(service: str, task: dict, wanted: tuple) -> TaskState:
         container_id=(status.get("ContainerStatus") or {}).get("ContainerID", ""),
         created_at=task.get("CreatedAt", ""),
         current=container_fingerprint((task.get("Spec") or {}).get("ContainerSpec") or {}) == wanted,
+        image=str(((task.get("Spec") or {}).get("ContainerSpec") or {}).get("Image") or "").split("@")[0],
     )
 
 

@@ -75,6 +75,7 @@ def test_the_broker_service_state_has_one_running_current_task_per_node() -> Non
     assert running is not None and running.container_id.startswith("2eccdc8a9e83")
     assert running.name == f"kafka_broker.{MANAGER}.{running.id}"  # a global service's task is named after its node
     assert len(state.tasks) == 3 and all(task.current and task.state == "running" for task in state.tasks)
+    assert {task.image for task in state.tasks} == {"10.214.0.1:5000/swarmkit/tansu:0.6.0"}  # what status names a release by
 
 
 def test_a_paused_update_and_its_rejected_tasks() -> None:
