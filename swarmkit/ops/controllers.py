@@ -74,6 +74,32 @@ def restart(
     OperationError after ``timeout`` s, ``resume`` saying how to go on."""
     before = running_container(view.manager, service)
     change()
+    _wait_back(view, service, node_id, before, timeout, report, resume)
+
+
+def redeploy(
+    view: QuorumView,
+    service: str,
+    node_id: int,
+    deploy: Callable[[], None],
+    timeout: float,
+    report: Callable[[str], None],
+) -> bool:
+    """``deploy`` the controller's service alone as the stack renders it; when that changed what swarm compares
+    with its task (so swarm replaces the task), wait until it is back and caught up.  Whether it restarted."""
+    before, spec = running_container(view.manager, service), dockerapi.task_spec(view.manager, service)
+    deploy()
+    if dockerapi.task_spec(view.manager, service) == spec:
+        return False
+    report(f"controller {node_id}: the stack changes its spec, restarting it alone")
+    _wait_back(view, service, node_id, before, timeout, report, "run the same command again")
+    return True
+
+
+def _wait_back(
+    view: QuorumView, service: str, node_id: int, before: str, timeout: float, report: Callable[[str], None], resume: str
+) -> None:
+    """Wait until the service runs another container than ``before`` and the quorum shows it caught up."""
     since_ms = 0
 
     def look() -> str:

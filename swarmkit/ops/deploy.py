@@ -16,6 +16,7 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from swarmkit.images import shipping
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
 from swarmkit.ops import declared, startup, upgrade, users
+from swarmkit.ops.controllers import QuorumView, redeploy, running_container
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
@@ -510,6 +512,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
         identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+    rollout.controllers_one_at_a_time(progress, options.stall_timeout)
     deployed = rollout.deploy_stack(progress)
     rollout.restart_for_new_identity(identities, progress)
     rollout.converge(progress)
@@ -560,6 +563,27 @@ class _Rollout:
         _deploy_stack(self.manager, self.request.stack_name, render(self.request))
         return time.monotonic()
 
+    def controllers_one_at_a_time(self, progress: Progress, timeout: float) -> None:
+        """Each running controller whose spec the stack changes (another image, a setting, or only what `docker
+        service update` left: `upgrade`, `certs rotate`) is deployed alone first, the followers before the active
+        one, each back and caught up before the next; the stack deploy then finds them as it renders them.  Deployed
+        together, every changed controller would restart at once and leave the quorum without a leader."""
+        stack, kept = self.request.stack_name, self.request.controllers
+        running = [c for c in (kept.controllers if kept else ()) if running_container(self.manager, f"{stack}_{c.service}")]
+        if not running or not self.targets:
+            return
+        addresses = tuple((host, int(port)) for host, _, port in (t.bootstrap.rpartition(":") for t in self.targets))
+        view = QuorumView(self.manager, addresses, self.targets[0].security)
+        try:
+            leader = view.describe().leader
+        except BrokerError:
+            return  # no quorum to keep led: the stack deploy goes on as before
+        for controller in sorted(running, key=lambda c: (c.node_id == leader, c.node_id)):
+            name = controller.service
+            alone = functools.partial(_deploy_stack, self.manager, stack, render_services(self.request, [name]))
+            said = functools.partial(_say, progress, len(running), name)
+            redeploy(view, f"{stack}_{name}", controller.node_id, alone, timeout, said)
+
     def converge(self, progress: Progress) -> None:
         _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
 
@@ -579,6 +603,10 @@ class _Rollout:
             progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
             dockerapi.stop_container(self.docker[target.member.host], task.container_id, STOP_GRACE_S)
             _converge(self.docker, self.manager, service, [target], self.watch, progress)
+
+
+def _say(progress: Progress, total: int, name: str, message: str) -> None:
+    progress(0, total, f"{name}: {message}")
 
 
 def _allocate_ids(

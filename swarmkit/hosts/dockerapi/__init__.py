@@ -33,6 +33,7 @@ from swarmkit.hosts.dockerapi.services import (
     run_job_on_node,
     service_spec,
     service_state,
+    task_spec,
     update_service,
 )
 from swarmkit.hosts.dockerapi.stacks import deploy_stack, names_by_label, remove_stack, stack_leftovers, stack_services
@@ -105,6 +106,7 @@ __all__ = [
     "swarm_leave",
     "swarm_nodes",
     "update_node_labels",
+    "task_spec",
     "update_service",
     "wait_until_ready",
 ]

@@ -5,7 +5,8 @@ In order: `upgrade --version 4.4.0 --no-finalize` interrupted (SIGINT, as Ctrl-C
 on 4.4.0, the cluster serving with mixed versions; a downgrade back to 4.3.1 (allowed: nothing finalized);
 `plan` on an inventory naming 4.4.0 lists the upgrade and the finalize; `upgrade --version 4.4.0` to the
 end: every node on 4.4.0, metadata.version raised, leadership spread within one of even, the quorum never
-without a leader for longer than an election; a downgrade then refused (exit 2, nothing changed), `plan`
+without a leader for longer than an election; `up` with the inventory naming 4.4.0 afterwards keeps the quorum
+led (a controller whose spec the stack deploy changes restarts alone); a downgrade then refused (exit 2, nothing changed), `plan`
 on the inventory naming 4.4.0 finds nothing and on the one naming 4.3.1 is refused; nothing acknowledged
 was lost or duplicated.
 """
@@ -24,11 +25,13 @@ import pytest
 import yaml
 
 from swarmkit.errors import CHANGES_PENDING, BrokerError
+from swarmkit.hosts.dockerapi import service_state
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import partition_states
 from swarmkit.kafka.quorum import describe_quorum
 from swarmkit.ops import upgrade
+from swarmkit.ops.controllers import running_container
 from swarmkit.ops.deploy import up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
@@ -180,6 +183,34 @@ def test_the_upgrade_to_the_end(cluster: Inventory, producer: CountingProducer) 
     led = [p.leader for p in partitions if p.topic == TOPIC]
     counts = [led.count(broker) for broker in (1, 2, 3)]
     assert max(counts) - min(counts) <= 1, f"leaders per broker: {counts}"
+    producer.acked_after(200, 120)
+
+
+def containers(inventory: Inventory) -> dict[str, str]:
+    """Each controller's and broker's running container."""
+    manager = Session.of(inventory).docker[inventory.first_manager]
+    found = {f"controller-{i}": running_container(manager, f"kafka_controller-{i}") for i in (1, 2, 3)}
+    state = service_state(manager, "kafka_broker")
+    assert state is not None
+    return found | {t.container_id: t.container_id for t in state.tasks if t.state == t.desired_state == "running"}
+
+
+def test_up_with_the_new_release_declared_keeps_the_quorum_led(
+    cluster: Inventory, producer: CountingProducer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    newer = with_version(cluster, "4.4.0", tmp_path_factory.mktemp("ug") / "newer.yaml")
+    before = containers(cluster)
+    watch = LeaderWatch(cluster)
+    done = run(SWARMKIT, "up", "-i", newer, "--skip-preflight")
+    leaderless = watch.stop()
+    after = containers(cluster)
+    print(
+        f"longest stretch without a quorum leader: {leaderless:.2f} s; restarted: {sorted(k for k in before if after.get(k) != before[k])}"
+    )
+    assert done.returncode == 0
+    assert leaderless <= ELECTION_S + POLL_S  # a controller the deploy changes restarts alone, never all three at once
+    assert by_role(versions(cluster)) == {"controller": {"4.4.0"}, "broker": {"4.4.0"}}
+    assert run(SWARMKIT, "plan", "-i", newer).returncode == 0
     producer.acked_after(200, 120)
 
 

@@ -117,6 +117,33 @@ def test_service_spec_reads_image_update_delay_and_labels() -> None:
     assert parse.service_spec({"Spec": {}}) == ServiceSpec("", 0, {})
 
 
+def test_task_spec_is_what_decides_a_task_replacement_pull_options_aside() -> None:
+    (service,) = recorded("service_broker.json")
+    spec = parse.task_spec(service)
+    assert spec["TaskTemplate"]["ContainerSpec"]["Image"] == "10.214.0.1:5000/swarmkit/tansu:0.6.0"
+    assert spec["EndpointSpec"] == service["Spec"].get("EndpointSpec")
+    container = service["Spec"]["TaskTemplate"]["ContainerSpec"]
+    pulled = {
+        **service,
+        "Spec": {
+            **service["Spec"],
+            "TaskTemplate": {
+                **service["Spec"]["TaskTemplate"],
+                "ContainerSpec": {**container, "PullOptions": {"RegistryAuth": "x"}},
+            },
+        },
+    }
+    assert parse.task_spec(pulled) == spec
+    moved = {
+        **service,
+        "Spec": {
+            **service["Spec"],
+            "TaskTemplate": {**service["Spec"]["TaskTemplate"], "ContainerSpec": {**container, "Image": "other:1"}},
+        },
+    }
+    assert parse.task_spec(moved) != spec
+
+
 def secret_spec(secret: str) -> dict:
     return {"Image": "kafka", "Secrets": [{"SecretName": secret, "File": {"Name": "/run/secrets/broker.pem"}}]}
 
