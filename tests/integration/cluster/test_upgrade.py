@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from swarmkit.errors import CHANGES_PENDING, BrokerError
-from swarmkit.hosts.dockerapi import service_state
+from swarmkit.hosts.dockerapi import service_state, task_spec
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import partition_states
@@ -195,15 +195,28 @@ def containers(inventory: Inventory) -> dict[str, str]:
     return found | {t.container_id: t.container_id for t in state.tasks if t.state == t.desired_state == "running"}
 
 
+def differences(before: object, after: object, path: str = "") -> list[str]:
+    """Where two JSON documents differ (printed: what the stack deploy changed in a controller's spec)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [
+            d for key in sorted(set(before) | set(after)) for d in differences(before.get(key), after.get(key), f"{path}.{key}")
+        ]
+    return [] if before == after else [f"{path}: {json.dumps(before)[:200]} -> {json.dumps(after)[:200]}"]
+
+
 def test_up_with_the_new_release_declared_keeps_the_quorum_led(
     cluster: Inventory, producer: CountingProducer, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     newer = with_version(cluster, "4.4.0", tmp_path_factory.mktemp("ug") / "newer.yaml")
+    manager = Session.of(cluster).docker[cluster.first_manager]
+    specs = {i: task_spec(manager, f"kafka_controller-{i}") for i in (1, 2, 3)}
     before = containers(cluster)
     watch = LeaderWatch(cluster)
     done = run(SWARMKIT, "up", "-i", newer, "--skip-preflight")
     leaderless = watch.stop()
     after = containers(cluster)
+    for i, spec in specs.items():
+        print(f"controller-{i}'s spec, changed by up: {differences(spec, task_spec(manager, f'kafka_controller-{i}'))}")
     print(
         f"longest stretch without a quorum leader: {leaderless:.2f} s; restarted: {sorted(k for k in before if after.get(k) != before[k])}"
     )
