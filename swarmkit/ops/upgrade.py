@@ -304,6 +304,8 @@ def upgrade(session: Session, options: UpgradeOptions) -> UpgradeReport:
     say(0, len(pending), f"Kafka {', '.join(current.versions)} -> {target}: {len(pending)} node(s) to move, image {new_image}")
     moved, brokers = _move(session, cluster, options, pending, new_image)
     report = UpgradeReport(options.stack_name, target, new_image, current.versions, moved, brokers)
+    if report.ok and pending:
+        _end_in_sync(session, options, f"every node runs Kafka {target}")
     if report.ok and (options.finalize or options.finalize_only):
         report = _with_finalize(session, report, cluster, options, target)
     return _done(report, started)
@@ -337,6 +339,15 @@ def _move(
     return tuple(moved), brokers
 
 
+def _end_in_sync(session: Session, options: UpgradeOptions, done: str) -> None:
+    """Wait (up to ``options.timeout``, with progress) until every partition is in sync again: a controller's
+    restart leaves ISRs shrunk until the quorum has its leader back, and the next upgrade, roll or finalize would
+    refuse that."""
+    why = roll.wait_in_sync(session, _roll_options(options), options.timeout)
+    if why:
+        raise OperationError(f"{done}, but the cluster is not in sync after {options.timeout:g} s: {why}", hint=RESUME)
+
+
 def _say(session: Session, index: int, total: int, name: str, message: str) -> None:
     session.progress(index, total, f"{name}: {message}")
 
@@ -355,9 +366,7 @@ def _with_finalize(
     levels = releases.to_finalize(target, current.finalized)
     if not levels:
         return report
-    why = roll.wait_in_sync(session, _roll_options(options), options.timeout)
-    if why:
-        raise OperationError(f"not finalized: the cluster is not in sync after {options.timeout:g} s: {why}", hint=RESUME)
+    _end_in_sync(session, options, "not finalized")
     _check_healthy(cluster, current)
     shown = ", ".join(f"{name} {current.finalized.get(name, 0)} -> {level}" for name, level in levels.items())
     session.progress(1, 1, f"finalize: {shown}")
