@@ -4,9 +4,10 @@ Run as root: .venv/bin/python benchmarks/metrics_cost.py [--seconds 15] [--runs 
 
 A fresh 3-host apache sandbox 'hvd' (10.207.0.0/24, three managers) gets `up --topics bench:6:3` and
 `metrics up` (timed: what it adds to a demo).  Then three phases on the same cluster, A/B/A so that drift
-shows: A with the JMX exporter agent in every broker (the default with swarmkit's image) and Prometheus
-scraping it every 15 s; B with the brokers' agent off (KAFKA_OPTS overridden at deploy: same image, same
-bits; the controllers keep theirs, they carry no produce traffic); A again.  Each phase redeploys, waits
+shows: A with the JMX exporter agent in every broker (the default, on the official image's path: the jar from the
+per-node volume, not from the image) and Prometheus scraping it every 15 s; B with the brokers' agent off
+(SWARMKIT_METRICS_AGENT emptied at deploy: same image, same bits; the controllers keep theirs, they carry no
+produce traffic); A again.  Each phase redeploys, waits
 until every broker serves, warms the brokers up with one unmeasured produce window, then measures the
 brokers' CPU over --idle-seconds with no traffic and, --runs times, one acks=all producer on this machine
 writing 1 KiB records as fast as the cluster takes them for --seconds: acknowledged MB/s and the brokers'
@@ -49,7 +50,7 @@ SUBNET = "10.207.0.0/24"
 TOPIC = "bench"
 TOPICS = f"{TOPIC}:6:3"
 RECORD = 1024
-AGENT_OFF = (("KAFKA_OPTS", "-Dswarmkit.metrics=off"),)  # replaces the agent's KAFKA_OPTS (docs/metrics.md)
+AGENT_OFF = (("SWARMKIT_METRICS_AGENT", ""),)  # the brokers' entrypoint then adds no agent (docs/metrics.md)
 SCRAPE_TIMEOUT = 120.0
 QUEUE = {"queue.buffering.max.kbytes": 8192}  # about a second of backlog: the window's end is the cluster's
 SCRAPES = 40

@@ -78,6 +78,6 @@ log "ready: $(docker version --format 'Docker Engine {{.Server.Version}}'), $("$
 
 # Kafka's jars, the Kafka image's Java runtime and Spark's Kafka connector, into the cache outside
 # git (/var/cache/swarmkit); a stamp per pom makes reruns free.
-log "filling the cache: Kafka's jars and JMX exporter, the image's Java runtime, Debian's prometheus, Spark's Kafka connector (nothing to do when filled)"
+log "filling the cache: Kafka's jars and JMX exporter, the image's Java runtime, Debian's prometheus, alertmanager and node exporter, Spark's Kafka connector (nothing to do when filled)"
 with_heartbeat "filling the cache from Maven Central" "$venv/bin/python" "$root/scripts/fill-cache.py"
 log "done"

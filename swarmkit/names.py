@@ -34,6 +34,7 @@ TOPIC_MAX = 249  # Kafka's limit
 INTERNAL_TOPICS = "__"  # Kafka's own topics: __consumer_offsets, __transaction_state, __cluster_metadata, ...
 SETTING_KEY = re.compile(r"[a-zA-Z0-9._-]+", re.ASCII)  # a topic setting's key
 PROPERTY_KEY = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*", re.ASCII)  # a broker property (roll --set)
+KAFKA_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+", re.ASCII)  # a Kafka release, X.Y.Z
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 CLUSTER_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{21}", re.ASCII)  # a KRaft cluster id: 16 bytes, base64url
 REGISTRY = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?", re.ASCII)

@@ -103,3 +103,8 @@ def answers_ok(url: str, timeout: float = 1.0) -> bool:
             return response.status == 200
     except OSError:
         return False
+
+
+def hold(seconds: float) -> None:
+    """Let ``seconds`` pass on purpose (a fault held for its set time): not a poll."""
+    time.sleep(seconds)

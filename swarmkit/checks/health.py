@@ -20,10 +20,11 @@ from swarmkit.fanout import fan_out_settled
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
-from swarmkit.kafka import admin, quorum
+from swarmkit.kafka import admin, quorum, releases
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.controllers import ControllerSet
+from swarmkit.stack.controllers import Controller, ControllerSet
+from swarmkit.stack.deployed import broker_id_of
 from swarmkit.swarm import identity
 
 QUORUM_TOOL = "/opt/kafka/bin/kafka-metadata-quorum.sh"
@@ -121,6 +122,61 @@ class Controllers:
 
     running: tuple[tuple[str, str], ...]  # (manager host name, container id)
     unavailable: tuple[str, ...]  # a line naming each controller that is paused, stopped, missing or unreachable
+
+
+def metadata_version(inventory: Inventory, port: int, security: ClientSecurity | None, timeout: float = 5.0) -> str:
+    """The finalized metadata.version as Kafka names it, asked of the first broker that answers ("" when none)."""
+    for host in inventory.hosts:
+        try:
+            level = quorum.describe_features(host.address, port, timeout, security).metadata_level
+        except BrokerError:
+            continue
+        return releases.metadata_name(level)
+    return ""
+
+
+def controller_versions(manager: dockerapi.Engine, controllers: Sequence[Controller], stack: str) -> tuple[tuple[int, str], ...]:
+    """Each controller's Kafka release, from the image its running task runs ("" when none runs)."""
+    found = []
+    for controller in controllers:
+        state = dockerapi.service_state(manager, f"{stack}_{controller.service}")
+        images = [t.image for t in sorted(state.tasks, key=lambda t: t.created_at) if t.state == "running"] if state else []
+        found.append((controller.node_id, releases.version_in(images[-1]) if images else ""))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class KafkaReleases:
+    """Each node's Kafka release and the cluster's finalized metadata.version (verify, the report page)."""
+
+    nodes: tuple[tuple[str, str], ...]  # ("broker 1" or "controller 9001", "4.4.0"; "" when its image names none)
+    metadata_version: str  # e.g. "4.4-IV2 (33)"; "" when no broker answered
+
+    def line(self) -> str:
+        found = ", ".join(f"{node} {version or '?'}" for node, version in self.nodes)
+        return f"Kafka: {found}; finalized metadata.version {self.metadata_version or '(not read)'}"
+
+
+def kafka_releases(
+    manager: dockerapi.Engine,
+    inventory: Inventory,
+    brokers: dockerapi.ServiceState,
+    nodes: Sequence[dockerapi.SwarmNode],
+    stack: str,
+    security: tuple[int, ClientSecurity | None],
+) -> KafkaReleases:
+    """Brokers' releases from their running tasks' images, the controllers' from theirs, the finalized level from
+    the first broker that answers on ``security``'s (port, login)."""
+    by_node = {node.id: node for node in nodes}
+    found = []
+    for task in sorted((t for t in brokers.tasks if t.state == "running"), key=lambda t: t.created_at):
+        node = by_node.get(task.node_id)
+        broker_id = broker_id_of(node) if node else None
+        found.append((f"broker {broker_id if broker_id is not None else '?'}", releases.version_in(task.image)))
+    kept = identity.kept_controllers(list(nodes), stack) or ControllerSet.static([host.name for host in inventory.managers])
+    found += [(f"controller {node_id}", version) for node_id, version in controller_versions(manager, kept.controllers, stack)]
+    port, login = security
+    return KafkaReleases(tuple(sorted(found)), metadata_version(inventory, port, login))
 
 
 def kept_controllers(inventory: Inventory, docker: DockerHosts, stack_name: str) -> ControllerSet:

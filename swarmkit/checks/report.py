@@ -2,7 +2,7 @@
 
 The cluster map (every node, its broker and advertised address, its controller, the verdicts), the
 Spark job's per-broker throughput and latency, the metadata latency verify measured itself and the
-partition-leader spread, drawn as inline SVG (``swarmkit.checks.charts``): no script, no CDN, nothing
+partition-leader spread, each consumer group's lag and each broker's log directory and free space, drawn as inline SVG (``swarmkit.checks.charts``): no script, no CDN, nothing
 fetched when it opens. ``render`` is pure; every text that comes from the cluster or the user is escaped.
 """
 
@@ -22,6 +22,7 @@ from swarmkit.checks.charts import Series, bar_chart
 from swarmkit.checks.verify import BrokerVerdict, VerifyReport
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.kafka import lag
 from swarmkit.stack.engines import engine_for
 
 PASS, FAIL, NONE = "#2e7d32", "#c62828", "#757575"
@@ -178,6 +179,47 @@ def _leader_spread(report: VerifyReport) -> list[str]:
     return [note, bar_chart("partition leaders per broker", labels, series, "partitions")]
 
 
+def _lag_section(report: VerifyReport) -> list[str]:
+    """Each consumer group's lag per topic: a bar each, and the partitions in a table."""
+    if not report.lag:
+        return [
+            _note(f"No consumer lag read: {report.lag_error}" if report.lag_error else "No consumer group has committed offsets.")
+        ]
+    groups = lag.by_topic(report.lag)
+    labels = [f"{g.group} / {g.topic}" for g in groups]
+    chart = bar_chart(
+        "consumer lag per group and topic", labels, [Series("lag", tuple(float(g.lag) for g in groups), "#ad1457")], "records"
+    )
+    rows = [(p.group, p.topic, p.partition, p.committed, p.end, p.lag) for p in report.lag]
+    note = _note("Committed offset against the log end, per partition (the Admin API); the alert ConsumerLagGrowing watches it.")
+    return [note, chart, _table(("group", "topic", "partition", "committed", "log end", "lag"), rows)]
+
+
+def _disk_section(report: VerifyReport) -> list[str]:
+    """Each broker's log directory and the file system under it."""
+    if not report.disks:
+        return [_note("No log directory read (an engine without one).")]
+    labels = [d.node for d in report.disks]
+    mib = 1024 * 1024
+    series = (
+        Series("log directory", tuple(d.log_dir_bytes / mib if not d.error else None for d in report.disks), "#5d4037"),
+        Series("free", tuple(d.free_bytes / mib if not d.error else None for d in report.disks), "#558b2f"),
+    )
+    rows = [
+        (
+            d.node,
+            f"{d.log_dir_bytes / mib:,.1f}",
+            f"{d.free_bytes / mib:,.1f}",
+            f"{d.size_bytes / mib:,.1f}",
+            f"{d.used_fraction:.0%}",
+            d.error,
+        )
+        for d in report.disks
+    ]
+    table = _table(("node", "log directory MiB", "free MiB", "file system MiB", "full", "error"), rows)
+    return [bar_chart("log directory and free space per broker", labels, series, "MiB"), table]
+
+
 def _problems(report: VerifyReport) -> str:
     if report.ok:
         return '<p class="verdict ok">Every broker is usable from the machine that ran verify.</p>'
@@ -202,10 +244,14 @@ def render(report: VerifyReport, layout: ClusterLayout, generated: str) -> str:
         f"<h1>{escape(title)}</h1>",
         _note(f"generated {generated}"),
         _problems(report),
-        _section("cluster map", cluster_map(layout, report), _verdicts(report)),
+        _section(
+            "cluster map", cluster_map(layout, report), _verdicts(report), _note(report.kafka.line()) if report.kafka else ""
+        ),
         _section("per-broker throughput and latency (Spark job)", *_spark_charts(report)),
         _section("metadata latency (verify's own request to each advertised address)", _metadata_chart(report)),
         _section("partition-leader spread", *_leader_spread(report)),
+        _section("consumer lag", *_lag_section(report)),
+        _section("disk: each broker's log directory", *_disk_section(report)),
         _section(
             "topics",
             _table(

@@ -4,7 +4,9 @@ One pass gathers the swarm's nodes (role, availability, address), each node's br
 when it runs, which image, whether it runs the service's present spec), what the brokers advertise
 and whether they are registered (Kafka metadata), the KRaft quorum (the controllers' own tool, as
 ``verify`` reads it) and, per topic, how many partitions are under-replicated or offline. The
-quorum is read while the brokers are asked, so the command costs about one quorum description.
+quorum is read while the brokers are asked, so the command costs about one quorum description. Also read
+meanwhile: every consumer group's lag per topic (the Admin API, ``kafka.lag``) and, for the apache engine,
+each broker's log directory and the free space under it (``checks.disk``).
 Assembling the report from what was read is pure.
 """
 
@@ -12,8 +14,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
+from swarmkit.checks import disk, health, symptoms
+from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import Quorum
 from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
@@ -22,12 +26,14 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin
+from swarmkit.kafka import admin, lag, releases
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
+from swarmkit.kafka.lag import GroupLag
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
 from swarmkit.stack.deployed import ID_LABEL, DeployedStack, broker_id_of, broker_service
+from swarmkit.stack.engines.apache import DATA_DIR
 from swarmkit.swarm import identity
 from swarmkit.swarm.view import active_manager, engine_states, node_for
 
@@ -56,6 +62,7 @@ class BrokerStatus:
     image: str
     current: bool  # runs the service's present spec (False in the middle of a rolling update)
     container_id: str
+    kafka_version: str = ""  # the Kafka release its task's image names ("" for none)
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,12 @@ class ClusterStatus:
     kafka_error: str
     read_s: float
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link (symptoms.py)
+    lag: tuple[GroupLag, ...] = ()  # every consumer group's lag per topic
+    lag_error: str = ""
+    disks: tuple[BrokerDisk, ...] = ()  # apache: each node's broker log directory
+    controller_versions: tuple[tuple[int, str], ...] = ()  # (controller id, the Kafka release its task runs)
+    metadata_version: str = ""  # the finalized metadata.version ("" when it cannot be read)
 
     @property
     def ok(self) -> bool:
@@ -137,6 +150,7 @@ def broker_row(node: SwarmNode, name: str, service: ServiceState, image: str, me
         image=image if task and task.current else ("(previous spec)" if task else ""),
         current=bool(task and task.current),
         container_id=task.container_id[:12] if task else "",
+        kafka_version=releases.version_in(task.image) if task else "",
     )
 
 
@@ -158,6 +172,13 @@ def _kafka_view(bootstrap: str, security: ClientSecurity | None) -> tuple[Cluste
         return None, [], error.message
 
 
+def _lag(bootstrap: str, security: ClientSecurity | None) -> tuple[tuple[GroupLag, ...], str]:
+    try:
+        return lag.by_topic(lag.consumer_lag(bootstrap, READ_TIMEOUT, security)), ""
+    except BrokerError as error:
+        return (), error.message
+
+
 def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) -> tuple[ServiceState, str]:
     service_name = broker_service(stack)
     service = dockerapi.service_state(manager, service_name)
@@ -170,7 +191,17 @@ def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) 
 
 
 def status(session: Session, stack: str = "kafka", external_port: int = 9094) -> ClusterStatus:
-    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed."""
+    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed.  What each
+    host sees of its peers and its data directory is read meanwhile, then judged with what was read (symptoms.py)."""
+    inventory = session.inventory
+    with in_background(lambda: symptoms.read_views(session.docker, inventory, stack, symptoms.BOUND)) as views:
+        read = _read(session, stack, external_port)
+    fenced = [b.node for b in read.brokers if not b.registered]
+    plaintext = read.certificates is None
+    return replace(read, faults=symptoms.named(inventory, views.result(), external_port, plaintext, None, fenced, symptoms.BOUND))
+
+
+def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
     started = time.monotonic()
     inventory, docker = session.inventory, session.docker
     engines = engine_states(inventory, docker)
@@ -182,25 +213,38 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
     security = pki.admin_by_address(inventory, stack, deployed.security)
     options = VerifyOptions(stack_name=stack, security=security)
-    with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
+    with (
+        in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum,
+        in_background(lambda: _lag(bootstrap, security)) as lags,
+        in_background(lambda: disk.broker_disks(docker, inventory.hosts, stack, DATA_DIR) if engine == "apache" else ()) as disks,
+    ):
         metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
+        finalized = health.metadata_version(inventory, external_port, security) if engine == "apache" else ""
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]
     rows = [node_row(name, node, engines[name]) for name, node in by_host.items()] + [node_row("", n, None) for n in strangers]
     members = [(name, node) for name, node in by_host.items() if node] + [(n.hostname, n) for n in strangers]
+    brokers = tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service))
     return ClusterStatus(
         stack=stack,
         engine=engine,
         image=image,
         nodes=tuple(rows),
-        brokers=tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service)),
+        brokers=brokers,
         quorum=quorum.result() if engine == "apache" else None,
         controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if engine == "apache" else (),
         topics=topic_rows(partitions),
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
         certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
+        lag=lags.result()[0],
+        lag_error=lags.result()[1],
+        disks=disks.result(),
+        controller_versions=health.controller_versions(manager, _controllers(inventory, nodes, stack), stack)
+        if engine == "apache"
+        else (),
+        metadata_version=finalized,
     )
 
 

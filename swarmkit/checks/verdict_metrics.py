@@ -2,7 +2,8 @@
 
 What no broker can export about itself is how a client meets it: whether the address it advertises
 resolves, answers and is the one swarmkit expects, how long a metadata request there takes, and what
-the Spark job measured through it. verify runs here, on the client's side of the network, so the loop
+the Spark job measured through it; and each consumer group's lag per partition, which verify reads through the
+Admin API every round (the rule ConsumerLagGrowing watches it). verify runs here, on the client's side of the network, so the loop
 runs here too (a service on the swarm would judge from inside it, where every address works) and serves
 the last round's verdicts over HTTP in Prometheus's text format, for the server of `swarmkit metrics up
 --verify-target HOST:PORT` to scrape. The text is built by a pure function; the server is the standard
@@ -21,6 +22,7 @@ from typing import TypeVar
 from swarmkit.checks.health import BrokerShare
 from swarmkit.checks.verify import BrokerVerdict, VerifyReport
 from swarmkit.errors import SwarmkitError
+from swarmkit.kafka.lag import PartitionLag
 from swarmkit.traffic.spark import BrokerTraffic
 
 PREFIX = "swarmkit_verify"
@@ -107,6 +109,10 @@ LATENCY_ROW: Row[tuple[BrokerTraffic, str]] = (
     "produce-to-consume latency of the Spark job's records",
     lambda pair: _seconds(pair[0].latency_p50_ms if pair[1] == "0.5" else pair[0].latency_p99_ms),
 )
+LAG_ROWS: tuple[Row[PartitionLag], ...] = (
+    ("consumer_lag", "records between a group's committed offset and the partition's log end", lambda p: p.lag),
+    ("consumer_committed_offset", "the group's committed offset on the partition", lambda p: p.committed),
+)
 SHARE_ROWS: tuple[Row[BrokerShare], ...] = (
     ("partition_leaders", "partitions of user topics this broker leads", lambda s: s.leaders),
     ("partition_replicas", "replicas of user topics this broker holds", lambda s: s.replicas),
@@ -128,6 +134,11 @@ def _report_families(report: VerifyReport) -> Iterator[Family]:
         yield from _gauges(quantiles, lambda pair: (*_traffic_labels(pair[0]), ("quantile", pair[1])), (LATENCY_ROW,))
     if report.cluster is not None:
         yield from _gauges(report.cluster.brokers, lambda s: (("broker_id", str(s.broker_id)), ("node", s.node)), SHARE_ROWS)
+    yield from _gauges(report.lag, _lag_labels, LAG_ROWS)
+
+
+def _lag_labels(lag: PartitionLag) -> Labels:
+    return (("group", lag.group), ("topic", lag.topic), ("partition", str(lag.partition)))
 
 
 def _round_families(last: Round, rounds: int, errors: int) -> Iterator[Family]:

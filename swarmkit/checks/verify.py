@@ -12,28 +12,31 @@ import functools
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import cast
 
 from swarmkit import files, lazy, waits
-from swarmkit.checks import diagnose, health
+from swarmkit.checks import diagnose, disk, health, symptoms
 from swarmkit.checks.diagnose import BrokerCheck
+from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import fan_out, in_background, settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import admin
+from swarmkit.kafka import admin, lag
 from swarmkit.kafka import quorum as quorum_read
+from swarmkit.kafka.lag import PartitionLag
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.compose import expected_advertised_host
 from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
 from swarmkit.stack.engines import engine_for
-from swarmkit.stack.engines.apache import internal_client_config
+from swarmkit.stack.engines.apache import DATA_DIR, internal_client_config
 from swarmkit.stack.topics import TopicSpec, creation_configs, declared_topics
 from swarmkit.swarm.view import ENGINE_BOUND, active_manager, engine_states, node_for
 from swarmkit.traffic import spark as sparkjob
@@ -101,6 +104,11 @@ class VerifyReport:
     cluster: ClusterHealth | None = None  # for engines whose brokers form one cluster
     cluster_error: str = ""
     certificates: pki.Expiry | None = None  # secure stacks: days left of the CA and of the first broker certificate
+    faults: tuple[symptoms.FaultSign, ...] = ()  # a partitioned host, a full log directory, a slow link
+    lag: tuple[PartitionLag, ...] = ()  # every consumer group's lag per partition (not a check: a figure)
+    lag_error: str = ""
+    disks: tuple[BrokerDisk, ...] = ()  # apache: each node's broker log directory and the space under it
+    kafka: health.KafkaReleases | None = None  # each node's Kafka release, the finalized metadata.version (apache)
 
     @property
     def ok(self) -> bool:
@@ -110,12 +118,14 @@ class VerifyReport:
             and not self.spark_error
             and not self.cluster_error
             and (self.cluster is None or self.cluster.ok)
+            and not self.faults
         )
 
     @property
     def problems(self) -> list[str]:
         """Every failed check, one line each (empty when ``ok``)."""
-        found = [f"{b.node}: {b.detail}" for b in self.brokers if not b.ok]
+        found = [f"{f.node}: {f.kind}: {f.detail}" for f in self.faults]
+        found += [f"{b.node}: {b.detail}" for b in self.brokers if not b.ok]
         found += [f"topic {t.topic} on {t.broker}: {t.detail}" for t in self.topics if not t.ok]
         found += [e for e in (self.cluster_error, self.spark_error) if e]
         return found + (list(self.cluster.problems) if self.cluster else [])
@@ -132,6 +142,11 @@ class VerifyReport:
             "spark_stream": self.spark_stream.to_dict() if self.spark_stream else None,
             "changes": list(self.changes),
             "certificates": asdict(self.certificates) if self.certificates else None,
+            "faults": [f.to_dict() for f in self.faults],
+            "lag": [asdict(p) | {"lag": p.lag} for p in self.lag],
+            "lag_error": self.lag_error or None,
+            "disks": [asdict(d) for d in self.disks],
+            "kafka": asdict(self.kafka) if self.kafka else None,
         }
 
 
@@ -362,8 +377,31 @@ def _load_previous(path: Path) -> dict[str, str] | None:
 
 def verify(session: Session, options: VerifyOptions, on_progress: Say | None = None) -> VerifyReport:
     """Every check within ``options.budget`` seconds, each step within its own bound; a step that does not answer
-    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command."""
+    in time is named in the report (or, for the swarm itself, in the error) instead of holding the command.
+    What each host sees of its peers and its data directory is read meanwhile (a partitioned host's own engine
+    answers; the swarm's may not, while its managers elect a leader)."""
     say, budget = on_progress or _silent, waits.Budget(options.budget)
+    inventory = session.inventory
+    seconds = budget.left(symptoms.BOUND)
+    with in_background(lambda: symptoms.read_views(session.docker, inventory, options.stack_name, seconds)) as viewed:
+        report, options, shared = _checked(session, options, budget, say)
+    say("naming partitioned hosts, full log directories and slow links")
+    report = replace(report, faults=_fault_signs(inventory, report, options, viewed.result(), budget))
+    if options.spark:
+        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
+        report = _with_spark(report, shared, options)
+    if report.ok:
+        path = verified_state_path(inventory, options.stack_name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"brokers": _snapshot(list(report.brokers))}, indent=2))
+    return report
+
+
+def _checked(
+    session: Session, options: VerifyOptions, budget: waits.Budget, say: Say
+) -> tuple[VerifyReport, VerifyOptions, bool]:
+    """The engines, the swarm, every broker, the quorum and the topics: (the report, the options with the stack's
+    client security, whether the brokers form one cluster)."""
     inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
     quorum_client = quorum_read.CLIENT if engine_for(inventory.stack.engine).SHARED_CLUSTER else ()
@@ -375,22 +413,57 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     say("checking every broker from here" + (", and the controller quorum through a broker" if shared else ""))
     brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget, controllers)
     specs = declared_topics(inventory) or stack.topics  # the inventory's declared state, else what `up` created
-    with in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read:
+    manager = docker[active_manager(inventory, engines)]
+    with (
+        in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read,
+        in_background(lambda: _lag(brokers, options)) as lag_read,
+        in_background(
+            lambda: disk.broker_disks(docker, inventory.hosts, options.stack_name, DATA_DIR) if shared else ()
+        ) as disks,
+        in_background(lambda: _releases(manager, inventory, nodes, stack, options) if shared else None) as releases_read,
+    ):
         cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
-    topics = topics_read.result()
-    path = verified_state_path(inventory, options.stack_name)
-    changes = compare(_load_previous(path), brokers)
+    topics, (lags, lag_error) = topics_read.result(), lag_read.result()
+    changes = compare(_load_previous(verified_state_path(inventory, options.stack_name)), brokers)
     expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
     report = VerifyReport(
-        tuple(brokers), tuple(topics), tuple(changes), cluster=cluster, cluster_error=cluster_error, certificates=expiry
+        tuple(brokers),
+        tuple(topics),
+        tuple(changes),
+        cluster=cluster,
+        cluster_error=cluster_error,
+        certificates=expiry,
+        lag=lags,
+        lag_error=lag_error,
+        disks=disks.result(),
+        kafka=releases_read.result(),
     )
-    if options.spark:
-        say("running the PySpark job through every broker" + (" (streaming)" if options.spark_stream else ""))
-        report = _with_spark(report, shared, options)
-    if report.ok:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"brokers": _snapshot(brokers)}, indent=2))
-    return report
+    return report, options, shared
+
+
+def _fault_signs(
+    inventory: Inventory,
+    report: VerifyReport,
+    options: VerifyOptions,
+    views: dict[str, symptoms.HostView],
+    budget: waits.Budget,
+) -> tuple[symptoms.FaultSign, ...]:
+    """The hosts' views judged with what the checks found, and (plaintext) every link timed from here."""
+    fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
+    unreachable = [b.node for b in report.brokers if not b.reachable]
+    plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
+    return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
+
+
+def _releases(
+    manager: Engine, inventory: Inventory, nodes: list[SwarmNode], stack: DeployedStack, options: VerifyOptions
+) -> health.KafkaReleases | None:
+    """Each node's Kafka release and the finalized metadata.version; None when the engines cannot say."""
+    try:
+        security = (options.external_port, options.security)
+        return health.kafka_releases(manager, inventory, stack.service, nodes, options.stack_name, security)
+    except SwarmkitError:
+        return None
 
 
 def _swarm_and_controllers(
@@ -407,12 +480,33 @@ def _swarm_and_controllers(
         engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
         manager = active_manager(inventory, engines)
         say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
-        view = early_view.result() if manager == first else None
-        nodes, stack = view or _swarm_view(manager, docker, options, budget.until(SWARM_BOUND))
+        nodes, stack = _answering_view(inventory, engines, docker, options, budget, early_view)
         controllers = early_controllers.result()
     if not engine_for(stack.engine).SHARED_CLUSTER:
         return engines, nodes, stack, None
     return engines, nodes, stack, controllers or health.controller_containers(inventory, docker, options.stack_name)
+
+
+def _answering_view(
+    inventory: Inventory,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    docker: DockerHosts,
+    options: VerifyOptions,
+    budget: waits.Budget,
+    early: Future[tuple[list[SwarmNode], DeployedStack] | None],
+) -> tuple[list[SwarmNode], DeployedStack]:
+    """The swarm as the first active manager that answers sees it (the first one's view was asked early): a
+    manager cut off from the others' raft quorum answers with an error, and the next one is asked."""
+    active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
+    failure: SwarmkitError | None = None
+    for host in active:
+        try:
+            view = early.result() if host == inventory.managers[0] else None
+            return view or _swarm_view(host, docker, options, budget.until(SWARM_BOUND))
+        except SwarmkitError as error:
+            failure = failure or error
+    assert failure is not None, "active_manager found an active manager"
+    raise failure
 
 
 def _controllers_if_shared(
@@ -549,6 +643,17 @@ def _cluster(
         return health.cluster_health_from(quorum, healthy[0], expected, options.timeout, options.security), ""
     except BrokerError as error:
         return None, "; ".join([error.message, *health.quorum_problems(quorum)])
+
+
+def _lag(brokers: list[BrokerVerdict], options: VerifyOptions) -> tuple[tuple[PartitionLag, ...], str]:
+    """Every consumer group's lag, asked of the brokers that passed their checks (none: nothing to ask)."""
+    healthy = ",".join(b.advertised for b in brokers if b.ok)
+    if not healthy:
+        return (), ""
+    try:
+        return lag.consumer_lag(healthy, options.timeout, options.security), ""
+    except BrokerError as error:
+        return (), error.message
 
 
 def _with_spark(report: VerifyReport, shared: bool, options: VerifyOptions) -> VerifyReport:

@@ -1,4 +1,5 @@
-"""`swarmkit metrics up|down`: a Prometheus server on the swarm scraping every broker and controller (docs/metrics.md)."""
+"""`swarmkit metrics up|status|down`: Prometheus and Alertmanager on the swarm, scraping every broker, controller and
+node and sending alerts to the inventory's receivers (docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -25,13 +26,16 @@ from swarmkit.lazy import lazy
 if TYPE_CHECKING:
     from swarmkit.checks import diagnose
     from swarmkit.hosts import session as sessions
-    from swarmkit.ops import metrics
+    from swarmkit.ops import metrics, metrics_status
 else:
     diagnose = lazy("swarmkit.checks.diagnose")
     sessions = lazy("swarmkit.hosts.session")
     metrics = lazy("swarmkit.ops.metrics")
+    metrics_status = lazy("swarmkit.ops.metrics_status")
 
-metrics_app = typer.Typer(help="Prometheus on the swarm: every broker's and controller's metrics, and alert rules.")
+metrics_app = typer.Typer(
+    help="Prometheus and Alertmanager on the swarm: every broker's, controller's and node's metrics, alert rules, receivers."
+)
 
 READY_TIMEOUT = 180.0
 SCRAPE_INTERVAL_S = 15  # swarmkit.stack.prometheus.SCRAPE_INTERVAL_S (not imported: the CLI starts fast)
@@ -48,7 +52,10 @@ VERIFY_TARGET_OPTION = typer.Option(
 def metrics_up_command(
     inventory: str = INVENTORY_OPTION,
     port: int = typer.Option(
-        9090, "--port", help="Port of the UI and API, published on the first manager.", callback=checked(numbers.port)
+        9090, "--port", help="Port of Prometheus's UI and API, published on the first manager.", callback=checked(numbers.port)
+    ),
+    alert_port: int = typer.Option(
+        9093, "--alert-port", help="Port of Alertmanager's API, published on the first manager.", callback=checked(numbers.port)
     ),
     image: str = typer.Option(
         None,
@@ -66,18 +73,12 @@ def metrics_up_command(
     timeout: float = timeout_option(READY_TIMEOUT, "Seconds to wait for Prometheus to answer."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Deploy Prometheus as the stack STACK-metrics and wait until it answers; prints its URL."""
+    """Deploy Prometheus, Alertmanager and a node exporter per node as the stack STACK-metrics and wait until they
+    answer; alerts go to the inventory's receivers (metrics: alerts:). Prints the URLs."""
     hosts, docker = load_hosts(inventory)
-    with reporting("deploying Prometheus...") as lines:
-        server = metrics.metrics_up(
-            sessions.Session(hosts, docker, lambda done, total, message: lines(message)),
-            kafka_stack=stack,
-            port=port,
-            image=image,
-            timeout=timeout,
-            verify_targets=tuple(verify_targets or ()),
-            interval_s=interval,
-        )
+    options = metrics.MetricsOptions(stack, port, alert_port, image, timeout, tuple(verify_targets or ()), interval)
+    with reporting("deploying Prometheus and Alertmanager...") as lines:
+        server = metrics.metrics_up(sessions.Session(hosts, docker, lambda done, total, message: lines(message)), options)
     if as_json:
         print_json(server.to_dict())
         return
@@ -87,6 +88,36 @@ def metrics_up_command(
     if server.verify_targets:
         out.print(f"and swarmkit verify's verdicts at {', '.join(server.verify_targets)}")
     out.print(f"Prometheus {server.url}   alerts {server.url}classic/alerts   ({server.total_s:.1f} s)")
+    out.print(
+        f"Alertmanager {server.alerts_url}   sending to: {', '.join(server.receivers) or 'nobody (no metrics: alerts: in the inventory)'}"
+    )
+
+
+@metrics_app.command("status")
+@expected_failures
+def metrics_status_command(inventory: str = INVENTORY_OPTION, stack: str = STACK_OPTION, as_json: bool = JSON_OPTION) -> None:
+    """What the metrics stack scrapes, which alerts are pending or firing, where each was sent, and how many
+    notifications went out (or failed) per receiver. Exit 1 while an alert fires."""
+    hosts, docker = load_hosts(inventory)
+    found = metrics_status.metrics_status(sessions.Session(hosts, docker), kafka_stack=stack)
+    if as_json:
+        print_json(found.to_dict())
+    else:
+        print_metrics_status(found)
+    if found.firing:
+        raise typer.Exit(1)
+
+
+def print_metrics_status(found: metrics_status.MetricsStatus) -> None:
+    out.print(f"Prometheus {found.prometheus_url}   Alertmanager {found.alerts_url}")
+    out.print("targets: " + ", ".join(f"{job} {up}/{known}" for job, (up, known) in found.targets.items()))
+    for alert in found.alerts:
+        sent = f" -> {', '.join(alert.receivers)}" if alert.receivers else " (not sent)" if alert.state == "firing" else ""
+        out.print(f"{alert.state.upper():8} {alert.name} [{alert.severity}] {alert.summary} since {alert.since}{sent}")
+    if not found.alerts:
+        out.print("no alert pending or firing")
+    for delivery in found.deliveries:
+        out.print(f"{delivery.integration}: {delivery.sent} notifications sent, {delivery.failed} failed")
 
 
 @metrics_app.command("down")
@@ -94,10 +125,10 @@ def metrics_up_command(
 def metrics_down_command(
     inventory: str = INVENTORY_OPTION,
     stack: str = STACK_OPTION,
-    purge: bool = typer.Option(False, "--purge", help="Remove the metrics' data volume too."),
+    purge: bool = typer.Option(False, "--purge", help="Remove the metrics' data volumes too."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Remove the Prometheus stack (Kafka is left alone); its data volume stays unless --purge."""
+    """Remove the metrics stack, Prometheus and Alertmanager (Kafka is left alone); their data volumes stay unless --purge."""
     hosts, docker = load_hosts(inventory)
     result = metrics.metrics_down(sessions.Session(hosts, docker), kafka_stack=stack, purge=purge)
     if as_json:

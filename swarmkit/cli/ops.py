@@ -19,6 +19,7 @@ from swarmkit.cli.common import (
     load_hosts,
     out,
     print_json,
+    this_machine,
     timeout_option,
 )
 from swarmkit.cli.stack import run_reported, with_progress
@@ -26,13 +27,16 @@ from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
     from swarmkit.checks import status
+    from swarmkit.hosts import dockerapi
     from swarmkit.hosts import session as sessions
-    from swarmkit.ops import roll, teardown
+    from swarmkit.ops import roll, teardown, upgrade
 else:
+    dockerapi = lazy("swarmkit.hosts.dockerapi")
     sessions = lazy("swarmkit.hosts.session")
     roll = lazy("swarmkit.ops.roll")
     status = lazy("swarmkit.checks.status")
     teardown = lazy("swarmkit.ops.teardown")
+    upgrade = lazy("swarmkit.ops.upgrade")
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")
@@ -84,6 +88,35 @@ def roll_command(
     hosts, docker = load_hosts(inventory)
     roll.validate(hosts, options)
     run_reported(lambda progress: roll.roll(sessions.Session(hosts, docker, progress), options), as_json, tables.print_roll)
+
+
+@expected_failures
+def upgrade_command(
+    inventory: str = INVENTORY_OPTION,
+    version: str = typer.Option("", "--version", help="The Kafka release to run, e.g. 4.4.0 (an older one: a downgrade)."),
+    no_finalize: bool = typer.Option(
+        False, "--no-finalize", help="Stop before raising metadata.version (downgrade stays possible)."
+    ),
+    finalize: bool = typer.Option(False, "--finalize", help="Raise metadata.version once every node runs the new release."),
+    timeout: float = timeout_option(defaults.ROLL_BROKER_TIMEOUT, "Seconds each node gets to be back and caught up."),
+    stack_name: str = STACK_OPTION,
+    external_port: int = EXTERNAL_PORT_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Move the cluster to another Kafka release: controllers, then brokers, one at a time; then finalize."""
+    if no_finalize and finalize:
+        raise typer.BadParameter("--finalize and --no-finalize contradict each other", param_hint="--finalize")
+    if not version and not finalize:
+        raise typer.BadParameter("name the release, e.g. --version 4.4.0 (or --finalize alone)", param_hint="--version")
+    options = upgrade.UpgradeOptions(
+        version=version, stack_name=stack_name, finalize=not no_finalize, finalize_only=finalize and not version,
+        external_port=external_port, timeout=timeout,
+    )  # fmt: skip
+    hosts, docker = load_hosts(inventory)
+    local = dockerapi.Engine.connect(this_machine())
+    run_reported(
+        lambda progress: upgrade.upgrade(sessions.Session(hosts, docker, progress, local), options), as_json, tables.print_upgrade
+    )
 
 
 @expected_failures

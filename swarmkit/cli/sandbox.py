@@ -19,23 +19,29 @@ from swarmkit.cli.common import (
     print_json,
     reporting,
 )
+from swarmkit.cli.faults import fault_app
 from swarmkit.errors import SpecError
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
+    from swarmkit.sandbox import disks, faults
     from swarmkit.sandbox import hosts as sandbox
 else:
-    sandbox = lazy("swarmkit.sandbox.hosts")
+    sandbox, disks, faults = lazy("swarmkit.sandbox.hosts"), lazy("swarmkit.sandbox.disks"), lazy("swarmkit.sandbox.faults")
 
 HOST_COUNT = checked(lambda value: numbers.count(value, 1, sandbox.MAX_NODES))
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
+sandbox_app.add_typer(fault_app, name="fault")
 
 
 def _show_sandbox(status: sandbox.SandboxStatus, as_json: bool) -> None:
+    active = faults.active(status.name) if status.exists else ()
     if as_json:
-        print_json(status.to_dict())
-    else:
-        tables.print_sandbox(status, out)
+        print_json(status.to_dict() | {"faults": [f.to_dict() for f in active]})
+        return
+    tables.print_sandbox(status, out)
+    for fault in active:
+        out.print(f"fault: {fault.kind} on {fault.node}: {fault.detail}")
 
 
 @sandbox_app.command("up")
@@ -56,12 +62,33 @@ def sandbox_up(
     endpoint: str = typer.Option(
         "unix", "--endpoint", help="How the inventory reaches the engines: unix (their sockets) or ssh (sshd on every host)."
     ),
+    data_limit: str = typer.Option(
+        "",
+        "--data-limit",
+        help="Give each host a broker data disk of this size (e.g. 256m), for `fault disk-full`.",
+        callback=checked(lambda v: v and disks.limit(v)),
+    ),
+    kafka_version: str = typer.Option(
+        "4.4.0", "--kafka-version", help="The Kafka version of the apache engine's image (4.3.1 or 4.4.0)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Build N hosts (namespace, hostname, dockerd each), a registry with the broker image, an inventory."""
     output_files("--inventory", inventory)
     with reporting(f"building sandbox '{name}' with {nodes} hosts ({engine} image)") as report:
-        sandbox.up(nodes, name, prefix, subnet, inventory, engine=engine, managers=managers, report=report, endpoint=endpoint)
+        sandbox.up(
+            nodes,
+            name,
+            prefix,
+            subnet,
+            inventory,
+            engine=engine,
+            managers=managers,
+            report=report,
+            endpoint=endpoint,
+            data_limit=data_limit,
+            kafka_version=kafka_version,
+        )
     _show_sandbox(sandbox.status(name), as_json)
 
 
@@ -79,7 +106,7 @@ def sandbox_add_node(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> N
 @sandbox_app.command("down")
 @expected_failures
 def sandbox_down(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
-    """Remove everything the sandbox created: processes, namespaces, bridge, iptables rules, data."""
+    """Remove everything the sandbox created: processes, namespaces, bridge, iptables rules, data (faults with them)."""
     removed = sandbox.down(name)
     if as_json:
         print_json({"name": name, "removed": removed})

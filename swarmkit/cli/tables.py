@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from swarmkit.kafka.releases import METADATA_VERSION, metadata_name
 from swarmkit.lazy import lazy
 from swarmkit.security import acls
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from swarmkit.ops.rebalance import RebalanceResult
     from swarmkit.ops.roll import RollReport
     from swarmkit.ops.teardown import DownReport
+    from swarmkit.ops.upgrade import UpgradeReport
     from swarmkit.ops.users import UserCheck
     from swarmkit.sandbox import hosts as sandbox
     from swarmkit.sandbox.hosts import SandboxStatus
@@ -110,8 +112,12 @@ def print_verify(report: VerifyReport, console: Console) -> None:
         console.print(_red(f"Spark job: {report.spark_error}"))
     for change in report.changes:
         console.print(f"change: {change}")
+    for fault in report.faults:
+        console.print(_red(f"fault on {fault.node}: {fault.kind}: {fault.detail}"))
     if report.certificates:
         console.print(f"certificates: {report.certificates.text()}", highlight=False)
+    if report.kafka:
+        console.print(report.kafka.line(), highlight=False, soft_wrap=True)
     console.print(Text("verified: every broker is usable from here", style="green") if report.ok else _red("verification failed"))
 
 
@@ -331,7 +337,9 @@ def print_status(status: ClusterStatus, console: Console) -> None:
         state = node.state if node.state == "ready" else _red(node.state)
         nodes.add_row(node.host or "-", node.hostname, node.role, state, node.availability, node.address, _id(node.broker_id))
     console.print(nodes)
-    brokers = _table("brokers", ("id", "node", "advertised", "registered", "task", "running since (UTC)", "image", "container"))
+    brokers = _table(
+        "brokers", ("id", "node", "advertised", "registered", "task", "running since (UTC)", "Kafka", "image", "container")
+    )
     for broker in status.brokers:
         task = broker.task if broker.task == "running" else _red(broker.task)
         advertised = broker.advertised or "-"
@@ -342,6 +350,7 @@ def print_status(status: ClusterStatus, console: Console) -> None:
             _mark(broker.registered),
             task,
             broker.since,
+            broker.kafka_version or "-",
             broker.image,
             broker.container_id,
         )
@@ -353,11 +362,34 @@ def print_status(status: ClusterStatus, console: Console) -> None:
         counts = [_count(topic.under_replicated), _count(topic.offline), _count(topic.under_min_isr)]
         topics.add_row(topic.topic, str(topic.partitions), str(topic.replication_factor), *counts)
     console.print(topics)
+    _print_lag_and_disks(status, console)
     if status.kafka_error:
         console.print(_red(f"brokers: {status.kafka_error}"))
+    for fault in status.faults:
+        console.print(_red(f"fault on {fault.node}: {fault.kind}: {fault.detail}"))
     if status.certificates:
         console.print(f"certificates: {status.certificates.text()}", highlight=False)
     console.print(f"read in {status.read_s:.2f} s")
+
+
+def _print_lag_and_disks(status: ClusterStatus, console: Console) -> None:
+    if status.lag:
+        lag = _table("consumer lag", ("group", "topic", "partitions", "lag (records)"))
+        for group in status.lag:
+            lag.add_row(group.group, group.topic, str(group.partitions), str(group.lag))
+        console.print(lag)
+    if status.lag_error:
+        console.print(_red(f"consumer lag: {status.lag_error}"))
+    if status.disks:
+        disks = _table("log directories", ("node", "log directory", "free", "file system", "full"))
+        mib = 1024 * 1024
+        for d in status.disks:
+            if d.error:
+                disks.add_row(d.node, _red(d.error))
+                continue
+            cells = [f"{d.log_dir_bytes / mib:,.1f} MiB", f"{d.free_bytes / mib:,.1f} MiB", f"{d.size_bytes / mib:,.1f} MiB"]
+            disks.add_row(d.node, *cells, f"{d.used_fraction:.0%}")
+        console.print(disks)
 
 
 def _id(broker_id: int | None) -> str:
@@ -372,13 +404,19 @@ def _print_controllers(status: ClusterStatus, console: Console) -> None:
     quorum = status.quorum
     assert quorum is not None
     members = {member.node_id: member for member in (*quorum.voters, *quorum.observers)}
-    table = _table("controllers (KRaft quorum)", ("id", "manager", "status", "lag"))
+    versions = dict(status.controller_versions)
+    table = _table("controllers (KRaft quorum)", ("id", "manager", "status", "lag", "Kafka"))
     for node_id, host in status.controllers:
         member = members.get(node_id)
         table.add_row(
-            str(node_id), host, member.status if member else _red("not in the quorum now"), str(member.lag) if member else "-"
+            str(node_id),
+            host,
+            member.status if member else _red("not in the quorum now"),
+            str(member.lag) if member else "-",
+            versions.get(node_id) or "-",
         )
     console.print(table)
+    console.print(f"finalized metadata.version: {status.metadata_version or '(not read)'}", highlight=False)
     if quorum.error:
         console.print(_red(f"controllers: {quorum.error}"))
         return
@@ -403,7 +441,40 @@ def print_roll(report: RollReport, console: Console) -> None:
     console.print(table)
     change = ([f"image {report.image}"] if report.image else []) + [f"{key}={value}" for key, value in report.env.items()]
     console.print(f"spec change: {', '.join(change)}" if change else "restart only (same spec)")
+    print_leaders(report, console)
     console.print(f"rolled in {report.total_s:.1f} s" if report.ok else _red("roll stopped"))
+
+
+def _spread_text(spread: dict[int, int]) -> str:
+    return " ".join(f"{broker}:{count}" for broker, count in sorted(spread.items())) or "-"
+
+
+def print_leaders(report: RollReport, console: Console) -> None:
+    """Partitions led per broker before the roll and after its preferred-leader election."""
+    if report.leaders_before or report.leaders_after:
+        console.print(
+            f"leaders per broker (id:partitions): before {_spread_text(report.leaders_before)}, "
+            f"after {_spread_text(report.leaders_after)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    for refused in report.election:
+        console.print(Text(f"preferred-leader election: {refused}", style="yellow"), soft_wrap=True)
+
+
+def print_upgrade(report: UpgradeReport, console: Console) -> None:
+    """Controllers moved, the brokers' roll, the feature levels raised."""
+    console.print(
+        f"Kafka {', '.join(report.before) or '?'} -> {report.target} (image {report.image})", highlight=False, soft_wrap=True
+    )
+    console.print(f"controllers moved: {', '.join(report.controllers) or 'none'}", highlight=False)
+    if report.brokers is not None:
+        print_roll(report.brokers, console)
+    for name, (old, new) in report.finalized.items():
+        shown = (metadata_name(old), metadata_name(new)) if name == METADATA_VERSION else (str(old), str(new))
+        console.print(f"finalized {name}: {shown[0]} -> {shown[1]}", highlight=False)
+    if report.ok:
+        console.print(f"done in {report.total_s:.1f} s" + ("" if report.finalized else "; nothing finalized"))
 
 
 def print_rotation(report: RotateReport, console: Console) -> None:

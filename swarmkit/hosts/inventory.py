@@ -16,15 +16,18 @@ from urllib.parse import urlsplit
 
 from swarmkit import files, names
 from swarmkit.errors import InventoryError, SpecError
+from swarmkit.hosts.metrics_settings import HINT as METRICS_HINT
+from swarmkit.hosts.metrics_settings import MetricsSettings, parse_metrics
 
 ROLES = ("manager", "worker")
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
-TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persist")
+TOP_FIELDS = ("stack", "hosts", "allow_even_managers", "ssh_config", "ssh_persist", "metrics")
 STACK_FIELDS = (
     "engine",
     "image",
+    "kafka_version",
     "probe_image",
     "security",
     "advertise",
@@ -34,7 +37,7 @@ STACK_FIELDS = (
     "users",
     "broker_env",
 )
-TEXT_STACK_FIELDS = ("engine", "image", "probe_image", "security", "advertise", "hostname_command")
+TEXT_STACK_FIELDS = ("engine", "image", "kafka_version", "probe_image", "security", "advertise", "hostname_command")
 PORT_FIELDS = ("internal", "external")
 TOPIC_FIELDS = ("name", "partitions", "replicas", "configs")
 ZONE_LABEL = "zone"  # a host's labels: {zone: a} becomes its broker's broker.rack
@@ -102,6 +105,7 @@ class StackDefaults:
     topics: tuple[DeclaredTopic, ...] = ()
     users: tuple[DeclaredUser, ...] = ()
     broker_env: tuple[tuple[str, str], ...] = ()  # extra broker environment (KAFKA_HEAP_OPTS, KAFKA_* settings)
+    kafka_version: str = ""  # X.Y.Z the cluster runs (apache): `up` upgrades to it; "" = whatever the image is
     given: tuple[str, ...] = field(
         default=(), compare=False
     )  # the keys the inventory sets (an option overriding one of them says so)
@@ -115,6 +119,7 @@ class Inventory:
     allow_even_managers: bool = False
     ssh_config: str = ""  # an ssh_config file for the ssh:// hosts (ssh -F), resolved; "" = ssh's own defaults
     ssh_persist: int | None = None  # seconds an idle SSH connection outlives its command; None = not set (the default)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)  # where alerts go, lag and disk thresholds
 
     @property
     def managers(self) -> tuple[Host, ...]:
@@ -214,6 +219,9 @@ def parse_inventory(document: object, path: str = "inventory", base_dir: Path | 
         allow_even_managers=allow_even,
         ssh_config=_parse_ssh_config(document.get("ssh_config"), where.at("ssh_config"), base_dir or Path.cwd()),
         ssh_persist=_parse_seconds(document.get("ssh_persist"), where.at("ssh_persist")),
+        metrics=parse_metrics(
+            document.get("metrics"), base_dir or Path.cwd(), lambda at, problem: where.at(at).error(problem, METRICS_HINT)
+        ),
     )
 
 
@@ -238,6 +246,8 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
             if not isinstance(value, str):
                 raise where.at(f"stack.{key}").error(f"{value!r} is not a string")
             values[key] = where.at(f"stack.{key}").checked(names.text, value, key)
+    if not names.KAFKA_VERSION.fullmatch(values.get("kafka_version", "0.0.0")):
+        raise where.at("stack.kafka_version").error(f"{values['kafka_version']!r} is not a Kafka version X.Y.Z (e.g. 4.4.0)")
     if "ports" in raw:
         values["internal_port"], values["external_port"] = _parse_ports(raw["ports"], where.at("stack.ports"))
     if "topics" in raw:

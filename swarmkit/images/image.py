@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarmkit.assets import STACKS_DIR, tansu_binary
-from swarmkit.errors import SwarmkitError
+from swarmkit.errors import SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.images import debian, maven
@@ -31,12 +31,18 @@ from swarmkit.images import debian, maven
 BUSYBOX = Path("/bin/busybox")
 SOCAT = Path("/usr/bin/socat")
 TANSU_TAG = "swarmkit/tansu:0.6.0"
-PROBE_TAG = "swarmkit/probe:1"
-KAFKA_VERSION = "4.4.0"
-KAFKA_TAG = f"swarmkit/kafka:{KAFKA_VERSION}"
+PROBE_TAG = "swarmkit/probe:2"  # 2: with the JMX exporter's jar and the node exporter
+KAFKA_VERSION = "4.4.0"  # what a new cluster runs unless told otherwise
+KAFKA_VERSIONS = ("4.3.1", "4.4.0")  # every version an image is built for (Maven Central serves both), oldest first
+KAFKA_REPOSITORY = "swarmkit/kafka"
+KAFKA_TAG = f"{KAFKA_REPOSITORY}:{KAFKA_VERSION}"
 KAFKA_DIR = STACKS_DIR / "kafka"
 AGENT_POM = KAFKA_DIR / "metrics-agent" / "pom.xml"
-AGENT_JAR = "jmx_prometheus_javaagent.jar"  # its name in the image: the stack names no version
+AGENT_JAR = "jmx_prometheus_javaagent.jar"  # its name in the probe image: the stack names no version
+NODE_EXPORTER_PACKAGES = ("prometheus-node-exporter",)
+NODE_EXPORTER_BINARY = "usr/bin/prometheus-node-exporter"
+ALERTMANAGER_TAG = "swarmkit/alertmanager:0.25.0"  # bookworm's prometheus-alertmanager package
+ALERTMANAGER_PACKAGES = ("prometheus-alertmanager",)
 SPARK_DIR = STACKS_DIR / "spark"
 PROMETHEUS_TAG = "swarmkit/prometheus:2.42.0"  # bookworm's prometheus package
 # Debian's prometheus serves its classic web UI from /usr/share/prometheus/web, whose static/ links
@@ -119,12 +125,18 @@ def tansu_recipe() -> ImageRecipe:
 
 
 def probe_recipe() -> ImageRecipe:
+    """swarmkit's per-node image: preflight's probe (busybox, socat), and what `deploy` and `metrics up` run on every
+    node: the JMX exporter's jar (copied into each node's metrics-agent volume) and Debian's node exporter."""
     socat = _require(SOCAT, "socat")
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        agent = _agent_jar(maven.resolved(AGENT_POM, cache / "jmx-exporter" / "libs"))
+        exporter = debian.unpacked(NODE_EXPORTER_PACKAGES, cache / "node-exporter-debian" / "root") / NODE_EXPORTER_BINARY
     return ImageRecipe(
         tag=PROBE_TAG,
         dockerfile=STACKS_DIR / "probe" / "Dockerfile",
-        files=((_require(BUSYBOX, "busybox-static"), "busybox"),),
-        rootfs=(socat, *_shared_libraries(socat)),
+        files=((_require(BUSYBOX, "busybox-static"), "busybox"), (agent, AGENT_JAR), (exporter, "node-exporter")),
+        rootfs=tuple(dict.fromkeys((socat, *_shared_libraries(socat), *_shared_libraries(exporter)))),
     )
 
 
@@ -157,6 +169,21 @@ def prometheus_recipe() -> ImageRecipe:
         files=((_require(BUSYBOX, "busybox-static"), "busybox"), (binary, "prometheus")),
         rootfs=tuple(_shared_libraries(binary)),
         directories=((web, "web"),),
+    )
+
+
+def alertmanager_recipe() -> ImageRecipe:
+    """The Alertmanager image: the binary and templates of Debian's prometheus-alertmanager on busybox, no base image."""
+    cache = maven.cache_dir()
+    with maven.cache_lock(cache):
+        root = debian.unpacked(ALERTMANAGER_PACKAGES, cache / "alertmanager-debian" / "root")
+    binary = root / "usr" / "bin" / "prometheus-alertmanager"
+    return ImageRecipe(
+        tag=ALERTMANAGER_TAG,
+        dockerfile=STACKS_DIR / "alertmanager" / "Dockerfile",
+        files=((_require(BUSYBOX, "busybox-static"), "busybox"), (binary, "alertmanager")),
+        rootfs=tuple(_shared_libraries(binary)),
+        directories=((root / "usr" / "share" / "prometheus" / "alertmanager", "share"),),
     )
 
 
@@ -267,27 +294,40 @@ def _agent_jar(directory: Path) -> Path:
     return jars[0]
 
 
-def kafka_recipe() -> ImageRecipe:
-    """The Apache Kafka broker image: Maven's jars and a jlink runtime (both cached) on busybox.
+def kafka_tag(version: str) -> str:
+    """swarmkit's own image of one Kafka version: the tag names the version."""
+    return f"{KAFKA_REPOSITORY}:{version}"
+
+
+def check_kafka_version(version: str) -> str:
+    if version not in KAFKA_VERSIONS:
+        raise SpecError(
+            f"Kafka {version}: swarmkit builds no image for it",
+            hint=f"choose one of {', '.join(KAFKA_VERSIONS)} (Maven Central's releases an image is made for)",
+        )
+    return version
+
+
+def kafka_recipe(version: str = KAFKA_VERSION) -> ImageRecipe:
+    """The Apache Kafka broker image of one version: Maven's jars and a jlink runtime (both cached) on busybox.
 
     Resolving is the slow part of a first build (Maven, jlink); every later call only checks stamps."""
     cache = maven.cache_dir()
+    release = (("kafka.version", check_kafka_version(version)),)
     with maven.cache_lock(cache):
-        libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "libs")
-        tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{KAFKA_VERSION}" / "tools-libs")
-        agent = _agent_jar(maven.resolved(AGENT_POM, cache / "jmx-exporter" / "libs"))
+        libs = maven.resolved(KAFKA_DIR / "pom.xml", cache / f"kafka-{version}" / "libs", release)
+        tools = maven.resolved(KAFKA_DIR / "tools" / "pom.xml", cache / f"kafka-{version}" / "tools-libs", release)
         runtime = _runtime(cache, KAFKA_JRE_MODULES)
         libraries = _cached_runtime_libraries(runtime, (libs, tools))
     scripts = ("run", "env-to-properties.sh", "log4j2.properties", "tools-log4j2.properties", "cds.sh")
     return ImageRecipe(
-        tag=KAFKA_TAG,
+        tag=kafka_tag(version),
         dockerfile=KAFKA_DIR / "Dockerfile",
         files=(
             (_require(BUSYBOX, "busybox-static"), "busybox"),
             (STACKS_DIR / "node-identity.sh", "node-identity.sh"),
             (STACKS_DIR / "apache" / "entrypoint.sh", "entrypoint.sh"),
             *((KAFKA_DIR / name, name) for name in scripts),
-            (agent, AGENT_JAR),
         ),
         rootfs=libraries,
         directories=((runtime, "jre"), (libs, "libs"), (tools, "tools-libs"), (KAFKA_DIR / "bin", "bin")),

@@ -77,19 +77,21 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-def resolved(pom: Path, target: Path) -> Path:
-    """The jars a pom depends on, copied by Maven into ``target`` once per content of the pom.
+def resolved(pom: Path, target: Path, properties: tuple[tuple[str, str], ...] = ()) -> Path:
+    """The jars a pom depends on, copied by Maven into ``target`` once per content of the pom and ``properties``
+    (``-Dkey=value`` given to Maven, e.g. the Kafka version).
 
     A stamp beside the directory holds the pom's hash: when it matches, Maven is not run at all.
     Maven fills a staging directory that is renamed into place, so an interrupted run leaves no
     half-filled cache behind."""
     stamp = target.with_name(f"{target.name}.sha256")
-    wanted = digest(pom.read_bytes())
+    defines = [f"-D{key}={value}" for key, value in properties]
+    wanted = digest(pom.read_bytes(), *defines)
     if target.is_dir() and stamp.is_file() and stamp.read_text().strip() == wanted:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    command = [tool("mvn", "maven"), "-q", "-B", "-Dstyle.color=never", "-f", str(pom)]
+    command = [tool("mvn", "maven"), "-q", "-B", "-Dstyle.color=never", "-f", str(pom), *defines]
     command += ["dependency:copy-dependencies", f"-DoutputDirectory={staging}"]
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=MAVEN_TIMEOUT)

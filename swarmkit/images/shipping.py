@@ -8,6 +8,7 @@ broker image is shipped: saved here once and loaded on every host that lacks it 
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,7 +39,7 @@ def with_probe_image(inventory: Inventory, docker: DockerHosts) -> Inventory:
 
 
 OWN_RECIPES: dict[str, Callable[[], image.ImageRecipe]] = {
-    image.KAFKA_TAG: image.kafka_recipe,
+    **{image.kafka_tag(version): functools.partial(image.kafka_recipe, version) for version in image.KAFKA_VERSIONS},
     image.TANSU_TAG: image.tansu_recipe,
     image.PROBE_TAG: image.probe_recipe,
 }

@@ -100,22 +100,87 @@ def _client_settings(security: ClientSecurity | None) -> Iterator[dict[str, Any]
         yield settings
 
 
+@contextlib.contextmanager
+def _admin(host: str, port: int, timeout: float, security: ClientSecurity | None) -> Iterator[Any]:
+    """A kafka-python admin client of the broker at host:port, bounded by ``timeout``; closed afterwards."""
+    milliseconds = max(1, int(timeout * 1000))
+    with _client_settings(security) as settings:
+        client = kafka_admin.KafkaAdminClient(
+            bootstrap_servers=f"{host}:{port}",
+            client_id="swarmkit",
+            request_timeout_ms=milliseconds,
+            bootstrap_timeout_ms=milliseconds,
+            **settings,
+        )
+        try:
+            yield client
+        finally:
+            client.close()
+
+
 def describe_quorum(host: str, port: int, timeout: float, security: ClientSecurity | None = None) -> QuorumState:
     """Ask the broker at host:port to describe the KRaft quorum, within about ``timeout`` seconds."""
-    milliseconds = max(1, int(timeout * 1000))
     try:
-        with _client_settings(security) as settings:
-            client = kafka_admin.KafkaAdminClient(
-                bootstrap_servers=f"{host}:{port}",
-                client_id="swarmkit",
-                request_timeout_ms=milliseconds,
-                bootstrap_timeout_ms=milliseconds,
-                **settings,
-            )
-            try:
-                answer = client.describe_metadata_quorum()
-            finally:
-                client.close()
+        with _admin(host, port, timeout, security) as client:
+            answer = client.describe_metadata_quorum()
     except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
         raise BrokerError(f"no quorum description from {host}:{port}: {error or type(error).__name__}") from None
     return quorum_state_from(answer)
+
+
+# --- finalized features (KIP-584): metadata.version and the others a release brings -----------------
+
+
+@dataclass(frozen=True)
+class Features:
+    """What one broker says: each feature's finalized level (the cluster's) and the range this broker's software
+    supports (its own)."""
+
+    finalized: dict[str, int]
+    supported: dict[str, tuple[int, int]]
+
+    @property
+    def metadata_level(self) -> int:
+        return self.finalized.get(METADATA_VERSION, 0)
+
+
+METADATA_VERSION = "metadata.version"
+
+
+def features_from(answer: Mapping[str, Mapping[str, Any]]) -> Features:
+    """Pure: kafka-python's describe_features answer ({feature: {'supported': (min, max), 'finalized': (min, max)}})."""
+    finalized = {name: int(entry["finalized"][1]) for name, entry in answer.items() if entry.get("finalized")}
+    supported = {
+        name: (int(entry["supported"][0]), int(entry["supported"][1])) for name, entry in answer.items() if entry.get("supported")
+    }
+    return Features(finalized, supported)
+
+
+def describe_features(host: str, port: int, timeout: float, security: ClientSecurity | None = None) -> Features:
+    """The finalized feature levels and the answering broker's supported ranges (ApiVersions, as
+    ``kafka-features.sh describe`` reads them)."""
+    try:
+        with _admin(host, port, timeout, security) as client:
+            answer = client.describe_features()
+    except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
+        raise BrokerError(f"no feature levels from {host}:{port}: {error or type(error).__name__}") from None
+    return features_from(answer)
+
+
+def update_features(
+    host: str, port: int, levels: Mapping[str, int], timeout: float, security: ClientSecurity | None = None
+) -> None:
+    """Raise each feature to its level (UpdateFeatures to the active controller, as ``kafka-features.sh upgrade``
+    does); the controller refuses a level some broker or controller does not support.  BrokerError naming each
+    refusal."""
+    try:
+        with _admin(host, port, timeout, security) as client:
+            results = client.update_features(dict(levels), timeout_ms=max(1, int(timeout * 1000)))
+    except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
+        raise BrokerError(
+            f"raising {', '.join(f'{k} to {v}' for k, v in levels.items())} through {host}:{port} failed: {error or type(error).__name__}",
+            hint="every broker and controller must run the new version; see `swarmkit status`, then run it again",
+        ) from None
+    refused = [f"{name}: {result}" for name, result in results.items() if result != "OK"]
+    if refused:
+        raise BrokerError(f"the controller refused: {'; '.join(refused)}", hint="see `swarmkit status`; run it again once fixed")

@@ -17,18 +17,17 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from swarmkit import files, waits
+from swarmkit import files
 from swarmkit.checks import health
 from swarmkit.defaults import ROLL_BROKER_TIMEOUT
-from swarmkit.errors import BrokerError, OperationError, SpecError
+from swarmkit.errors import OperationError, SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine
+from swarmkit.hosts.dockerapi import Engine, SecretChange
 from swarmkit.hosts.session import Session
-from swarmkit.kafka import quorum
-from swarmkit.ops import roll
+from swarmkit.ops import controllers, roll
 from swarmkit.security import certs, pki, rotation
 from swarmkit.security.settings import BROKER_TARGET, ClientSecurity, SecretFile
 from swarmkit.stack.compose import secret_change
@@ -117,18 +116,6 @@ def steps_for(ca: bool, state: rotation.Rotation | None) -> tuple[int, ...]:
             hint="finish it first: swarmkit certs rotate --ca (it resumes where it stopped)",
         )
     return (RENEW_STEP,)
-
-
-def controller_not_ready(state: quorum.QuorumState, node_id: int, since_ms: int) -> str:
-    """Why controller ``node_id`` is not back in the quorum since ``since_ms`` ("" when it is)."""
-    if state.leader < 0:
-        return "no controller leads the quorum"
-    voter = next((v for v in state.voters if v.node_id == node_id), None)
-    if voter is None:
-        return f"controller {node_id} is not among the quorum's voters"
-    if voter.node_id != state.leader and voter.last_caught_up_ms < since_ms:
-        return f"controller {node_id} has not caught up with the leader since it restarted"
-    return ""
 
 
 # --- the cluster ---------------------------------------------------------------------------------
@@ -232,65 +219,25 @@ def _roll_options(options: RotateOptions) -> roll.RollOptions:
 def _roll_controllers(session: Session, plan: _Plan, options: RotateOptions, secrets: tuple[SecretFile, ...]) -> tuple[str, ...]:
     """Each controller service whose secrets changed, one at a time, each back in the quorum before the next."""
     restarted = []
-    controllers = health.kept_controllers(session.inventory, session.docker, options.stack_name).controllers
-    for index, (name, node_id) in enumerate((c.service, c.node_id) for c in controllers):
+    view = controllers.QuorumView(plan.manager, plan.addresses, plan.login)
+    kept = health.kept_controllers(session.inventory, session.docker, options.stack_name).controllers
+    for index, (name, node_id) in enumerate((c.service, c.node_id) for c in kept):
         service = f"{options.stack_name}_{name}"
         spec = dockerapi.service_spec(plan.manager, service)
         change = secret_change(options.stack_name, spec.secrets if spec else (), secrets)
         if change is None:
             continue
-        report = functools.partial(_say, session.progress, index, len(controllers), name)
+        report = functools.partial(_say, session.progress, index, len(kept), name)
         report(f"restarting controller {node_id} with its new certificates")
-        before = _running_container(plan.manager, service)
-        roll.create_secrets(plan.manager, options.stack_name, secrets)
-        dockerapi.update_service(plan.manager, service, secrets=change)
-        _wait_controller(plan, _Controller(service, node_id, before), options.timeout, report)
+
+        def update(service: str = service, change: SecretChange = change) -> None:
+            roll.create_secrets(plan.manager, options.stack_name, secrets)
+            dockerapi.update_service(plan.manager, service, secrets=change)
+
+        controllers.restart(view, service, node_id, update, options.timeout, report, "run certs rotate again to resume")
         restarted.append(name)
     return tuple(restarted)
 
 
 def _say(progress: Progress, index: int, total: int, name: str, message: str) -> None:
     progress(index, total, f"{name}: {message}")
-
-
-@dataclass(frozen=True)
-class _Controller:
-    service: str
-    node_id: int
-    old_container: str  # the container being replaced
-
-
-def _running_container(manager: Engine, service: str) -> str:
-    state = dockerapi.service_state(manager, service)
-    task = next((t for t in state.tasks if t.current and t.state == t.desired_state == "running"), None) if state else None
-    return task.container_id if task else ""
-
-
-def _wait_controller(plan: _Plan, controller: _Controller, timeout: float, report: Callable[[str], None]) -> None:
-    """Until its new task runs and the quorum (described through a broker) shows it caught up since then."""
-    since_ms = 0
-
-    def look() -> str:
-        nonlocal since_ms
-        if not since_ms:
-            container = _running_container(plan.manager, controller.service)
-            since_ms = int(time.time() * 1000) if container and container != controller.old_container else 0
-        return _controller_state(plan, controller.node_id, since_ms) if since_ms else "its new task is not running yet"
-
-    why = waits.until_ready(look, timeout, report)
-    if why:
-        raise OperationError(
-            f"controller {controller.node_id} did not come back within {timeout:g} s: {why}",
-            hint="see `swarmkit status -i INVENTORY` and the controller's logs; run certs rotate again to resume",
-        )
-    report(f"controller {controller.node_id} back and caught up")
-
-
-def _controller_state(plan: _Plan, node_id: int, since_ms: int) -> str:
-    failure = "no broker answered"
-    for host, port in plan.addresses:
-        try:
-            return controller_not_ready(quorum.describe_quorum(host, port, 5.0, plan.login), node_id, since_ms)
-        except BrokerError as error:
-            failure = error.message
-    return f"the quorum cannot be described: {failure}"

@@ -177,15 +177,17 @@ class Changes:
     rolls: tuple[str, ...]  # reasons every broker restarts (a rolling update of the broker service)
     restarts: tuple[str, ...]  # single brokers restarting (their identity changes)
     users: tuple[UserChange, ...] = ()
+    upgrade: tuple[str, ...] = ()  # the Kafka release the inventory names: the upgrade and the finalize
 
     @property
     def pending(self) -> bool:
-        return not self.deployed or bool(self.topics or self.rolls or self.restarts or self.users)
+        return not self.deployed or bool(self.topics or self.rolls or self.restarts or self.users or self.upgrade)
 
     def lines(self) -> list[str]:
         if not self.pending:
             return ["no changes"]
         found = [] if self.deployed else [f"deploy stack {self.stack} (not deployed yet)"]
+        found += list(self.upgrade)
         found += [change.line() for change in self.topics]
         found += [change.line() for change in self.users]
         found += [f"roll every broker: {reason}" for reason in self.rolls]
@@ -200,6 +202,7 @@ class Changes:
             "rolls": list(self.rolls),
             "restarts": list(self.restarts),
             "users": [change.to_dict() for change in self.users],
+            "upgrade": list(self.upgrade),
             "lines": self.lines(),
         }
 

@@ -5,8 +5,9 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 2. read the swarm: every inventory host must be a member, no unknown node may be eligible for a
    broker, the apache cluster id kept on the managers must agree with the options;
 3. render the stack (it never names a node, so it only changes when the options change);
-4. allocate broker ids and write each node's identity volume (only where the content differs, and
-   only where the brokers read it: not for tansu advertising hostnames);
+4. allocate broker ids, copy the metrics agent's jar into each node's volume (apache; first, so that a
+   broker task that finds its identity finds the agent too) and write each node's identity volume (only
+   where the content differs, and only where the brokers read it: not for tansu advertising hostnames);
 5. ``docker stack deploy`` (an unchanged stack leaves every task running);
 6. wait until each eligible node runs a task of the present spec whose external port, asked from
    this machine, answers Kafka metadata advertising the host expected for that node;
@@ -15,6 +16,7 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -32,10 +34,12 @@ from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
 from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
-from swarmkit.ops import admin_login, declared, startup, users
+from swarmkit.ops import admin_login, declared, startup, upgrade, users
+from swarmkit.ops.controllers import QuorumView, redeploy, running_container
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
+from swarmkit.stack import metrics
 from swarmkit.stack.compose import StackRequest, expected_advertised_host
 from swarmkit.stack.controllers import ControllerSet, check_manager_set
 from swarmkit.stack.deployed import broker_id_of, host_of
@@ -501,12 +505,16 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     targets = _targets(options, eligible, allocation, security)
     limits = waits.WaitLimits(options.stall_timeout, options.timeout or BASE_CAP + CAP_PER_NODE * total)
     rollout = _Rollout(docker, request, targets, _Watch(options.check_kafka, limits, engine.START_MARKERS))
+    if metrics.AGENT_VOLUME in engine.volumes(request):  # before the identities: a broker task that can start has it
+        progress(0, total, "copying the metrics agent to every node")
+        _deliver_agent(docker, request, members)
     if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
         progress(0, total, "writing node identities")
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
         identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
     restore_admin = admin_login.needed(manager, options.stack_name, options.listeners.sasl, cluster_kept)
+    rollout.controllers_one_at_a_time(progress, options.stall_timeout)
     deployed = rollout.deploy_stack(progress)
     if restore_admin:
         admin_login.restore(docker, request, limits.stall, progress)
@@ -559,6 +567,27 @@ class _Rollout:
         _deploy_stack(self.manager, self.request.stack_name, render(self.request))
         return time.monotonic()
 
+    def controllers_one_at_a_time(self, progress: Progress, timeout: float) -> None:
+        """Each running controller whose spec the stack changes (another image, a setting, or only what `docker
+        service update` left: `upgrade`, `certs rotate`) is deployed alone first, the followers before the active
+        one, each back and caught up before the next; the stack deploy then finds them as it renders them.  Deployed
+        together, every changed controller would restart at once and leave the quorum without a leader."""
+        stack, kept = self.request.stack_name, self.request.controllers
+        running = [c for c in (kept.controllers if kept else ()) if running_container(self.manager, f"{stack}_{c.service}")]
+        if not running or not self.targets:
+            return
+        addresses = tuple((host, int(port)) for host, _, port in (t.bootstrap.rpartition(":") for t in self.targets))
+        view = QuorumView(self.manager, addresses, self.targets[0].security)
+        try:
+            leader = view.describe().leader
+        except BrokerError:
+            return  # no quorum to keep led: the stack deploy goes on as before
+        for controller in sorted(running, key=lambda c: (c.node_id == leader, c.node_id)):
+            name = controller.service
+            alone = functools.partial(_deploy_stack, self.manager, stack, render_services(self.request, [name]))
+            said = functools.partial(_say, progress, len(running), name)
+            redeploy(view, f"{stack}_{name}", controller.node_id, alone, timeout, said)
+
     def converge(self, progress: Progress) -> None:
         _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
 
@@ -578,6 +607,10 @@ class _Rollout:
             progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
             dockerapi.stop_container(self.docker[target.member.host], task.container_id, STOP_GRACE_S)
             _converge(self.docker, self.manager, service, [target], self.watch, progress)
+
+
+def _say(progress: Progress, total: int, name: str, message: str) -> None:
+    progress(0, total, f"{name}: {message}")
 
 
 def _allocate_ids(
@@ -610,6 +643,18 @@ def _write_identities(
         lambda m: identity.write_identity_through_swarm(manager, m.node, image, volume, stack, content[m.node.id]), joined
     )
     return _Identities(allocation, dict(zip((m.node.id for m in direct + joined), outcomes)))
+
+
+def _deliver_agent(docker: DockerHosts, request: StackRequest, members: list[_Member]) -> None:
+    """Each node's metrics-agent volume, filled from swarmkit's probe image (shipped where missing, as for
+    preflight) before the stack starts: directly where swarmkit reaches the engine, else through the swarm."""
+    probe = shipping.with_probe_image(request.inventory, docker).stack.probe_image
+    manager = docker[request.inventory.first_manager]
+    copy = identity.AgentCopy(
+        probe, metrics.PROBE_AGENT, metrics.agent_volume(request.stack_name), metrics.AGENT_FILE, request.stack_name
+    )
+    fan_out(lambda m: identity.fill_agent(docker[m.host], copy), [m for m in members if not m.via_swarm])
+    fan_out(lambda m: identity.fill_agent_through_swarm(manager, m.node, copy), [m for m in members if m.via_swarm])
 
 
 def _secured(
@@ -697,6 +742,7 @@ def up(plan: DeployPlan, session: Session, preflight: PreflightGate | None = Pre
     inventory, docker = plan.inventory, session.docker
     if plan.engine.KRAFT:
         guard_controllers(plan, session)
+        plan = _declared_release(plan, session)
     source = session.local if shipping.is_own(plan.broker_image) else None
     built_here = shipping.ensure_here(source, plan.broker_image) if source is not None else False
     report = gate_preflight(plan, session, preflight) if preflight is not None else None
@@ -706,6 +752,25 @@ def up(plan: DeployPlan, session: Session, preflight: PreflightGate | None = Pre
         swarm_result = swarm.swarm_up(inventory, docker=docker, infos=infos)
     shipped = distributing.result()
     return UpResult(report, swarm_result, deploy(plan, session, swarm_result), shipped)
+
+
+def _declared_release(plan: DeployPlan, session: Session) -> DeployPlan:
+    """A deployed cluster on another release than the inventory's ``stack.kafka_version`` is moved to it first
+    (`swarmkit upgrade`'s way: one node at a time, then finalized); the deploy keeps the image it then runs."""
+    version, stack = plan.inventory.stack.kafka_version, plan.options.stack_name
+    if not version or not _deployed(session.docker[plan.inventory.first_manager], stack):
+        return plan
+    port = plan.options.listeners.external_listener.port
+    image = upgrade.apply_declared(session, stack, port, version)
+    return replace(plan, options=replace(plan.options, image=image))
+
+
+def _deployed(manager: Engine, stack: str) -> bool:
+    """Whether the stack's brokers run; False before the swarm exists (a first `up`: its manager is none yet)."""
+    try:
+        return dockerapi.service_state(manager, f"{stack}_broker") is not None
+    except EngineError:
+        return False
 
 
 def _distribute(

@@ -8,6 +8,7 @@ import yaml
 
 from swarmkit.hosts.dockerapi import service_spec, swarm_nodes
 from swarmkit.hosts.session import Session
+from swarmkit.ops import upgrade
 from swarmkit.ops.declared import Changes, diff_topics, diff_users, roll_reasons, topic_states, user_states, zone_moves
 from swarmkit.ops.deploy import render_for
 from swarmkit.ops.plan import DeployPlan
@@ -35,7 +36,11 @@ def read_changes(plan: DeployPlan, session: Session) -> Changes:
         return Changes(options.stack_name, False, tuple(diff_topics(specs, {})), (), (), tuple(diff_users(declared_users, {})))
     env, image = _rendered_broker(plan, session)
     spec = service_spec(manager, deployed.broker_service)
-    rolls = roll_reasons(env, image, deployed.service.env, spec.image if spec else "")
+    version = inventory.stack.kafka_version
+    port = options.listeners.external_listener.port
+    release = tuple(upgrade.declared_lines(session, options.stack_name, port, version)) if version else ()
+    running = spec.image if spec else ""
+    rolls = roll_reasons(env, running if version else image, deployed.service.env, running)
     security = pki.admin_by_address(inventory, options.stack_name, deployed.security)
     bootstrap = f"{inventory.hosts[0].address}:{options.listeners.external_listener.port}"
     topics = diff_topics(specs, topic_states(bootstrap, [s.name for s in specs], security, ADMIN_TIMEOUT)) if specs else []
@@ -43,7 +48,7 @@ def read_changes(plan: DeployPlan, session: Session) -> Changes:
         declared_users, _user_states(declared_users, bootstrap, security) if deployed.security == "sasl_ssl" else {}
     )
     moves = zone_moves(inventory, swarm_nodes(manager))
-    return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(moves), tuple(users))
+    return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(moves), tuple(users), release)
 
 
 def _user_states(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from swarmkit import names, waits
 from swarmkit.defaults import ROLL_BROKER_TIMEOUT
@@ -54,6 +54,7 @@ CHECK_TIMEOUT = 15.0  # the one read before anything changes: a TLS and SCRAM lo
 OWNED_ENV = frozenset(
     {"KAFKA_NODE_ID", "KAFKA_BROKER_ID", "KAFKA_ADVERTISED_LISTENERS", "KAFKA_BROKER_RACK"}
 )  # the entrypoint sets them
+ELECTION_WAIT_S = 30.0  # until the metadata shows the elected leaders
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class RollOptions:
     external_port: int = 9094
     broker_timeout: float = ROLL_BROKER_TIMEOUT  # per broker: back, registered and in sync
     secrets: tuple[SecretFile, ...] = ()  # the brokers' secrets as they should be (certificates: certs rotate)
+    resume: bool = False  # with a spec change: brokers already on the new spec are not restarted again (upgrade)
 
     @property
     def changes_spec(self) -> bool:
@@ -92,6 +94,9 @@ class RollReport:
     total_s: float = 0.0
     held: bool = False  # swarm's updater is still held (a spec change stopped half-way)
     hint: str = ""
+    leaders_before: dict[int, int] = field(default_factory=dict)  # partitions each broker led before the roll
+    leaders_after: dict[int, int] = field(default_factory=dict)  # ... after it and the preferred-leader election
+    election: tuple[str, ...] = ()  # partitions whose preferred replica could not take the leadership back
 
     @property
     def ok(self) -> bool:
@@ -155,11 +160,25 @@ def not_ready(broker_id: int, registered: Sequence[int], partitions: Sequence[Pa
     return ""
 
 
+def leader_spread(partitions: Sequence[PartitionState]) -> dict[int, int]:
+    """How many partitions each broker leads (every replica holder listed, 0 when it leads none)."""
+    spread = dict.fromkeys(sorted({r for p in partitions for r in p.replicas}), 0)
+    for partition in partitions:
+        if partition.leader >= 0:
+            spread[partition.leader] = spread.get(partition.leader, 0) + 1
+    return spread
+
+
+def not_preferred(partitions: Sequence[PartitionState]) -> list[tuple[str, int]]:
+    """The partitions led by another replica than their first (preferred) one, whose preferred replica is in sync."""
+    return [(p.topic, p.partition) for p in partitions if p.replicas and p.leader != p.replicas[0] and p.replicas[0] in p.isr]
+
+
 # --- the cluster ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Target:
+class BrokerTarget:
     host: Host
     node_id: str
     broker_id: int
@@ -172,14 +191,14 @@ class _Target:
 
 
 @dataclass(frozen=True)
-class _Cluster:
+class ClusterView:
     """How the roll reads the cluster: every chosen node's client port, swarmkit's admin login by address."""
 
     bootstrap: str
     security: ClientSecurity | None
 
 
-def _readiness(target: _Target, state: ServiceState, cluster: _Cluster) -> tuple[str, str]:
+def _readiness(target: BrokerTarget, state: ServiceState, cluster: ClusterView) -> tuple[str, str]:
     """(new container id, why not ready yet or "")."""
     task = state.running_on(target.node_id)
     if task is None or task.container_id == target.container_id:
@@ -195,7 +214,7 @@ def _readiness(target: _Target, state: ServiceState, cluster: _Cluster) -> tuple
 
 
 def _wait_back(
-    manager: Engine, service: str, target: _Target, cluster: _Cluster, timeout: float, report: Callable[[str], None]
+    manager: Engine, service: str, target: BrokerTarget, cluster: ClusterView, timeout: float, report: Callable[[str], None]
 ) -> BrokerRoll:
     """Poll until the target's broker is back and the cluster in sync, or the timeout passes."""
     started, pause = time.monotonic(), waits.Pause()
@@ -218,7 +237,7 @@ def _wait_back(
 
 def _targets(
     inventory: Inventory, docker: DockerHosts, manager: Engine, state: ServiceState, options: RollOptions
-) -> list[_Target]:
+) -> list[BrokerTarget]:
     """Each chosen host's broker as it runs now; a broker not running stops the roll before it starts."""
     engines = engine_states(inventory, docker)
     nodes = dockerapi.swarm_nodes(manager)
@@ -234,20 +253,20 @@ def _targets(
                 hint="see `swarmkit status -i INVENTORY`; bring it back (or `swarmkit up`) first",
             )
         bootstrap = f"{host.address}:{options.external_port}"
-        targets.append(_Target(host, node.id, broker_id, running[0].container_id, bootstrap))
+        targets.append(BrokerTarget(host, node.id, broker_id, running[0].container_id, bootstrap))
     return targets
 
 
-def _not_ready_now(targets: Sequence[_Target], cluster: _Cluster, timeout: float) -> str:
+def not_ready_now(targets: Sequence[BrokerTarget], cluster: ClusterView, timeout: float) -> str:
     """Why the brokers cannot be rolled now ("" when they can); BrokerError when the cluster cannot be read."""
     registered, partitions = admin.partition_states(cluster.bootstrap, timeout, cluster.security)
     return next((why for target in targets if (why := not_ready(target.broker_id, registered, partitions))), "")
 
 
-def _check_ready(targets: Sequence[_Target], cluster: _Cluster) -> None:
+def _check_ready(targets: Sequence[BrokerTarget], cluster: ClusterView) -> None:
     """Nothing is stopped unless every broker is registered and every partition in sync."""
     try:
-        why = _not_ready_now(targets, cluster, CHECK_TIMEOUT)
+        why = not_ready_now(targets, cluster, CHECK_TIMEOUT)
     except BrokerError as error:
         raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
     if why:
@@ -257,14 +276,14 @@ def _check_ready(targets: Sequence[_Target], cluster: _Cluster) -> None:
         )
 
 
-def _pull(docker: DockerHosts, targets: Sequence[_Target], image: str) -> None:
+def _pull(docker: DockerHosts, targets: Sequence[BrokerTarget], image: str) -> None:
     try:
         fan_out(lambda target: dockerapi.ensure_image(docker[target.host], image), targets)
     except SwarmkitError as error:
         raise OperationError(f"{error.message}; nothing was changed", hint=error.hint) from None
 
 
-def _first_taken(manager: Engine, service: str, targets: list[_Target], timeout: float) -> _Target | None:
+def _first_taken(manager: Engine, service: str, targets: list[BrokerTarget], timeout: float) -> BrokerTarget | None:
     """The broker swarm's updater replaces after a spec change (None: the spec did not change, or an interrupted
     roll left brokers on the present spec: the held updater replaces no other, the roll restarts them in turn)."""
     deadline, pause = time.monotonic() + timeout, waits.Pause()
@@ -347,14 +366,16 @@ def replicated_brokers(manager: Engine, stack: str) -> ServiceState:
     return state
 
 
-def _view(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+def _view(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[BrokerTarget], ClusterView]:
     """Each broker to roll, and how to read the cluster; OperationError unless every broker runs."""
     targets = _targets(session.inventory, session.docker, manager, state, options)
     login = pki.admin_by_address(session.inventory, options.stack_name, DeployedStack(options.stack_name, state).security)
-    return targets, _Cluster(",".join(t.bootstrap for t in targets), login)
+    return targets, ClusterView(",".join(t.bootstrap for t in targets), login)
 
 
-def _ready(session: Session, manager: Engine, state: ServiceState, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+def _ready(
+    session: Session, manager: Engine, state: ServiceState, options: RollOptions
+) -> tuple[list[BrokerTarget], ClusterView]:
     """Each broker to roll, and how to read the cluster; OperationError unless every broker runs, is registered
     and every partition is in sync."""
     targets, cluster = _view(session, manager, state, options)
@@ -362,25 +383,25 @@ def _ready(session: Session, manager: Engine, state: ServiceState, options: Roll
     return targets, cluster
 
 
-def _deployed_view(session: Session, options: RollOptions) -> tuple[list[_Target], _Cluster]:
+def deployed_view(session: Session, options: RollOptions) -> tuple[list[BrokerTarget], ClusterView]:
     manager = session.docker[active_manager(session.inventory, engine_states(session.inventory, session.docker))]
     return _view(session, manager, replicated_brokers(manager, options.stack_name), options)
 
 
 def check_ready(session: Session, options: RollOptions) -> None:
     """What a roll checks before it changes anything, for an operation that changes something else first."""
-    _check_ready(*_deployed_view(session, options))
+    _check_ready(*deployed_view(session, options))
 
 
 def wait_in_sync(session: Session, options: RollOptions, bound: float) -> str:
     """What a roll checks before it stops a broker, looked at again for up to ``bound`` s with progress: an
     operation's own restarts leave replicas catching up for a while.  Why the cluster is still not ready ("" when
     it is); OperationError when a broker is not running at all."""
-    targets, cluster = _deployed_view(session, options)
+    targets, cluster = deployed_view(session, options)
 
     def look() -> str:
         try:
-            return _not_ready_now(targets, cluster, CHECK_TIMEOUT)
+            return not_ready_now(targets, cluster, CHECK_TIMEOUT)
         except BrokerError as error:
             return f"the cluster cannot be read: {error.message}"
 
@@ -397,6 +418,7 @@ def roll(session: Session, options: RollOptions) -> RollReport:
     state = replicated_brokers(manager, options.stack_name)
     change = _plan_change(manager, service, options, state) if options.changes_spec else None
     targets, cluster = _ready(session, manager, state, options)
+    before = _spread(cluster)
     if options.image:
         progress(0, len(targets), f"pulling {options.image} on every node")
         _pull(docker, targets, options.image)
@@ -414,11 +436,12 @@ def roll(session: Session, options: RollOptions) -> RollReport:
             secrets=change.secrets,
         )
         first = _first_taken(manager, service, targets, ROLL_BROKER_TIMEOUT)
-    order = ([first] if first else []) + [t for t in targets if t is not first]
+    order = ([first] if first else []) + [t for t in targets if t is not first and not _skipped(manager, service, t, options)]
     results = _roll_each(docker, manager, service, order, first, cluster, options, progress)
-    done = len(results) == len(order) and results[-1].ok
+    done = not order or (len(results) == len(order) and results[-1].ok)
     if change and done:
         dockerapi.update_service(manager, service, update_delay_ns=change.restore_delay_ns)
+    after, refused = _elect(cluster, progress) if done else ({}, [])
     return RollReport(
         stack=options.stack_name,
         image=options.image or "",
@@ -428,16 +451,56 @@ def roll(session: Session, options: RollOptions) -> RollReport:
         total_s=time.monotonic() - started,
         held=options.changes_spec and not done,
         hint="" if done else _failure_hint(service, options),
+        leaders_before=before,
+        leaders_after=after,
+        election=tuple(refused),
     )
+
+
+def _skipped(manager: Engine, service: str, target: BrokerTarget, options: RollOptions) -> bool:
+    """A resumed spec change leaves out the brokers whose running task already runs the new spec."""
+    if not (options.resume and options.changes_spec):
+        return False
+    state = dockerapi.service_state(manager, service)
+    return state is not None and state.running_on(target.node_id) is not None
+
+
+def _spread(cluster: ClusterView) -> dict[int, int]:
+    _, partitions = admin.partition_states(cluster.bootstrap, CHECK_TIMEOUT, cluster.security)
+    return leader_spread(partitions)
+
+
+def _elect(cluster: ClusterView, progress: Progress) -> tuple[dict[int, int], list[str]]:
+    """Give each partition back to its preferred replica (a restarted broker leads nothing until then), and wait
+    until the metadata shows it; the leader spread after, and the partitions that refused."""
+    try:
+        _, partitions = admin.partition_states(cluster.bootstrap, CHECK_TIMEOUT, cluster.security)
+        wanted = not_preferred(partitions)
+        refused = admin.elect_preferred_leaders(cluster.bootstrap, wanted, CHECK_TIMEOUT, cluster.security) if wanted else []
+    except BrokerError as error:
+        return {}, [f"no preferred-leader election: {error.message}"]
+    progress(0, 0, f"preferred-leader election: {len(wanted)} partition(s) handed back to their preferred replica")
+
+    def look() -> str:
+        nonlocal partitions
+        try:
+            _, partitions = admin.partition_states(cluster.bootstrap, CHECK_TIMEOUT, cluster.security)
+        except BrokerError as error:
+            return error.message
+        left = len(not_preferred(partitions)) - len(refused)
+        return f"{left} partition(s) not led by their preferred replica yet" if left > 0 else ""
+
+    waits.until_ready(look, ELECTION_WAIT_S, lambda why: progress(0, 0, why))
+    return leader_spread(partitions), refused
 
 
 def _roll_each(
     docker: DockerHosts,
     manager: Engine,
     service: str,
-    order: list[_Target],
-    first: _Target | None,
-    cluster: _Cluster,
+    order: list[BrokerTarget],
+    first: BrokerTarget | None,
+    cluster: ClusterView,
     options: RollOptions,
     progress: Progress,
 ) -> list[BrokerRoll]:

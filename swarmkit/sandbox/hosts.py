@@ -28,7 +28,7 @@ from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import TlsFiles
 from swarmkit.images import image, maven
-from swarmkit.sandbox import sshd
+from swarmkit.sandbox import disks, sshd
 from swarmkit.sandbox.system import in_netns as _in_netns
 from swarmkit.sandbox.system import run as _run
 from swarmkit.sandbox.system import spawn_in_host
@@ -98,6 +98,8 @@ class Sandbox:
     engine: str = "apache"
     managers: int = 1
     endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
+    data_limit: str = ""  # each host's broker data disk, e.g. 256m (disks.py); "" for none
+    kafka_version: str = image.KAFKA_VERSION  # the apache engine's image: swarmkit/kafka of this version
 
     @property
     def directory(self) -> Path:
@@ -199,6 +201,8 @@ def load(name: str) -> Sandbox:
         engine=data.get("engine", "tansu"),
         managers=data.get("managers", 1),
         endpoint=data.get("endpoint", "unix"),
+        data_limit=data.get("data_limit", ""),
+        kafka_version=data.get("kafka_version", image.KAFKA_VERSION),
     )
 
 
@@ -354,6 +358,8 @@ def _start_engine(sandbox: Sandbox, host: SandboxHost, tls: TlsFiles | None = No
     """
     directory = Path(host.directory)
     directory.mkdir(parents=True, exist_ok=True)
+    if sandbox.data_limit:  # before dockerd: its mount namespace is a copy of this one
+        disks.mount(host.directory, sandbox.data_limit)
     script = (
         f"exec dockerd --data-root {directory}/data --exec-root {directory}/exec"
         f" -H unix://{directory}/docker.sock --pidfile {directory}/docker.pid"
@@ -377,6 +383,8 @@ def _bring_up_hosts(sandbox: Sandbox, hosts: list[SandboxHost], report: Report =
         started.append(replace(host, pid=_start_engine(sandbox, host)))
         _save(replace(sandbox, hosts=sandbox.hosts + tuple(started)))
     fan_out(_wait_engine, started)
+    if sandbox.data_limit:
+        fan_out(lambda h: disks.create_volume(h.docker, h.directory), started)
     report(f"engines ready on {', '.join(h.name for h in started)}")
     if sandbox.endpoint == "ssh":
         started = fan_out(lambda h: replace(h, sshd_pid=sshd.start_server(sandbox.name, h)), started)
@@ -421,6 +429,7 @@ def inventory_document(sandbox: Sandbox) -> dict:
             "engine": sandbox.engine,
             "image": sandbox.images.get(sandbox.engine, ""),
             "probe_image": sandbox.images.get("probe", ""),
+            **({"kafka_version": sandbox.kafka_version} if sandbox.engine == "apache" else {}),
         },
         "hosts": [
             {
@@ -449,7 +458,7 @@ def _write_inventory(sandbox: Sandbox) -> None:
 def publish_images(sandbox: Sandbox) -> Sandbox:
     """Build on the first host and push to the sandbox registry; the others pull as servers would."""
     builder = sandbox.hosts[0].docker
-    broker_recipe = image.kafka_recipe() if sandbox.engine == "apache" else image.tansu_recipe()
+    broker_recipe = image.kafka_recipe(sandbox.kafka_version) if sandbox.engine == "apache" else image.tansu_recipe()
     images = {
         sandbox.engine: image.publish(builder, broker_recipe, sandbox.registry),
         "probe": image.publish(builder, image.probe_recipe(), sandbox.registry),
@@ -471,13 +480,19 @@ def up(
     *,
     report: Report = _quiet,
     endpoint: str = "unix",
+    data_limit: str = "",
+    kafka_version: str = image.KAFKA_VERSION,
 ) -> Sandbox:
     """Hosts 1..``managers`` become swarm managers (apache runs one KRaft controller on each).
 
     ``endpoint="ssh"``: the inventory reaches the hosts over SSH, as a user of each host's docker group (sshd.py).
+    ``data_limit`` (e.g. "256m"): each host's broker data disk has that size (disks.py), so it can fill up.
     Interrupted or failed half-way, it removes what it created (as `down` does): the next `up` starts clean."""
     check_prerequisites()
     _check_new_sandbox(name, nodes, prefix, subnet, engine, endpoint)
+    if data_limit:
+        disks.limit(data_limit)
+    image.check_kafka_version(kafka_version)
     sandbox = Sandbox(
         name=name,
         subnet=subnet,
@@ -486,6 +501,8 @@ def up(
         engine=engine,
         managers=max(1, min(managers, nodes)),
         endpoint=endpoint,
+        data_limit=data_limit,
+        kafka_version=kafka_version,
     )
     _save(sandbox)
     try:

@@ -17,8 +17,10 @@ from typing import Any
 
 import yaml
 
+from swarmkit.stack import alertmanager
+from swarmkit.stack.alertmanager import AlertSpec
 from swarmkit.stack.compose import COMPOSE_VERSION, ConfigFile, stack_script, volume
-from swarmkit.stack.metrics import AGENT_PORT
+from swarmkit.stack.metrics import AGENT_PORT, NODE_PORT, NODE_SERVICE
 
 SERVER_PORT = 9090  # inside the container; the published port is the user's
 DEFAULT_IMAGE = "swarmkit/prometheus:2.42.0"  # built from Debian's prometheus package (swarmkit.images.image)
@@ -34,6 +36,9 @@ RETENTION = "15d"
 BROKER_JOB = "kafka-broker"
 CONTROLLER_JOB = "kafka-controller"
 VERIFY_JOB = "swarmkit-verify"  # `swarmkit verify --every S --metrics-port P`, outside the swarm
+NODE_JOB = "node"  # the Kafka stack's node exporters (swarmkit.stack.metrics)
+ALERT_PORT = 9093
+PORT_LABEL = "swarmkit.published-port"
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,11 @@ class MetricsSpec:
     image: str = DEFAULT_IMAGE
     verify_targets: tuple[str, ...] = ()  # HOST:PORT of verify loops serving their verdicts
     interval_s: int = SCRAPE_INTERVAL_S  # scrapes, rule evaluations and DNS refreshes
+    alertmanager_image: str = ""  # "" = no Alertmanager
+    alert_port: int = ALERT_PORT  # Alertmanager's API, published on the manager
+    alerts: AlertSpec = AlertSpec()
+    lag_minutes: int = 10
+    disk_full: float = 0.8
 
     @property
     def interval(self) -> str:
@@ -63,7 +73,7 @@ def data_volume(kafka_stack: str) -> str:
     return f"{stack_name(kafka_stack)}_{DATA_VOLUME}"
 
 
-def _job(name: str, services: tuple[str, ...], refresh: str) -> dict[str, Any]:
+def _job(name: str, services: tuple[str, ...], refresh: str, port: int = AGENT_PORT) -> dict[str, Any]:
     """A scrape job over every task of ``services``, each target labelled with its service."""
     return {
         "job_name": name,
@@ -71,7 +81,7 @@ def _job(name: str, services: tuple[str, ...], refresh: str) -> dict[str, Any]:
             {
                 "names": [f"tasks.{service}" for service in services],
                 "type": "A",
-                "port": AGENT_PORT,
+                "port": port,
                 "refresh_interval": refresh,
             }
         ],
@@ -86,7 +96,8 @@ def server_config(spec: MetricsSpec) -> dict[str, Any]:
         jobs.append(_job(CONTROLLER_JOB, spec.controllers, spec.interval))
     if spec.verify_targets:
         jobs.append({"job_name": VERIFY_JOB, "static_configs": [{"targets": list(spec.verify_targets)}]})
-    return {
+    jobs.append(_job(NODE_JOB, (f"{spec.kafka_stack}_{NODE_SERVICE}",), spec.interval, NODE_PORT))
+    config: dict[str, Any] = {
         "global": {
             "scrape_interval": spec.interval,
             "evaluation_interval": spec.interval,
@@ -95,12 +106,58 @@ def server_config(spec: MetricsSpec) -> dict[str, Any]:
         "rule_files": [stack_script(RULES).target],
         "scrape_configs": [*jobs, {"job_name": "prometheus", "static_configs": [{"targets": [f"localhost:{SERVER_PORT}"]}]}],
     }
+    if spec.alertmanager_image:
+        target = f"{service_name(spec, alertmanager.SERVICE)}:{alertmanager.PORT}"
+        config["alerting"] = {"alertmanagers": [{"static_configs": [{"targets": [target]}]}]}
+    return config
+
+
+def service_name(spec: MetricsSpec, service: str) -> str:
+    """A service's full name, which Docker's DNS answers on every network the service is on."""
+    return f"{stack_name(spec.kafka_stack)}_{service}"
+
+
+def alert_rules(spec: MetricsSpec) -> ConfigFile:
+    """stacks/prometheus/alerts.yml with the inventory's thresholds in place of RULE_SETTINGS."""
+    rules = stack_script(RULES)
+    content = rules.content.replace("@lag_minutes@", str(spec.lag_minutes)).replace("@disk_full@", f"{spec.disk_full:g}")
+    return ConfigFile(rules.filename, content)
 
 
 def config_files(spec: MetricsSpec) -> tuple[ConfigFile, ...]:
+    """prometheus.yml, the alert rules, and (with Alertmanager) alertmanager.yml."""
     header = f"# Prometheus for Kafka stack '{spec.kafka_stack}', written by `swarmkit metrics up`.\n"
     rendered = ConfigFile("prometheus.yml", header + yaml.safe_dump(server_config(spec), sort_keys=False))
-    return (rendered, stack_script(RULES))
+    if not spec.alertmanager_image:
+        return (rendered, alert_rules(spec))
+    routes = yaml.safe_dump(alertmanager.server_config(spec.alerts), sort_keys=False)
+    header = f"# Alertmanager for Kafka stack '{spec.kafka_stack}', written by `swarmkit metrics up`.\n"
+    return (rendered, alert_rules(spec), ConfigFile("alertmanager.yml", header + routes))
+
+
+def _placed(spec: MetricsSpec, published: int, target: int) -> dict[str, Any]:
+    """On the manager, on the Kafka overlay, its port published there in host mode (and named in a label, for
+    `metrics status` to find)."""
+    return {
+        "networks": [NETWORK],
+        "ports": [{"target": target, "published": published, "protocol": "tcp", "mode": "host"}],
+        "deploy": {
+            "labels": {PORT_LABEL: str(published)},
+            "replicas": 1,
+            "endpoint_mode": "dnsrr",
+            "placement": {"constraints": [f"node.id == {spec.node_id}"]},
+            "restart_policy": {"condition": "any", "delay": "5s"},
+        },
+    }
+
+
+def _services(spec: MetricsSpec, configs: tuple[ConfigFile, ...]) -> dict[str, Any]:
+    services = {SERVICE: _service(spec, configs[:2])}
+    if spec.alertmanager_image:
+        settings = alertmanager.service(spec.alerts, spec.alertmanager_image, configs[2].target)
+        config = [{"source": configs[2].name, "target": configs[2].target}]
+        services[alertmanager.SERVICE] = settings | {"configs": config} | _placed(spec, spec.alert_port, alertmanager.PORT)
+    return services
 
 
 def _service(spec: MetricsSpec, configs: tuple[ConfigFile, ...]) -> dict[str, Any]:
@@ -114,26 +171,23 @@ def _service(spec: MetricsSpec, configs: tuple[ConfigFile, ...]) -> dict[str, An
         ],
         "configs": [{"source": config.name, "target": config.target} for config in configs],
         "volumes": [volume(DATA_VOLUME, DATA_DIR)],
-        "networks": [NETWORK],
-        "ports": [{"target": SERVER_PORT, "published": spec.port, "protocol": "tcp", "mode": "host"}],
-        "deploy": {
-            "replicas": 1,
-            "endpoint_mode": "dnsrr",
-            "placement": {"constraints": [f"node.id == {spec.node_id}"]},
-            "restart_policy": {"condition": "any", "delay": "5s"},
-        },
-    }
+    } | _placed(spec, spec.port, SERVER_PORT)
 
 
 def render_stack(spec: MetricsSpec) -> str:
     """The stack file: the same spec gives the same bytes (a redeploy of it restarts nothing)."""
     configs = config_files(spec)
-    document = {
+    volumes: dict[str, Any] = {DATA_VOLUME: {"driver": "local"}}
+    if spec.alertmanager_image:
+        volumes[alertmanager.DATA_VOLUME] = {"driver": "local"}
+    document: dict[str, Any] = {
         "version": COMPOSE_VERSION,
-        "services": {SERVICE: _service(spec, configs)},
+        "services": _services(spec, configs),
         "networks": {NETWORK: {"external": True, "name": spec.network}},
-        "volumes": {DATA_VOLUME: {"driver": "local"}},
+        "volumes": volumes,
         "configs": {config.name: {"file": f"./{config.filename}"} for config in configs},
     }
+    if spec.alerts.secrets:
+        document["secrets"] = {secret.name: {"file": f"./{secret.filename}"} for secret in spec.alerts.secrets}
     header = f"# Prometheus for Kafka stack '{spec.kafka_stack}', written by `swarmkit metrics up`; deploy beside stack.yml\n"
     return header + yaml.safe_dump(document, sort_keys=False)

@@ -178,7 +178,7 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
     and an existing one is mounted as it is)."""
     dockerapi.ensure_volume(engine, volume, {STACK_LABEL: stack})
     output = dockerapi.run_with_volume(engine, image, volume, IDENTITY_DIR, _writer(), _writer_env(content))
-    return _outcome(output, f"volume {volume} on {engine.endpoint}", image)
+    return _outcome(output, f"writing {IDENTITY_FILE} into volume {volume} on {engine.endpoint}", image)
 
 
 def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> str:
@@ -187,7 +187,7 @@ def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, v
     mount = f"type=volume,source={volume},target={IDENTITY_DIR},volume-label={STACK_LABEL}={stack}"
     job = identity_job(stack, node.id)
     output = dockerapi.run_job_on_node(manager, job, node.id, image, mount, _writer(), _writer_env(content))
-    return _outcome(output, f"volume {volume} on node {node.hostname}", image)
+    return _outcome(output, f"writing {IDENTITY_FILE} into volume {volume} on node {node.hostname}", image)
 
 
 def _writer() -> str:
@@ -198,14 +198,56 @@ def _writer_env(content: str) -> dict[str, str]:
     return {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
 
 
-def _outcome(output: str, where: str, image: str) -> str:
+def _outcome(output: str, doing: str, image: str, allowed: tuple[str, ...] = (WRITTEN, REPLACED, UNCHANGED)) -> str:
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
-    if outcome not in (WRITTEN, REPLACED, UNCHANGED):
+    if outcome not in allowed:
         raise DeployError(
-            f"writing {IDENTITY_FILE} into {where} failed: {output.strip() or 'no output'}",
+            f"{doing} failed: {output.strip() or 'no output'}",
             hint=f"the image {image} must have /bin/sh; check the engine's disk space",
         )
     return outcome
+
+
+AGENT_MOUNT = "/swarmkit/metrics-agent"  # where the helper container mounts the agent's volume
+AGENT_OUTCOMES = (WRITTEN, UNCHANGED, "absent")
+
+
+@dataclass(frozen=True)
+class AgentCopy:
+    """The metrics agent's jar: where ``image`` (swarmkit's probe image) holds it, and which volume of the stack
+    gets it under ``name``."""
+
+    image: str
+    source: str
+    volume: str
+    name: str
+    stack: str
+
+
+def fill_agent(engine: Engine, copy: AgentCopy) -> str:
+    """Copy the jar into the node's volume, created with the stack's label as the identity volume is;
+    returns ``written``, ``unchanged`` or ``absent`` (an image without it)."""
+    dockerapi.ensure_volume(engine, copy.volume, {STACK_LABEL: copy.stack})
+    output = dockerapi.run_with_volume(engine, copy.image, copy.volume, AGENT_MOUNT, _filler(), _filler_env(copy))
+    where = f"volume {copy.volume} on {engine.endpoint}"
+    return _outcome(output, f"copying the metrics agent into {where}", copy.image, AGENT_OUTCOMES)
+
+
+def fill_agent_through_swarm(manager: Engine, node: SwarmNode, copy: AgentCopy) -> str:
+    """``fill_agent`` on a node swarmkit reaches only through the swarm: a one-off job pinned to it."""
+    mount = f"type=volume,source={copy.volume},target={AGENT_MOUNT},volume-label={STACK_LABEL}={copy.stack}"
+    job = f"{identity_job(copy.stack, node.id)}-agent"
+    output = dockerapi.run_job_on_node(manager, job, node.id, copy.image, mount, _filler(), _filler_env(copy))
+    where = f"volume {copy.volume} on node {node.hostname}"
+    return _outcome(output, f"copying the metrics agent into {where}", copy.image, AGENT_OUTCOMES)
+
+
+def _filler() -> str:
+    return (STACKS_DIR / "fill-agent.sh").read_text(encoding="utf-8")
+
+
+def _filler_env(copy: AgentCopy) -> dict[str, str]:
+    return {"SWARMKIT_AGENT_SOURCE": copy.source, "SWARMKIT_AGENT_TARGET": f"{AGENT_MOUNT}/{copy.name}"}
 
 
 def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[str]:

@@ -39,6 +39,8 @@ class CountingProducer:
     errors: list[str] = field(default_factory=list)
     sent: int = 0
     config: dict[str, object] = field(default_factory=dict)  # e.g. a secure cluster's login
+    last_ack: dict[int, float] = field(default_factory=dict)  # partition -> when its last record was acknowledged
+    longest_pause: dict[int, float] = field(default_factory=dict)  # partition -> longest time between two acks
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -65,6 +67,11 @@ class CountingProducer:
     def _delivered(self, error: KafkaError | None, message) -> None:
         if error is None:
             self.acknowledged.add(int(message.value()))
+            now, partition = time.monotonic(), message.partition()
+            if partition in self.last_ack:
+                gap = now - self.last_ack[partition]
+                self.longest_pause[partition] = max(gap, self.longest_pause.get(partition, 0.0))
+            self.last_ack[partition] = now
         else:
             self.errors.append(error.str())
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from python_on_whales.exceptions import DockerException
 
+from swarmkit.images import image
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 
@@ -24,11 +25,24 @@ def fresh_sandbox(
     engine: str = "tansu",
     managers: int = 1,
     endpoint: str = "unix",
+    data_limit: str = "",
+    kafka_version: str = image.KAFKA_VERSION,
 ) -> Iterator[sandbox.Sandbox]:
     sandbox.down(name)
     try:
         inventory = str(directory / f"{name}-inventory.yaml")
-        yield sandbox.up(nodes, name, prefix, subnet, inventory, engine, managers, endpoint=endpoint)
+        yield sandbox.up(
+            nodes,
+            name,
+            prefix,
+            subnet,
+            inventory,
+            engine,
+            managers,
+            endpoint=endpoint,
+            data_limit=data_limit,
+            kafka_version=kafka_version,
+        )
     finally:
         sandbox.down(name)
 
@@ -36,7 +50,16 @@ def fresh_sandbox(
 MODULE_SANDBOX = pytest.StashKey[sandbox.Sandbox]()
 
 
-def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", managers: int = 1, endpoint: str = "unix"):
+def module_sandbox(
+    name: str,
+    nodes: int,
+    subnet: str,
+    engine: str = "tansu",
+    managers: int = 1,
+    endpoint: str = "unix",
+    data_limit: str = "",
+    kafka_version: str = image.KAFKA_VERSION,
+):
     """A module-scoped fixture: a fresh sandbox whose hosts are NAME1..NAMEn, removed after the module.
 
     tansu with one manager unless a module needs replication (apache, three managers).  The module's
@@ -45,7 +68,9 @@ def module_sandbox(name: str, nodes: int, subnet: str, engine: str = "tansu", ma
     @pytest.fixture(scope="module")
     def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[sandbox.Sandbox]:
         directory = tmp_path_factory.mktemp(name)
-        with fresh_sandbox(name, nodes, subnet, name, directory, engine, managers, endpoint) as created:
+        with fresh_sandbox(
+            name, nodes, subnet, name, directory, engine, managers, endpoint, data_limit, kafka_version
+        ) as created:
             request.node.stash[MODULE_SANDBOX] = created
             yield created
 

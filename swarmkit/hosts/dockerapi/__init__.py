@@ -19,6 +19,7 @@ from swarmkit.hosts.dockerapi.containers import (
     run_detached,
     run_with_volume,
     service_container,
+    service_image_here,
     start_host_network_script,
     stop_container,
 )
@@ -32,6 +33,7 @@ from swarmkit.hosts.dockerapi.services import (
     run_job_on_node,
     service_spec,
     service_state,
+    task_spec,
     update_service,
 )
 from swarmkit.hosts.dockerapi.stacks import deploy_stack, names_by_label, remove_stack, stack_leftovers, stack_services
@@ -47,7 +49,7 @@ from swarmkit.hosts.dockerapi.swarm import (
     swarm_nodes,
     update_node_labels,
 )
-from swarmkit.hosts.dockerapi.volumes import ensure_volume, remove_labelled_volumes
+from swarmkit.hosts.dockerapi.volumes import ensure_bind_volume, ensure_volume, remove_labelled_volumes
 
 __all__ = [
     "DockerHosts",
@@ -65,6 +67,7 @@ __all__ = [
     "deploy_stack",
     "engine_info",
     "ensure_image",
+    "ensure_bind_volume",
     "ensure_volume",
     "exec_in_container",
     "exec_in_service",
@@ -89,6 +92,7 @@ __all__ = [
     "run_with_volume",
     "save_image",
     "service_container",
+    "service_image_here",
     "service_spec",
     "service_state",
     "set_node_availability",
@@ -102,6 +106,7 @@ __all__ = [
     "swarm_leave",
     "swarm_nodes",
     "update_node_labels",
+    "task_spec",
     "update_service",
     "wait_until_ready",
 ]

@@ -147,6 +147,13 @@ def service_container(engine: Engine, service: str) -> tuple[str, str] | None:
     return parse.container_state(found[0]) if found else None
 
 
+def service_image_here(engine: Engine, service: str) -> str | None:
+    """The image of this engine's newest container of a swarm service, running or not (None without one)."""
+    filters = {"label": f"{parse.SERVICE_NAME_LABEL}={service}"}
+    listed = request(engine, f"listing the containers of {service}", lambda api: api.containers(all=True, filters=filters))
+    return str(listed[0]["Image"]) if listed else None
+
+
 def port_publishers(engine: Engine, port: int, protocol: str) -> list[tuple[str, str]]:
     """(container name, swarm service name or "") for each container publishing a host port."""
     return [parse.publisher(c) for c in _containers(engine, "containers", {"publish": f"{port}/{protocol}"})]

@@ -45,6 +45,7 @@ class TaskState:
     container_id: str
     created_at: str
     current: bool  # runs the service's present container spec (not a task an update will replace)
+    image: str = ""  # the image reference the task runs (as the service spec named it)
 
 
 @dataclass(frozen=True)

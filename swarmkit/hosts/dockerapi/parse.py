@@ -60,6 +60,15 @@ def container_spec(service: dict) -> dict:
     return ((service.get("Spec") or {}).get("TaskTemplate") or {}).get("ContainerSpec") or {}
 
 
+def task_spec(service: dict) -> dict:
+    """What swarm compares with a running task to decide whether to replace it: the service's task template (less
+    its pull options, which a running task ignores) and its endpoint spec."""
+    spec = service.get("Spec") or {}
+    template = dict(spec.get("TaskTemplate") or {})
+    template["ContainerSpec"] = {k: v for k, v in (template.get("ContainerSpec") or {}).items() if k != "PullOptions"}
+    return {"TaskTemplate": template, "EndpointSpec": spec.get("EndpointSpec")}
+
+
 def task_state(service: str, task: dict, wanted: tuple) -> TaskState:
     """One task document; ``wanted`` is the service's container fingerprint, to tell a task an update will replace."""
     status = task.get("Status") or {}
@@ -76,6 +85,7 @@ def task_state(service: str, task: dict, wanted: tuple) -> TaskState:
         container_id=(status.get("ContainerStatus") or {}).get("ContainerID", ""),
         created_at=task.get("CreatedAt", ""),
         current=container_fingerprint((task.get("Spec") or {}).get("ContainerSpec") or {}) == wanted,
+        image=str(((task.get("Spec") or {}).get("ContainerSpec") or {}).get("Image") or "").split("@")[0],
     )
 
 

@@ -47,6 +47,13 @@ def service_spec(engine: Engine, service: str) -> ServiceSpec | None:
     return None if spec is None else parse.service_spec(spec)
 
 
+def task_spec(engine: Engine, service: str) -> dict | None:
+    """What swarm compares with each running task to decide whether to replace it (``parse.task_spec``); None if
+    the service is absent."""
+    document = _service_document(engine, service)
+    return None if document is None else parse.task_spec(document)
+
+
 def update_service(
     engine: Engine,
     service: str,

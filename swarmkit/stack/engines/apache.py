@@ -52,6 +52,7 @@ DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 KRAFT = True
 NEEDS_IDENTITY = True  # the broker id comes from the identity volume
 SHARED_CLUSTER = True
+IMAGE_START = "/etc/kafka/docker/run"  # the official image's CMD (KIP-975)
 DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a new volume inherits that
 DATA_VOLUME = "data"
 CONTROLLER_DATA_VOLUME = "controller-data"
@@ -65,7 +66,6 @@ CONTROLLERS_ALIAS = "controllers"  # every controller's name on the overlay, as 
 # then runs the rest as the image's user.  Tools run in the containers as that user too.
 LOCAL_NAMES_SCRIPT = "apache/local-names.sh"
 START_USER = "root"
-IMAGE_START = "/etc/kafka/docker/run"
 INTERNAL_CLIENT_FILE = "internal-client.properties"  # TLS: what Kafka's tools in a container connect with
 # base64url, but never a leading '-': kafka-storage would read "--cluster-id -abc..." as an option
 # Heaps sized so 3-4 brokers, their controllers and Spark share a 2-core, 24 GiB machine; on real
@@ -204,11 +204,11 @@ def _broker(request: StackRequest) -> dict[str, Any]:
         "image": request.image or DEFAULT_IMAGE,
         "user": START_USER,
         "entrypoint": _named_start("/bin/sh", scripts[-1].target),
-        "configs": [config_mount(config) for config in scripts + _tool_configs(plan) + _metrics_configs(request)],
-        "environment": BROKER_DEFAULTS | _metrics_env(request) | with_extra_env(request, env),
+        "configs": [config_mount(config) for config in scripts + _tool_configs(plan) + metrics.agent_configs()],
+        "environment": BROKER_DEFAULTS | metrics.agent_env() | with_extra_env(request, env),
         "ports": [host_port(plan.external_listener)],
         "networks": [request.network],
-        "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR)],
+        "volumes": [identity_mount(), volume(DATA_VOLUME, DATA_DIR), metrics.agent_mount()],
         "stop_grace_period": STOP_GRACE,
         "deploy": broker_deploy(request),
     }
@@ -236,7 +236,7 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
         "KAFKA_HEAP_OPTS": CONTROLLER_HEAP,
         "KAFKA_JVM_PERFORMANCE_OPTS": CONTROLLER_JVM,
         **_common_env(request, "controller"),
-        **_metrics_env(request),
+        **metrics.agent_env(),
     }
     env.update(
         kafka_env(CONTROLLER_THREADS | CONTROLLER_IDLE | controller_settings(plan) | security_settings(plan, "controller"))
@@ -254,8 +254,9 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
 
 
 def _named_start(*command: str) -> list[str]:
-    """The container's command behind local-names.sh, which names its addresses and drops root."""
-    return ["/bin/sh", stack_script(LOCAL_NAMES_SCRIPT).target, *command]
+    """The container's command behind local-names.sh, which names its addresses and drops root, and
+    metrics-agent.sh, which adds the JMX exporter to the server's KAFKA_OPTS (swarmkit.stack.metrics)."""
+    return ["/bin/sh", stack_script(LOCAL_NAMES_SCRIPT).target, *metrics.agent_entrypoint(list(command))]
 
 
 def _controller_formats(request: StackRequest) -> bool:
@@ -268,7 +269,7 @@ def _controller_rest(request: StackRequest, env: dict[str, str], controller: Con
     if controller_set(request).dynamic:
         rest = {"hostname": controller.service, **rest, "networks": {request.network: {"aliases": [CONTROLLERS_ALIAS]}}}
     return rest | {
-        "volumes": [identity_mount(), volume(CONTROLLER_DATA_VOLUME, DATA_DIR)],
+        "volumes": [identity_mount(), volume(CONTROLLER_DATA_VOLUME, DATA_DIR), metrics.agent_mount()],
         "stop_grace_period": STOP_GRACE,
         "deploy": {
             "mode": "replicated",
@@ -281,14 +282,14 @@ def _controller_rest(request: StackRequest, env: dict[str, str], controller: Con
 
 
 def services(request: StackRequest) -> dict[str, dict[str, Any]]:
-    result = {BROKER_SERVICE: _broker(request)}
+    result = {BROKER_SERVICE: _broker(request), metrics.NODE_SERVICE: metrics.node_exporter(request, DATA_VOLUME)}
     for controller in controller_set(request).controllers:
         result[controller.service] = _controller(request, controller)
     return result
 
 
 def volumes(request: StackRequest) -> tuple[str, ...]:
-    return (DATA_VOLUME, CONTROLLER_DATA_VOLUME)
+    return (DATA_VOLUME, CONTROLLER_DATA_VOLUME, metrics.AGENT_VOLUME)
 
 
 def _broker_scripts(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
@@ -321,16 +322,7 @@ def _tool_configs(plan: ListenerPlan) -> tuple[ConfigFile, ...]:
 def _controller_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
     plan = request.listeners
     scripts = (LOCAL_NAMES_SCRIPT, CONTROLLER_SCRIPT) if _controller_formats(request) else (LOCAL_NAMES_SCRIPT,)
-    return _tool_configs(plan) + tuple(stack_script(path) for path in scripts) + _metrics_configs(request)
-
-
-def _metrics_configs(request: StackRequest) -> tuple[ConfigFile, ...]:
-    return metrics.agent_configs(request.image or DEFAULT_IMAGE)
-
-
-def _metrics_env(request: StackRequest) -> dict[str, str]:
-    """The Prometheus JMX exporter as a Java agent, with an image that carries it (swarmkit.stack.metrics)."""
-    return metrics.agent_env(request.image or DEFAULT_IMAGE)
+    return _tool_configs(plan) + tuple(stack_script(path) for path in scripts) + metrics.agent_configs()
 
 
 def config_files(request: StackRequest) -> tuple[ConfigFile, ...]:

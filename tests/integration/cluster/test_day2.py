@@ -16,18 +16,21 @@ or duplicated); `down --purge-data` removes the volumes and the kept labels.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
+import secrets
 import subprocess
 import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 
 from swarmkit.checks.status import status
 from swarmkit.checks.verify import VerifyOptions, VerifyReport, verify
@@ -42,11 +45,14 @@ from swarmkit.ops.deploy import deploy, guard_controllers, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.replace import replace_node
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.stack.compose import KAFKA_UID
 from swarmkit.stack.controllers import ControllerSet, directory_id
-from swarmkit.stack.metrics import AGENT_PORT
+from swarmkit.stack.metrics import AGENT_PORT, NODE_PORT
 from swarmkit.stack.topics import TopicSpec
 from swarmkit.swarm import bootstrap as swarm
 from swarmkit.swarm import identity
+from tests.integration import alert_receiver
+from tests.integration.alert_receiver import Receiver
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, producer_config, read_everything
 from tests.integration.sandboxes import in_host, module_sandbox
 
@@ -63,11 +69,82 @@ FIRING_WITHIN = 60 + 15  # raised within 60 s, firing one `for: 15s` later
 SCRAPE_EVERY = "5"  # seconds (and rule evaluations, target lookups): each wait for Prometheus is a third of the default's
 
 
+SMALL_DISK = "d21"  # its broker's data volume is a file system of its own, small enough to fill
+SMALL_DISK_MB = 256
+VERIFY_PORT = 9466  # the verify loop of the lag test, on the bridge's address
+
+
 @pytest.fixture(scope="module")
-def cluster(d2: sandbox.Sandbox) -> Inventory:
+def small_disk(d2: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """d21's volume kafka_data on a 256 MB ext4 of its own (a loop device), made before `up`, which adopts it as
+    it adopts the identity volume (same name, the stack's label): the disk alert's threshold can be passed."""
+    image = tmp_path_factory.mktemp("disk") / "d21-data.img"
+    subprocess.run(["truncate", "-s", f"{SMALL_DISK_MB}M", str(image)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-m", "0", "-E", "root_owner=1000:1000", str(image)], check=True)  # appuser's
+    subprocess.run(["debugfs", "-w", "-R", "rmdir lost+found", str(image)], check=True, capture_output=True)  # not a log
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True, check=True).stdout
+    endpoint = d2.host(SMALL_DISK).endpoint
+    options = ["--opt", "type=ext4", "--opt", f"device={device.strip()}", "--label", "com.docker.stack.namespace=kafka"]
+    assert run("docker", "-H", endpoint, "volume", "create", *options, "kafka_data").returncode == 0
+    yield device.strip()
+    subprocess.run(["losetup", "-d", device.strip()], check=False)  # still mounted: detached once the sandbox is gone
+
+
+@pytest.fixture(scope="module")
+def cluster(d2: sandbox.Sandbox, small_disk: str) -> Inventory:
     inventory = load_inventory(d2.inventory_path)
     assert up(plan(inventory, DeployOptions(topics=TOPICS)), Session.of(inventory)).ok
     return inventory
+
+
+@pytest.fixture(scope="module")
+def receiver(d2: sandbox.Sandbox) -> Iterator[Receiver]:
+    """Alertmanager's webhook, served here on the bridge's address."""
+    started = alert_receiver.start(d2.gateway)
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def secret_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A webhook token and an SMTP password, each in a file the inventory names."""
+    directory = tmp_path_factory.mktemp("secrets")
+    found = {}
+    for name in ("token", "password"):
+        found[name] = directory / name
+        found[name].write_text(f"swarmkit-{name}-{secrets.token_hex(12)}\n")
+    return found
+
+
+@pytest.fixture(scope="module")
+def alerting(d2: sandbox.Sandbox, receiver: Receiver, secret_files: dict[str, Path]) -> dict:
+    """The inventory's metrics block: the test's webhook with a token, an e-mail receiver whose server does not
+    answer (it counts as failed), the intervals shortened (group_wait 1 s, group_interval 5 s), lag over 1 min."""
+    return {
+        "alerts": {
+            "webhook": {"url": receiver.url, "token_file": str(secret_files["token"])},
+            "email": {
+                "to": "oncall@example.invalid",
+                "from": "kafka@example.invalid",
+                "smarthost": f"{d2.gateway}:9",  # nothing listens there: delivery fails, and says so
+                "username": "kafka",
+                "password_file": str(secret_files["password"]),
+                "require_tls": False,
+            },
+            "group_wait": 1,
+            "group_interval": 5,
+            "repeat_interval": 3600,
+        },
+        "lag_minutes": 1,
+    }
+
+
+def with_metrics(inventory: Inventory, alerting: dict) -> str:
+    """A copy of the inventory with the metrics block, beside it."""
+    document = yaml.safe_load(Path(inventory.path or "").read_text())
+    path = Path(inventory.path or "").with_name("with-metrics.yaml")
+    path.write_text(yaml.safe_dump({**document, "metrics": alerting}, sort_keys=False))
+    return str(path)
 
 
 def run(*command: object, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -165,15 +242,20 @@ def wait_for(what: str, check, timeout: float, every: float = 2.0):
     return found
 
 
-def metrics_up(inventory: Inventory) -> str:
-    done = run(SWARMKIT, "metrics", "up", "-i", inventory.path, "--scrape-interval", SCRAPE_EVERY, "--json", timeout=600)
+def metrics_up(inventory: Inventory, alerting: dict, gateway: str) -> str:
+    """`metrics up` with the test's receivers, and the lag test's verify loop as a target (down until it runs)."""
+    target = f"{gateway}:{VERIFY_PORT}"
+    args = ["-i", with_metrics(inventory, alerting), "--scrape-interval", SCRAPE_EVERY, "--verify-target", target, "--json"]
+    done = run(SWARMKIT, "metrics", "up", *args, timeout=600)
     assert done.returncode == 0
-    return json.loads(done.stdout)["url"]
+    server = json.loads(done.stdout)
+    assert server["receivers"] == [f"webhook {alerting['alerts']['webhook']['url']}", "email oncall@example.invalid"]
+    return server["url"]
 
 
 @pytest.fixture(scope="module")
-def metrics_url(cluster: Inventory) -> str:
-    return metrics_up(cluster)
+def metrics_url(d2: sandbox.Sandbox, cluster: Inventory, alerting: dict) -> str:
+    return metrics_up(cluster, alerting, d2.gateway)
 
 
 def scraped(url: str) -> dict[str, int]:
@@ -197,7 +279,35 @@ def test_metrics_up_scrapes_every_broker_and_controller(cluster: Inventory, metr
     )
     assert active[0]["value"][1] == "1"
     rules = {rule["name"] for group in prometheus(metrics_url, "rules") for rule in group["rules"]}
-    assert {"KafkaBrokerDown", "KafkaUnderReplicatedPartitions", "KafkaOfflinePartitions"} <= rules
+    assert {
+        "KafkaBrokerDown",
+        "KafkaUnderReplicatedPartitions",
+        "KafkaNodeDown",
+        "KafkaDiskFilling",
+        "ConsumerLagGrowing",
+    } <= rules
+    wait_for("a node exporter on every node", lambda: node_names(metrics_url) == ["d21", "d22", "d23"], 60)
+    wait_for("every broker's log directory size", lambda: len(sized(metrics_url)) == 3, 30)  # a rule: an evaluation later
+
+
+def sized(url: str) -> list:
+    return prometheus(url, "query", query="kafka_log_dir_size_bytes > 0")
+
+
+def node_names(url: str) -> list[str]:
+    return sorted(s["metric"]["nodename"] for s in prometheus(url, "query", query='node_uname_info{job="node"}'))
+
+
+def test_the_agent_is_no_content_of_the_broker_image(cluster: Inventory, metrics_url: str) -> None:
+    """The sandbox's broker image has the official image's files only: every series above came through the agent
+    that deploy copied into each node's volume, named in the JVM's KAFKA_OPTS but not in the container's."""
+    manager = DockerHosts.from_inventory(cluster)[cluster.first_manager]
+    probe = "test -e /opt/prometheus/jmx_prometheus_javaagent.jar && echo image; test -r /opt/swarmkit/metrics/jmx_prometheus_javaagent.jar && echo volume; echo opts=$KAFKA_OPTS"
+    for service in ("kafka_broker", "kafka_controller-1"):
+        assert dockerapi.exec_in_service(manager, service, ["/bin/sh", "-c", probe]).split() == ["volume", "opts="], service
+    environ = ["/bin/sh", "-c", "tr '\\0' ' ' </proc/1/environ"]  # readable by the JVM's own user only
+    jvm = dockerapi.exec_in_service(manager, "kafka_broker", environ, user=KAFKA_UID)
+    assert "KAFKA_OPTS=-javaagent:/opt/swarmkit/metrics/jmx_prometheus_javaagent.jar=9404:" in jvm
 
 
 CONNECTS = """
@@ -233,8 +343,8 @@ def exports_kafka_metrics(address: str, port: int) -> bool:
 def test_the_metrics_port_answers_on_the_overlay_only(d2: sandbox.Sandbox, cluster: Inventory, metrics_url: str) -> None:
     """Plaintext or secure, the stack publishes the same ports: 9404 is never one (tests/unit/stack/test_metrics.py)."""
     published = published_ports(cluster)
-    assert published == {9094, 9090} and AGENT_PORT not in published
-    targets = [f"{host.address}:{AGENT_PORT}" for host in cluster.hosts]
+    assert published == {9094, 9090, 9093} and AGENT_PORT not in published and NODE_PORT not in published
+    targets = [f"{host.address}:{port}" for host in cluster.hosts for port in (AGENT_PORT, NODE_PORT)]
     for address in [host.address for host in cluster.hosts]:
         for port in (AGENT_PORT, *published):
             assert not exports_kafka_metrics(address, port), f"{address}:{port} serves Kafka's metrics"
@@ -243,6 +353,120 @@ def test_the_metrics_port_answers_on_the_overlay_only(d2: sandbox.Sandbox, clust
         done = in_host(host, sys.executable, "-c", CONNECTS, *targets)
         assert json.loads(done.stdout) == [], f"from {host.name}: {done.stdout}{done.stderr}"
     assert scraped(metrics_url) == EVERY_TARGET, "Prometheus no longer reaches them on the overlay"
+
+
+FILLER = "/var/lib/kafka/data/swarmkit-test-filler"  # a plain file: Kafka loads only directories as logs
+
+
+def fill_disk(inventory: Inventory, fraction: float) -> None:
+    """Grow the filler in d21's log directory until its file system is ``fraction`` full."""
+    engine = DockerHosts.from_inventory(inventory)[inventory.host(SMALL_DISK)]
+    df = dockerapi.exec_in_service(engine, "kafka_broker", ["df", "-Pk", "/var/lib/kafka/data"]).splitlines()[-1].split()
+    size_kib, free_kib = int(df[1]), int(df[3])
+    mib = int((free_kib - size_kib * (1 - fraction)) / 1024)
+    dd = ["dd", "if=/dev/zero", f"of={FILLER}", "bs=1M", f"count={mib}", "conv=fsync"]
+    dockerapi.exec_in_service(engine, "kafka_broker", dd)
+
+
+def verify_loop(inventory: Inventory, gateway: str, page: Path) -> subprocess.Popen:
+    """`verify --every 5` serving its verdicts (consumer lag among them) where Prometheus scrapes them."""
+    args = ["verify", "-i", inventory.path, "--every", "5", "--metrics-port", str(VERIFY_PORT)]
+    args += ["--metrics-address", gateway, "--report", str(page)]
+    return subprocess.Popen([SWARMKIT, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def stopped_group(bootstrap: str, topic: str, group: str) -> None:
+    """A consumer of ``group`` that reads what is there, commits, and stops consuming (its lag grows from here)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    try:
+        wait_for("the group's first records", lambda: consumer.poll(1.0) is not None, 60, every=0)
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def test_a_filling_disk_and_a_consumer_group_that_stops_raise_their_alerts(
+    d2: sandbox.Sandbox, cluster: Inventory, metrics_url: str, receiver: Receiver, tmp_path: Path
+) -> None:
+    """d21's log directory past 80 % of its file system: KafkaDiskFilling names d21, and resolves once freed; a
+    group that stops consuming while a producer writes: ConsumerLagGrowing names the group after a minute of growth
+    (the verify loop exports the lag). Both at once, so the suite waits once; `status`, the report page and
+    `metrics status` show what fires, the lag and the disk, and where each alert was sent."""
+    assert ensure_topics("d21:9094", [TopicSpec("lagged", 3, 3)])[0].ok
+    producer = CountingProducer("d21:9094,d22:9094,d23:9094", "lagged", rate_per_s=20).start()
+    page = tmp_path / "verify.html"
+    loop = verify_loop(cluster, d2.gateway, page)
+    try:
+        producer.acked_after(20, timeout=60)
+        stopped_group("d21:9094", "lagged", "lagtest")
+        started = time.monotonic()
+        fill_disk(cluster, 0.85)
+        filled, alert = receiver.wait("KafkaDiskFilling", "firing", started, 90, nodename=SMALL_DISK)
+        print(f"webhook: disk alert {filled:.1f} s after the fill: {alert['annotations']['summary']}")
+        disks = {d.node: d for d in status(Session.of(cluster)).disks}
+        assert disks[SMALL_DISK].used_fraction > 0.8 and disks["d22"].used_fraction < 0.8
+        statuses_while_firing(cluster, receiver)
+        freed = time.monotonic()
+        dockerapi.exec_in_service(DockerHosts.from_inventory(cluster)[cluster.host(SMALL_DISK)], "kafka_broker", ["rm", FILLER])
+        cleared, _ = receiver.wait("KafkaDiskFilling", "resolved", freed, 60, nodename=SMALL_DISK)
+        lagging, alert = receiver.wait("ConsumerLagGrowing", "firing", started, 150, group="lagtest", topic="lagged")
+        print(f"webhook: disk alert resolved {cleared:.1f} s after freeing, lag alert {lagging:.1f} s after the group stopped")
+    finally:
+        loop.terminate()
+        producer.stop()
+        print(f"verify loop: {loop.communicate(timeout=30)[1][-2000:]}")
+    lags = {(g.group, g.topic): g.lag for g in status(Session.of(cluster)).lag}
+    assert lags[("lagtest", "lagged")] > 0
+    text = page.read_text()
+    assert "lagtest" in text and "consumer lag" in text and "log directory" in text
+
+
+def statuses_while_firing(cluster: Inventory, receiver: Receiver) -> None:
+    """`metrics status` while the disk alert fires: exit 1, the alert sent to the webhook and the e-mail address,
+    the webhook's deliveries counted, every one with the token."""
+    done = run(SWARMKIT, "metrics", "status", "-i", cluster.path, "--json")
+    assert done.returncode == 1
+    found = json.loads(done.stdout)
+    disk = next(a for a in found["alerts"] if a["name"] == "KafkaDiskFilling")
+    assert disk["state"] == "firing" and sorted(disk["receivers"]) == ["email", "webhook"]
+    sent = {d["integration"]: d for d in found["deliveries"]}
+    assert sent["webhook"]["sent"] >= 1 and sent["webhook"]["failed"] == 0
+    assert found["targets"]["node"] == [3, 3] and found["targets"]["kafka-broker"] == [3, 3]
+    assert all(n.authorization == f"Bearer {receiver_token(cluster)}" for n in receiver.received)
+
+
+def receiver_token(cluster: Inventory) -> str:
+    """The webhook token, read from the file the metrics inventory names."""
+    document = yaml.safe_load(Path(cluster.path or "").with_name("with-metrics.yaml").read_text())
+    return Path(document["metrics"]["alerts"]["webhook"]["token_file"]).read_text().strip()
+
+
+def test_no_secret_in_rendered_files_service_inspect_logs_or_the_report(
+    cluster: Inventory, metrics_url: str, secret_files: dict[str, Path], tmp_path: Path
+) -> None:
+    """The webhook token and the SMTP password reach Alertmanager as swarm secrets only: not in the stack's
+    configs (the rendered files), any service's inspect output, the servers' logs, or what the commands print."""
+    hidden = [path.read_text().strip() for path in secret_files.values()]
+    manager = cluster.first_manager.endpoint
+    services = run("docker", "-H", manager, "service", "ls", "--quiet").stdout.split()
+    seen = [run("docker", "-H", manager, "service", "inspect", *services).stdout]
+    configs = run(
+        "docker", "-H", manager, "config", "ls", "--quiet", "--filter", "label=com.docker.stack.namespace=kafka-metrics"
+    )
+    for config in configs.stdout.split():
+        data = json.loads(run("docker", "-H", manager, "config", "inspect", config).stdout)[0]["Spec"]["Data"]
+        seen.append(base64.b64decode(data).decode())
+    assert any("credentials_file: /run/secrets/webhook-token" in text for text in seen)
+    for service in ("kafka-metrics_alertmanager", "kafka-metrics_prometheus"):
+        logs = run("docker", "-H", manager, "service", "logs", "--raw", service)
+        seen.append(logs.stdout + logs.stderr)
+    seen += [run(SWARMKIT, "metrics", "status", "-i", cluster.path).stdout]
+    report = tmp_path / "verify.html"
+    run(SWARMKIT, "verify", "-i", cluster.path, "--report", report)
+    seen.append(report.read_text())
+    for secret in hidden:
+        assert not [text for text in seen if secret in text]
 
 
 RAISED = ("KafkaBrokerDown", "KafkaUnderReplicatedPartitions")
@@ -285,9 +509,12 @@ def alerts_fire(url: str, started: float) -> None:
     print(f"alerts: raised {raised:.1f} s, firing {time.monotonic() - started:.1f} s after the engine stopped")
 
 
-def test_a_stopped_engine_loses_no_acknowledged_record_and_raises_the_alerts(cluster: Inventory, metrics_url: str) -> None:
+def test_a_stopped_engine_loses_no_acknowledged_record_and_raises_the_alerts(
+    cluster: Inventory, metrics_url: str, receiver: Receiver
+) -> None:
     """d23's dockerd killed (its broker, its controller and a swarm manager go with it) under an acks=all producer,
     then started again: writes go on, verify names d23, the broker-down and under-replicated alerts fire and clear,
+    the webhook is told that node d23 is down within 90 s and that it is back within 90 s of its return,
     and broker 3 comes back with its id and data, nothing acknowledged lost or duplicated."""
     assert ensure_topics("d21:9094", [TopicSpec("lost", 6, 3)])[0].ok  # not "acks": the roll's producer counts from 0 too
     identity_before = meta_properties(cluster, "d23")
@@ -300,9 +527,13 @@ def test_a_stopped_engine_loses_no_acknowledged_record_and_raises_the_alerts(clu
             producer.acked_after(2000, timeout=90)  # writes go on with two brokers in sync
             lost_engine_is_named(cluster)
             alerts_fire(metrics_url, started)
+            fired, alert = receiver.wait("KafkaNodeDown", "firing", started, 90, nodename="d23")
+            print(f"webhook: KafkaNodeDown d23 firing {fired:.1f} s after the engine stopped: {alert['annotations']}")
         finally:
             sandbox.start_engine(NAME, "d23")
         back = time.monotonic()
+        resolved, _ = receiver.wait("KafkaNodeDown", "resolved", back, 90, nodename="d23")
+        print(f"webhook: KafkaNodeDown d23 resolved {resolved:.1f} s after start-engine")
         wait_for("broker 3 registered again", lambda: 3 in partition_states("d21:9094")[0], 180)
         wait_for("every partition in sync again", lambda: verified(cluster).ok, 180)
         wait_for("both alerts cleared", lambda: not alert_states(metrics_url), 300)
@@ -322,7 +553,8 @@ def test_metrics_down_with_purge_leaves_nothing_behind(cluster: Inventory, metri
     done = run(SWARMKIT, "metrics", "down", "-i", cluster.path, "--purge", "--json")
     assert done.returncode == 0
     report = json.loads(done.stdout)
-    assert report["removed"] == ["kafka-metrics_prometheus"] and report["volumes"] == ["kafka-metrics_data"]
+    assert sorted(report["removed"]) == ["kafka-metrics_alertmanager", "kafka-metrics_prometheus"]
+    assert sorted(report["volumes"]) == ["kafka-metrics_alerts", "kafka-metrics_data"]
     manager = DockerHosts.from_inventory(cluster)[cluster.first_manager]
     assert dockerapi.stack_services(manager, "kafka-metrics") == []
     assert dockerapi.stack_leftovers(manager, "kafka-metrics") == []
@@ -402,8 +634,10 @@ def prometheus_started(url: str) -> str:
     return wait_for("Prometheus's own series", started, 60)
 
 
-def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(d2: sandbox.Sandbox, cluster: Inventory) -> None:
-    url = metrics_up(cluster)
+def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(
+    d2: sandbox.Sandbox, cluster: Inventory, alerting: dict
+) -> None:
+    url = metrics_up(cluster, alerting, d2.gateway)
     wait_for("3 brokers and 3 controllers scraped", lambda: scraped(url) == EVERY_TARGET, 180)
     server, started = containers(cluster, "prometheus", stack="kafka-metrics"), prometheus_started(url)
     sandbox.add_node(NAME)
@@ -476,10 +710,10 @@ def test_replacing_a_dead_manager_under_traffic_loses_no_record(d2: sandbox.Sand
     assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
 
 
-def test_down_with_purge_removes_volumes_and_kept_labels(d2: sandbox.Sandbox) -> None:
+def test_down_with_purge_removes_volumes_and_kept_labels(d2: sandbox.Sandbox, alerting: dict) -> None:
     """With Prometheus watching (it holds the stack's network), `down` removes it first."""
     cluster = load_inventory(d2.inventory_path)  # d24 added by the scale-out, d22 replaced by it
-    metrics_up(cluster)
+    metrics_up(cluster, alerting, d2.gateway)
     done = run(RUNBOOKS / "down.sh", cluster.path, "--purge-data")
     assert done.returncode == 0 and "purged" in done.stdout
     docker = DockerHosts.from_inventory(cluster)

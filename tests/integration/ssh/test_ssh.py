@@ -30,6 +30,7 @@ import yaml
 
 from swarmkit.hosts import dockerapi, sshmasters
 from swarmkit.hosts.inventory import load_inventory
+from swarmkit.images.image import PROBE_TAG
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
 from swarmkit.sandbox.system import wait_for
@@ -212,11 +213,11 @@ def test_image_push_over_ssh_without_persistence_loads_the_image_on_every_host(
 ) -> None:
     """The image streams from this machine's engine (built here if need be, as `up` does) over each host's one connection."""
     before = connections(ss)
-    command = ("image", "push", "-i", ss.inventory_path, "--image", "swarmkit/probe:1", "--json")
+    command = ("image", "push", "-i", ss.inventory_path, "--image", PROBE_TAG, "--json")
     result = swarmkit(tmpdir_of_command, *command, SWARMKIT_SSH_PERSIST="0")  # none kept: ended with the command
     assert result.returncode == 0, result.stdout + result.stderr
     assert [after - earlier for after, earlier in zip(connections(ss), before)] == [1, 1, 1]
-    assert all(dockerapi.has_image(h.docker, "swarmkit/probe:1") for h in ss.hosts)
+    assert all(dockerapi.has_image(h.docker, PROBE_TAG) for h in ss.hosts)
     assert left_behind(tmpdir_of_command) == []
 
 

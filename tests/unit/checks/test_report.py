@@ -41,7 +41,9 @@ def test_every_chart_has_one_bar_per_broker_and_series() -> None:
     assert bars(page, "p50") == ["14885", "14863"] and bars(page, "p99") == ["17160", "17252"]
     assert bars(page, "metadata request") == ["481.9", "614.3"]
     assert bars(page, "leaders") == ["2", "2"] and bars(page, "replicas") == ["4", "4"]
-    assert len(bars(page)) == 14
+    assert bars(page, "lag") == ["0", "250"]  # audit / orders, billing / orders
+    assert bars(page, "log directory") == ["5", "6"] and bars(page, "free") == ["819.2", "102.4"]
+    assert len(bars(page)) == 20
 
 
 def test_the_map_shows_each_node_its_broker_address_controller_and_verdict() -> None:
@@ -89,3 +91,9 @@ def test_text_from_the_cluster_is_escaped() -> None:
 )
 def test_report_names_the_page_and_the_spark_json_beside_it(given: str | None, html: Path | None, spark_json: str | None) -> None:
     assert pages.outputs(given) == (html, spark_json)
+
+
+def test_the_page_names_each_node_kafka_release_and_the_finalized_level() -> None:
+    page = pages.render(recorded(), LAYOUT, "now")
+    assert "Kafka: broker 1 4.4.0, broker 2 4.4.0, broker 3 4.4.0, controller 9001 4.4.0" in page
+    assert "finalized metadata.version 4.4-IV2 (33)" in page

@@ -46,6 +46,8 @@ def test_every_verdict_of_a_recorded_round_is_a_series() -> None:
     assert got[("swarmkit_verify_partition_leaders", 'broker_id="1",node="hvc1"')] == 2
     assert got[("swarmkit_verify_ok", "")] == 1 and got[("swarmkit_verify_rounds_total", "")] == 3
     assert "swarmkit_verify_last_round_timestamp_seconds 1795651234.567\n" in text
+    assert got[("swarmkit_verify_consumer_lag", 'group="billing",topic="orders",partition="0"')] == 250
+    assert got[("swarmkit_verify_consumer_committed_offset", 'group="audit",topic="orders",partition="0"')] == 1450
 
 
 def test_a_broker_that_advertises_the_wrong_address_is_zero_there() -> None:

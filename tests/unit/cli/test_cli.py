@@ -50,7 +50,9 @@ def test_render_output_writes_a_directory_docker_stack_deploy_takes(tmp_path: Pa
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "controller.sh",
         "entrypoint.sh",
+        "jmx-exporter.yml",
         "local-names.sh",
+        "metrics-agent.sh",
         "node-identity.sh",
         "stack.yml",
     ]

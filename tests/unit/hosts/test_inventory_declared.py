@@ -53,6 +53,8 @@ def test_the_stack_block_declares_ports_topics_and_broker_environment() -> None:
         ({"users": ["orders-app"]}, "must be a mapping of user names"),
         ({"users": {"orders app": []}}, "user name 'orders app' is not valid"),
         ({"users": {"orders-app": "topic:orders:read"}}, "user 'orders-app': 'topic:orders:read' is not a list"),
+        ({"kafka_version": "4.4"}, "stack.kafka_version.*not a Kafka version X.Y.Z"),
+        ({"kafka_version": 4.4}, "stack.kafka_version.*not a string"),
     ],
 )
 def test_a_wrong_declaration_names_the_field(stack: dict, message: str) -> None:

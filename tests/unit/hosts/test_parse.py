@@ -75,6 +75,7 @@ def test_the_broker_service_state_has_one_running_current_task_per_node() -> Non
     assert running is not None and running.container_id.startswith("2eccdc8a9e83")
     assert running.name == f"kafka_broker.{MANAGER}.{running.id}"  # a global service's task is named after its node
     assert len(state.tasks) == 3 and all(task.current and task.state == "running" for task in state.tasks)
+    assert {task.image for task in state.tasks} == {"10.214.0.1:5000/swarmkit/tansu:0.6.0"}  # what status names a release by
 
 
 def test_a_paused_update_and_its_rejected_tasks() -> None:
@@ -114,6 +115,33 @@ def test_service_spec_reads_image_update_delay_and_labels() -> None:
     assert spec.image == "10.214.0.1:5000/swarmkit/tansu:0.6.0" and spec.update_delay_ns == 10_000_000_000
     assert spec.labels["com.docker.stack.namespace"] == "kafka"
     assert parse.service_spec({"Spec": {}}) == ServiceSpec("", 0, {})
+
+
+def test_task_spec_is_what_decides_a_task_replacement_pull_options_aside() -> None:
+    (service,) = recorded("service_broker.json")
+    spec = parse.task_spec(service)
+    assert spec["TaskTemplate"]["ContainerSpec"]["Image"] == "10.214.0.1:5000/swarmkit/tansu:0.6.0"
+    assert spec["EndpointSpec"] == service["Spec"].get("EndpointSpec")
+    container = service["Spec"]["TaskTemplate"]["ContainerSpec"]
+    pulled = {
+        **service,
+        "Spec": {
+            **service["Spec"],
+            "TaskTemplate": {
+                **service["Spec"]["TaskTemplate"],
+                "ContainerSpec": {**container, "PullOptions": {"RegistryAuth": "x"}},
+            },
+        },
+    }
+    assert parse.task_spec(pulled) == spec
+    moved = {
+        **service,
+        "Spec": {
+            **service["Spec"],
+            "TaskTemplate": {**service["Spec"]["TaskTemplate"], "ContainerSpec": {**container, "Image": "other:1"}},
+        },
+    }
+    assert parse.task_spec(moved) != spec
 
 
 def secret_spec(secret: str) -> dict:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import http.server
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from swarmkit.errors import SpecError
+from swarmkit.images import image, maven, shipping
 from swarmkit.images.image import context_digest, registry_holds
 
 
@@ -51,3 +54,30 @@ def test_only_a_manifest_the_registry_holds_skips_the_build(registry: str) -> No
     assert registry_holds(f"{registry}/swarmkit/kafka:4.1.0-abc")
     assert not registry_holds(f"{registry}/swarmkit/kafka:4.1.0-def")
     assert not registry_holds("127.0.0.1:1/swarmkit/kafka:4.1.0-abc")  # nobody listening: build and push
+
+
+def test_swarmkit_builds_an_image_for_each_kafka_version_and_refuses_another() -> None:
+    assert shipping.is_own("swarmkit/kafka:4.3.1") and shipping.is_own("swarmkit/kafka:4.4.0")
+    with pytest.raises(SpecError, match="Kafka 4.2.0: swarmkit builds no image"):
+        image.kafka_recipe("4.2.0")
+
+
+def test_the_maven_stamp_changes_with_the_kafka_version(tmp_path, monkeypatch) -> None:
+    """Each version's jars are their own cache entry: the properties given to Maven are part of the stamp."""
+    calls = []
+    monkeypatch.setattr(maven, "tool", lambda name, package: "mvn")
+
+    def fake_run(command, **kwargs):
+        calls.append(command)
+        (Path(next(a for a in command if a.startswith("-DoutputDirectory=")).split("=", 1)[1]) / "a.jar").write_text("")
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    pom = tmp_path / "pom.xml"
+    pom.write_text("<project/>")
+    for version in ("4.3.1", "4.3.1", "4.4.0"):
+        maven.resolved(pom, tmp_path / "libs", (("kafka.version", version),))
+    assert [next(a for a in c if a.startswith("-Dkafka.version")) for c in calls] == [
+        "-Dkafka.version=4.3.1",
+        "-Dkafka.version=4.4.0",
+    ]

@@ -17,6 +17,7 @@ from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.quorum import QuorumState, Replica
 from swarmkit.ops import certs as certs_op
+from swarmkit.ops import controllers as controllers_op
 from swarmkit.ops import roll
 from swarmkit.security import certs, pki, rotation
 from swarmkit.security.certs import CertKey
@@ -174,11 +175,11 @@ def test_broker_ids_come_from_the_mounted_certificates_and_controllers_must_catc
     )
     assert certs_op.broker_ids(mounted) == (3, 12)
     state = QuorumState(1001, 50, (Replica(1001, 50, 2000), Replica(1002, 50, 900)), ())
-    assert certs_op.controller_not_ready(state, 1001, 1000) == ""
-    assert "has not caught up" in certs_op.controller_not_ready(state, 1002, 1000)
-    assert certs_op.controller_not_ready(state, 1002, 800) == ""
-    assert "not among the quorum's voters" in certs_op.controller_not_ready(state, 1003, 0)
-    assert certs_op.controller_not_ready(QuorumState(-1, 0, (), ()), 1001, 0) == "no controller leads the quorum"
+    assert controllers_op.controller_not_ready(state, 1001, 1000) == ""
+    assert "has not caught up" in controllers_op.controller_not_ready(state, 1002, 1000)
+    assert controllers_op.controller_not_ready(state, 1002, 800) == ""
+    assert "not among the quorum's voters" in controllers_op.controller_not_ready(state, 1003, 0)
+    assert controllers_op.controller_not_ready(QuorumState(-1, 0, (), ()), 1001, 0) == "no controller leads the quorum"
 
 
 def test_a_step_whose_cluster_does_not_get_back_in_sync_says_where_a_new_run_resumes() -> None:

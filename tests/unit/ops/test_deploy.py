@@ -152,7 +152,14 @@ def test_render_for_apache_with_a_given_cluster_id_is_pure(no_engines: None) -> 
         plan(INVENTORY, DeployOptions(engine="apache", cluster_id="c3dhcm1raXQtZXhhbXBsZQ")), Session.of(INVENTORY)
     )
     assert "CLUSTER_ID: c3dhcm1raXQtZXhhbXBsZQ" in stack.text
-    assert [config.filename for config in stack.files] == ["local-names.sh", "node-identity.sh", "entrypoint.sh", "controller.sh"]
+    assert [config.filename for config in stack.files] == [
+        "local-names.sh",
+        "node-identity.sh",
+        "entrypoint.sh",
+        "controller.sh",
+        "jmx-exporter.yml",
+        "metrics-agent.sh",
+    ]
 
 
 def test_render_for_apache_without_any_kept_cluster_id_asks_for_one(monkeypatch: pytest.MonkeyPatch) -> None:

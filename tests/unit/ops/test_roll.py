@@ -110,7 +110,7 @@ def test_the_first_broker_is_the_one_swarm_replaced_and_none_after_an_interrupte
     state = dockerapi.ServiceState("kafka_broker", "paused", "", {}, tasks)
     monkeypatch.setattr(dockerapi, "service_state", lambda engine, service: state)
     hosts = inventory().hosts
-    targets = [roll._Target(host, "n", i, f"c{i}", "") for i, host in enumerate(hosts, 1)]
+    targets = [roll.BrokerTarget(host, "n", i, f"c{i}", "") for i, host in enumerate(hosts, 1)]
     taken = roll._first_taken(None, "kafka_broker", targets, timeout=0.5)  # type: ignore[arg-type]
     assert (taken.container_id if taken else None) == first
 
@@ -118,8 +118,8 @@ def test_the_first_broker_is_the_one_swarm_replaced_and_none_after_an_interrupte
 def test_an_operation_waits_for_its_own_restarts_to_catch_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """wait_in_sync reads as the roll does, looks again through a cluster that cannot be read or still lags,
     says so on the progress lines, and gives the reason when its bound passes."""
-    targets = [roll._Target(host, "n", i, f"c{i}", "") for i, host in enumerate(inventory().hosts, 1)]
-    monkeypatch.setattr(roll, "_deployed_view", lambda session, options: (targets, roll._Cluster("", None)))
+    targets = [roll.BrokerTarget(host, "n", i, f"c{i}", "") for i, host in enumerate(inventory().hosts, 1)]
+    monkeypatch.setattr(roll, "deployed_view", lambda session, options: (targets, roll.ClusterView("", None)))
     monkeypatch.setattr(roll.waits.Pause, "sleep", lambda self: None)
     lagging = ((1, 2), [part(0, (1, 2), (1,))])
     answers = iter([lagging, BrokerError("timed out"), lagging, ((1, 2), [part(0, (1, 2), (1, 2))])])

@@ -19,6 +19,7 @@ from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.stack.kafka_settings import security_settings
 from swarmkit.stack.listener_checks import validate_plan
 from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.metrics import NODE_SERVICE
 from swarmkit.stack.render import check_request, render
 
 CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"
@@ -133,10 +134,12 @@ def test_every_kafka_container_names_its_own_addresses_before_kafka_starts(tmp_p
     """A SASL login looks up the name of the address the client reached (KAFKA-19919): every broker and
     controller starts as root through local-names.sh, which names them in /etc/hosts and drops to appuser."""
     services = yaml.safe_load(render(request(mode, pki.Pki(tmp_path / "pki"))).text)["services"]
+    del services[NODE_SERVICE]  # no Kafka there
     for name, service in services.items():
         assert service["user"] == "root", name
         assert service["entrypoint"][:2] == ["/bin/sh", "/usr/local/lib/swarmkit/local-names.sh"], name
-        assert service["entrypoint"][2:] in (
+        assert service["entrypoint"][2:4] == ["/bin/sh", "/usr/local/lib/swarmkit/metrics-agent.sh"], name
+        assert service["entrypoint"][4:] in (
             ["/bin/sh", "/usr/local/lib/swarmkit/tls-broker.sh"],
             ["/bin/sh", "/usr/local/lib/swarmkit/entrypoint.sh"],
             ["/bin/sh", "/usr/local/lib/swarmkit/controller.sh"],
@@ -150,6 +153,8 @@ def test_kafka_tools_in_every_container_of_a_secure_stack_get_the_internal_clien
     """Reassignment and unregistering run in a broker container, the quorum tool in a controller's."""
     services = yaml.safe_load(render(request(mode, pki.Pki(tmp_path / "pki"))).text)["services"]
     for name, service in services.items():
+        if name == NODE_SERVICE:  # no Kafka tool runs there
+            continue
         targets = [config["target"] for config in service.get("configs", [])]
         assert internal_client_config().target in targets, name
     connection = reassign.tool_connection(9092, ClientSecurity("SSL", "CA", "/x/ca.crt"))

@@ -25,12 +25,16 @@ from swarmkit.stack.controllers import ControllerSet, directory_id
 from swarmkit.stack.engines import ENGINES
 from swarmkit.stack.engines.apache import generate_cluster_id
 from swarmkit.stack.listeners import ListenerPlan
+from swarmkit.stack.metrics import NODE_SERVICE, agent_entrypoint
 from swarmkit.stack.render import build_stack, render, render_stack
 from swarmkit.stack.topics import parse_topic_specs
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 EXAMPLES = STACKS_DIR / "examples"
 CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"  # base64url of "swarmkit-example"
+
+# local-names.sh (as root: the container's addresses named, then appuser), metrics-agent.sh, then what the service starts
+AGENT_ENTRY = ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh", *agent_entrypoint([])]
 
 
 def inventory(count: int = 3, managers: int = 1) -> Inventory:
@@ -110,7 +114,8 @@ def test_shape_rules(request_: StackRequest):
         shared_name = {network: {"aliases": ["controllers"]}}  # a dynamic quorum's controllers
         assert service["networks"] in ([network], shared_name), name
         assert service["deploy"]["endpoint_mode"] == "dnsrr", name
-        assert {"type": "volume", "source": "identity", "target": "/swarmkit/identity", "read_only": True} in service["volumes"]
+        identity = {"type": "volume", "source": "identity", "target": "/swarmkit/identity", "read_only": True}
+        assert identity in service["volumes"] or name == NODE_SERVICE, name  # the node exporter reads no identity
         for mount in service["volumes"]:
             assert mount["type"] == "volume" and mount["source"] in doc["volumes"], name
     assert doc["volumes"]["identity"] == {"driver": "local"}
@@ -181,12 +186,7 @@ def test_apache_controllers_on_each_manager_in_a_dynamic_quorum():
         assert service["networks"] == {"internal": {"aliases": ["controllers"]}}
         assert "KAFKA_ADVERTISED_LISTENERS" not in env  # the image refuses it on a controller
         assert env["CLUSTER_ID"] == CLUSTER_ID
-        assert service["entrypoint"] == [
-            "/bin/sh",
-            f"{CONTAINER_LIB}/local-names.sh",
-            "/bin/sh",
-            f"{CONTAINER_LIB}/controller.sh",
-        ]
+        assert service["entrypoint"] == [*AGENT_ENTRY, "/bin/sh", f"{CONTAINER_LIB}/controller.sh"]
         assert service["deploy"]["mode"] == "replicated" and service["deploy"]["replicas"] == 1
         assert service["deploy"]["placement"]["constraints"] == [f"node.hostname == node{index}"]
         assert "ports" not in service
@@ -205,8 +205,8 @@ def test_a_kept_static_quorum_renders_as_before():
         assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == voters
         assert "KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS" not in env and "SWARMKIT_INITIAL_CONTROLLERS" not in env
         assert service["networks"] == ["internal"] and "hostname" not in service
-    for service in _controllers(doc).values():  # the image formats them: its own start script after local-names.sh
-        assert service["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh", "/etc/kafka/docker/run"]
+    for service in _controllers(doc).values():  # the image formats them: its own start script after the two steps
+        assert service["entrypoint"] == [*AGENT_ENTRY, "/etc/kafka/docker/run"]
 
 
 def test_a_replaced_controller_changes_no_other_service():
@@ -390,11 +390,13 @@ def test_the_registry_names_each_engine_by_its_own_name():
 def test_container_scripts_are_configs_named_after_their_content():
     stack = render(apache())
     broker = yaml.safe_load(stack.text)["services"]["broker"]
-    assert broker["entrypoint"] == ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh", "/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
+    assert broker["entrypoint"] == [*AGENT_ENTRY, "/bin/sh", f"{CONTAINER_LIB}/entrypoint.sh"]
     assert [(c["target"], c["mode"]) for c in broker["configs"]] == [
         (f"{CONTAINER_LIB}/local-names.sh", 0o555),
         (f"{CONTAINER_LIB}/node-identity.sh", 0o555),
         (f"{CONTAINER_LIB}/entrypoint.sh", 0o555),
+        (f"{CONTAINER_LIB}/jmx-exporter.yml", 0o555),
+        (f"{CONTAINER_LIB}/metrics-agent.sh", 0o555),
     ]
     assert "        mode: 0555\n" in stack.text
     sources = (
@@ -402,6 +404,8 @@ def test_container_scripts_are_configs_named_after_their_content():
         STACKS_DIR / "node-identity.sh",
         STACKS_DIR / "apache" / "entrypoint.sh",
         STACKS_DIR / "apache" / "controller.sh",
+        STACKS_DIR / "apache" / "jmx-exporter.yml",
+        STACKS_DIR / "apache" / "metrics-agent.sh",
     )
     for config, source in zip(stack.files, sources, strict=True):
         assert config.name == f"{source.stem}-{hashlib.sha256(source.read_bytes()).hexdigest()[:8]}"
@@ -416,7 +420,9 @@ def test_render_writes_a_directory_deployable_by_hand(tmp_path: Path):
     assert sorted(p.name for p in path.parent.iterdir()) == [
         "controller.sh",
         "entrypoint.sh",
+        "jmx-exporter.yml",
         "local-names.sh",
+        "metrics-agent.sh",
         "node-identity.sh",
         "stack.yml",
     ]
@@ -435,33 +441,22 @@ def test_docker_stack_config_accepts_rendered_files(path: Path):
     config = yaml.safe_load(result.stdout)
     original = yaml.safe_load(path.read_text())
     for name, service in original["services"].items():
-        for key, value in service["environment"].items():
+        for key, value in service.get("environment", {}).items():
             assert config["services"][name]["environment"][key] == value.replace("$$", "$"), (name, key)
 
 
-def _without_metrics_agent(document: dict) -> dict:
-    """The stack as if no JMX exporter were named: no KAFKA_OPTS, no mount or config of its rules."""
-    for service in document["services"].values():
-        service["environment"].pop("KAFKA_OPTS", None)
-        service["configs"] = [c for c in service.get("configs", []) if not c["source"].startswith("jmx-exporter-")]
-        if not service["configs"]:
-            del service["configs"]
-    document["configs"] = {name: c for name, c in document["configs"].items() if not name.startswith("jmx-exporter-")}
-    return document
-
-
-def test_sandbox_and_real_servers_differ_in_the_image_and_the_metrics_agent_only():
-    """The sandbox's own Kafka image honours the official image's contract, so nothing else changes but the
-    JMX exporter, which only swarmkit's image carries."""
+def test_sandbox_and_real_servers_differ_in_the_image_only():
+    """The sandbox's own Kafka image honours the official image's contract, and the JMX exporter is no content of
+    either (it comes in a volume), so nothing else changes."""
     servers = StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID, topics=parse_topic_specs("orders:6:3"))
     sandbox = replace(servers, image="10.231.0.1:5000/swarmkit/kafka:4.4.0")
     official, ours = yaml.safe_load(render_stack(servers)), yaml.safe_load(render_stack(sandbox))
-    assert "KAFKA_OPTS" not in official["services"]["broker"]["environment"]
-    assert ours["services"]["broker"]["environment"]["KAFKA_OPTS"].startswith("-javaagent:")
-    for service in ours["services"].values():
-        assert service["image"] == "10.231.0.1:5000/swarmkit/kafka:4.4.0"
-        service["image"] = "apache/kafka:4.4.0"
-    assert _without_metrics_agent(ours) == official
+    assert official["services"]["broker"]["environment"]["SWARMKIT_METRICS_AGENT"].startswith("-javaagent:")
+    for name, service in ours["services"].items():
+        if name != NODE_SERVICE:  # the node exporter runs from the probe image on both
+            assert service["image"] == "10.231.0.1:5000/swarmkit/kafka:4.4.0"
+            service["image"] = "apache/kafka:4.4.0"
+    assert ours == official
 
 
 def test_heap_defaults_can_be_raised_for_real_servers():

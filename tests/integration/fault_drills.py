@@ -1,0 +1,177 @@
+"""One fault drill on a sandbox cluster, under an idempotent acks=all producer: inject, ask `verify` from the
+client's side, hold, heal, wait for every partition to be back at full ISR, then count what was lost or
+duplicated.  Used by tests/integration/cluster/test_drills.py (asserting) and benchmarks/drills.py (tabulating).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from confluent_kafka import KafkaException
+
+from swarmkit import waits
+from swarmkit.errors import SwarmkitError
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.kafka.admin import ensure_topics, partition_states
+from swarmkit.kafka.quorum import describe_quorum
+from swarmkit.sandbox import faults
+from swarmkit.stack.topics import TopicSpec
+from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, read_everything
+
+ROOT = Path(__file__).resolve().parents[2]
+SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
+PARTITIONS = 6
+NAMED_AS = {"partition": "partition", "slow": "slow-link", "disk-full": "disk-full"}
+IN_SYNC_WITHIN = 120.0
+READ_ATTEMPTS = 5
+MANAGERS_WITHIN = 60.0  # how long the drill waits for full ISR (the test asserts its own bound)
+
+
+@dataclass
+class DrillResult:
+    fault: str
+    node: str
+    acknowledged: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    longest_pause_s: float = 0.0  # the longest time any partition went without an acknowledgement
+    verify_s: float = 0.0
+    verify_exit: int = -1
+    named: bool = False  # verify's faults named this node and this fault
+    faults_seen: list[dict] = field(default_factory=list)
+    in_sync_s: float = -1.0  # heal to every partition back at full ISR (-1: not within IN_SYNC_WITHIN)
+    restarted: list[str] = field(default_factory=list)  # services whose task on some node was replaced
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def bootstrap(inventory: Inventory) -> str:
+    return ",".join(f"{host.name}:9094" for host in inventory.hosts)
+
+
+def quorum_leader_host(inventory: Inventory) -> str:
+    """The host of the active controller (controller ids are 9000 + the manager's position)."""
+    leader = describe_quorum(inventory.hosts[0].name, 9094, 10.0).leader
+    return inventory.managers[leader - 9001].name
+
+
+def running_tasks(inventory: Inventory, stack: str = "kafka") -> dict[str, set[str]]:
+    """Each service's running task ids, from the first manager that answers (one just healed may have no raft
+    leader yet: it is asked again after a pause, for up to MANAGERS_WITHIN seconds)."""
+    docker, deadline, pause = DockerHosts.from_inventory(inventory), time.monotonic() + MANAGERS_WITHIN, waits.Pause()
+    while True:
+        for host in inventory.managers:
+            try:
+                return _tasks_seen_by(docker[host], stack)
+            except SwarmkitError as error:
+                failure = error
+        assert time.monotonic() < deadline, f"no manager lists the services: {failure.message}"
+        pause.sleep()
+
+
+def _tasks_seen_by(manager: dockerapi.Engine, stack: str) -> dict[str, set[str]]:
+    found = {}
+    for service in dockerapi.stack_services(manager, stack):
+        state = dockerapi.service_state(manager, service)
+        found[service] = {t.id for t in state.tasks if t.state == "running"} if state else set()
+    return found
+
+
+def out_of_sync(inventory: Inventory) -> int:
+    """Partitions whose ISR is short of their replicas (or every partition, when the cluster does not answer)."""
+    try:
+        _, states = partition_states(bootstrap(inventory), 10.0)
+    except Exception:  # noqa: BLE001 - a cluster that does not answer yet is simply not in sync
+        return PARTITIONS
+    return sum(1 for p in states if set(p.isr) != set(p.replicas))
+
+
+def wait_in_sync(inventory: Inventory, within: float) -> float:
+    """Seconds until every partition is at full ISR; -1 when not within ``within``."""
+    started, pause = time.monotonic(), waits.Pause()
+    while out_of_sync(inventory):
+        if time.monotonic() - started > within:
+            return -1.0
+        pause.sleep()
+    return time.monotonic() - started
+
+
+def inject(name: str, kind: str, node: str) -> faults.Fault:
+    if kind == "partition":
+        return faults.partition(name, node)
+    if kind == "slow":
+        return faults.slow(name, node, "1mbit")
+    return faults.disk_full(name, node)
+
+
+def verify_json(inventory: Inventory) -> tuple[float, int, list[dict]]:
+    """`swarmkit verify --timeout 30 --json` as a user runs it: (seconds, exit code, the faults it named)."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [SWARMKIT, "verify", "-i", str(inventory.path), "--timeout", "30", "--json"], capture_output=True, text=True, timeout=120
+    )
+    took = time.monotonic() - started
+    print(f"verify: exit {done.returncode} after {took:.1f} s\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+    try:
+        named = json.loads(done.stdout).get("faults", [])
+    except ValueError:
+        named = []
+    return took, done.returncode, named
+
+
+def read_back(inventory: Inventory, topic: str) -> Counter[int]:
+    """Every record of the topic; a consumer whose first broker has not caught up with the metadata yet (just
+    healed) is asked again after a pause."""
+    pause = waits.Pause()
+    for _ in range(READ_ATTEMPTS - 1):
+        try:
+            return read_everything(bootstrap(inventory), topic, PARTITIONS)
+        except KafkaException as error:
+            print(f"reading {topic} back: {error}; again")
+            pause.sleep()
+    return read_everything(bootstrap(inventory), topic, PARTITIONS)
+
+
+def drill(
+    inventory: Inventory, name: str, kind: str, node: str, hold_s: float, topic: str, client: dict[str, object] | None = None
+) -> DrillResult:
+    """The whole drill; ``hold_s``: the fault lasts at least this long (verify and some writes happen inside it);
+    ``client``: the producer's settings over kafka_traffic's (e.g. a shorter request.timeout.ms)."""
+    result = DrillResult(kind, node)
+    assert ensure_topics(inventory.hosts[0].name + ":9094", [TopicSpec(topic, PARTITIONS, 3)])[0].ok
+    wait_in_sync(inventory, IN_SYNC_WITHIN)
+    before = running_tasks(inventory)
+    producer = CountingProducer(bootstrap(inventory), topic, config=client or {}).start()
+    try:
+        producer.acked_after(1000, timeout=120)
+        producer.longest_pause.clear()
+        injected = time.monotonic()
+        print(inject(name, kind, node).detail)
+        try:
+            result.verify_s, result.verify_exit, result.faults_seen = verify_json(inventory)
+            result.named = any(f["node"] == node and f["kind"] == NAMED_AS[kind] for f in result.faults_seen)
+            producer.acked_after(300, timeout=120)  # writes go on with the fault in place
+            waits.hold(max(0.0, injected + hold_s - time.monotonic()))
+        finally:
+            print(faults.heal(name, node))
+        result.in_sync_s = wait_in_sync(inventory, IN_SYNC_WITHIN)
+        producer.acked_after(300, timeout=60)
+    finally:
+        producer.stop()
+    lost, duplicated = lost_and_duplicated(producer.acknowledged, read_back(inventory, topic))
+    result.acknowledged, result.lost, result.duplicated = len(producer.acknowledged), len(lost), len(duplicated)
+    result.longest_pause_s = max(producer.longest_pause.values(), default=0.0)
+    result.errors = sorted(set(producer.errors))[:5]
+    after = running_tasks(inventory)
+    result.restarted = sorted(service for service, tasks in before.items() if after.get(service) != tasks)
+    print(f"drill {kind} on {node}: {result.to_dict()}")
+    return result
