@@ -55,7 +55,8 @@ if [ ! -f "$stamp" ]; then
         mkdir -p "$wheels"
         with_heartbeat "building the $pyspark wheel" "${pip[@]}" wheel -q --no-deps -w "$wheels" "$pyspark"
     fi
-    with_heartbeat "installing Python packages" "${pip[@]}" install -q --find-links "$wheels" -e "$root[test,tansu]"
+    "${pip[@]}" uninstall -q -y swarmkit >/dev/null 2>&1 || true  # the distribution's name before swarmkit-kafka
+    with_heartbeat "installing Python packages" "${pip[@]}" install -q --find-links "$wheels" -e "$root[test,tansu,spark]"
     rm -f "$venv"/.installed-*
     touch "$stamp"
 fi

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from swarmkit.errors import SpecError, SwarmkitError
 
+T = TypeVar("T")
 MAX_BYTES = 1024 * 1024  # an inventory or a client file is a few kilobytes
 SPECIAL_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
@@ -27,6 +29,18 @@ class FileProblem(Exception):
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
     """A small UTF-8 text file's content; FileNotFoundError when it does not exist, else FileProblem."""
+    data = read_bytes(path, max_bytes)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FileProblem(f"is not UTF-8 text (byte {error.start}): a binary file?") from None
+    if "\x00" in text:
+        raise FileProblem("is not text: it holds NUL bytes")
+    return text
+
+
+def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
+    """A regular file's content, of at most ``max_bytes``; FileNotFoundError when it does not exist, else FileProblem."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -44,20 +58,23 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
             data = stream.read(max_bytes + 1)
     except OSError as error:
         raise FileProblem(f"cannot be read: {error.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise FileProblem(f"is not UTF-8 text (byte {error.start}): a binary file?") from None
-    if "\x00" in text:
-        raise FileProblem("is not text: it holds NUL bytes")
-    return text
+    return data
 
 
 def read_input(path: Path, what: str, hint: str = "check the path", error: type[SwarmkitError] = SpecError) -> str:
     """A file the user gives or keeps (a client configuration, a CA file, kept state) as ``read_text`` reads it; a
     problem is ``error`` (bad input, exit 2, unless told otherwise) naming ``what`` and the path."""
+    return _given(lambda: read_text(path), path, what, hint, error)
+
+
+def read_binary(path: Path, what: str, max_bytes: int) -> bytes:
+    """A file the user gives that is not text (a sealed state), as ``read_bytes`` reads it; a problem is bad input."""
+    return _given(lambda: read_bytes(path, max_bytes), path, what, "check the path", SpecError)
+
+
+def _given(read: Callable[[], T], path: Path, what: str, hint: str, error: type[SwarmkitError]) -> T:
     try:
-        return read_text(path)
+        return read()
     except FileNotFoundError:
         raise error(f"{what} {path}: no such file", hint=hint) from None
     except FileProblem as problem:

@@ -380,6 +380,8 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     in time is named in the report (or, for the swarm itself, in the error) instead of holding the command.
     What each host sees of its peers and its data directory is read meanwhile (a partitioned host's own engine
     answers; the swarm's may not, while its managers elect a leader)."""
+    if options.spark:
+        sparkjob.spark_submit()  # without the spark extra: said before anything is checked
     say, budget = on_progress or _silent, waits.Budget(options.budget)
     inventory = session.inventory
     seconds = budget.left(symptoms.BOUND)

@@ -12,6 +12,7 @@ from swarmkit.cli.metrics import metrics_app
 from swarmkit.cli.sandbox import sandbox_app
 from swarmkit.cli.spark import spark_app
 from swarmkit.cli.ssh import ssh_app
+from swarmkit.cli.state import state_app
 
 app = typer.Typer(help="Kafka on Docker Swarm that every client can reach.", no_args_is_help=True, cls=UsageErrors)
 app.add_typer(sandbox_app, name="sandbox")
@@ -51,5 +52,6 @@ app.command("rebalance")(nodes.rebalance_command)
 app.command("client-config")(security.client_config_command)
 app.add_typer(security.users_app, name="users")
 app.add_typer(security.certs_app, name="certs")
+app.add_typer(state_app, name="state")
 app.add_typer(image_app, name="image")
 app.add_typer(ssh_app, name="ssh")

@@ -80,7 +80,9 @@ def verify_command(
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,
     timeout: float = timeout_option(
-        60.0, "Seconds for every check together; a step that does not answer is named (Spark has its own bound)."
+        60.0,
+        "Seconds for every check together; a step that does not answer is named (Spark has its own bound).",
+        envvar="SWARMKIT_VERIFY_TIMEOUT",
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:

@@ -20,7 +20,7 @@ from typer.core import TyperGroup
 
 from swarmkit import files, names, numbers
 from swarmkit.errors import SpecError, SwarmkitError
-from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.inventory import DEFAULT_INVENTORIES, INVENTORY_ENV, Inventory, find_inventory, load_inventory
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
@@ -65,22 +65,47 @@ JSON_OPTION = typer.Option(False, "--json", help="Print one JSON object for runb
 SANDBOX_NAME = typer.Option(
     "sk", "--name", help="Sandbox name (1-6 lowercase letters/digits).", callback=checked(names.sandbox_name)
 )
-STACK_OPTION = typer.Option("kafka", "--stack", help="Stack name.", callback=checked(names.stack_name))
-INVENTORY_OPTION = typer.Option(..., "--inventory", "-i", help="Inventory YAML naming the servers.")
+STACK_ENV = "SWARMKIT_STACK"
+STACK_OPTION = typer.Option("kafka", "--stack", envvar=STACK_ENV, help="Stack name.", callback=checked(names.stack_name))
+
+
+def _inventory(value: str | None) -> str:
+    try:
+        return find_inventory(value, Path.cwd())
+    except SwarmkitError as error:
+        raise typer.BadParameter(error.message) from error
+
+
+INVENTORY_OPTION = typer.Option(
+    None,
+    "--inventory",
+    "-i",
+    envvar=INVENTORY_ENV,
+    help=f"Inventory YAML naming the servers (default: {' or '.join(DEFAULT_INVENTORIES)} in this directory).",
+    callback=_inventory,
+)
 MEMORY_OPTION = typer.Option(
     1.5, "--memory-per-broker", help="GiB of memory each host needs for a broker.", callback=checked(numbers.gib)
 )
 EXTERNAL_PORT_OPTION = typer.Option(
-    9094, "--external-port", help="Client port each broker publishes (mode: host).", callback=checked(numbers.port)
+    9094,
+    "--external-port",
+    envvar="SWARMKIT_EXTERNAL_PORT",
+    help="Client port each broker publishes (mode: host).",
+    callback=checked(numbers.port),
 )
 INTERNAL_PORT_OPTION = typer.Option(
     9092, "--internal-port", help="Broker-to-broker port on the overlay network.", callback=checked(numbers.port)
 )
 
 
-def timeout_option(default: float | None, help: str, maximum: float = numbers.MAX_SECONDS, name: str = "--timeout") -> Any:
-    """A time limit in seconds (``--timeout`` unless named otherwise): finite, above 0, at most ``maximum``."""
-    return typer.Option(default, name, help=help, callback=checked(lambda value: numbers.seconds(value, maximum)))
+def timeout_option(
+    default: float | None, help: str, maximum: float = numbers.MAX_SECONDS, name: str = "--timeout", envvar: str | None = None
+) -> Any:
+    """A time limit in seconds (``--timeout`` unless named otherwise): finite, above 0, at most ``maximum``; runbooks
+    may set it once in ``envvar``."""
+    check = checked(lambda value: numbers.seconds(value, maximum))
+    return typer.Option(default, name, envvar=envvar, help=help, callback=check)
 
 
 def count_option(default: int | None, name: str, help: str, low: int = 1) -> Any:

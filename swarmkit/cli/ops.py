@@ -43,7 +43,9 @@ SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka
 NODE_OPTION = typer.Option(
     [], "--node", help="Restart only this inventory host's broker; repeatable.", callback=each(names.host_name)
 )
-ROLL_TIMEOUT_OPTION = timeout_option(defaults.ROLL_BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.")
+ROLL_TIMEOUT_OPTION = timeout_option(
+    defaults.ROLL_BROKER_TIMEOUT, "Seconds each broker gets to be back and in sync.", envvar="SWARMKIT_ROLL_TIMEOUT"
+)
 
 
 @expected_failures

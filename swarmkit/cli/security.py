@@ -174,6 +174,7 @@ def rotate_command(
     timeout: float = timeout_option(
         defaults.ROLL_BROKER_TIMEOUT,
         "Seconds each broker or controller gets to be back, and the cluster to be in sync after each step.",
+        envvar="SWARMKIT_ROLL_TIMEOUT",
     ),
     stack_name: str = STACK_OPTION,
     port: int = EXTERNAL_PORT_OPTION,

@@ -11,6 +11,7 @@ from swarmkit import defaults, names
 from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
+    STACK_ENV,
     checked,
     err,
     expected_failures,
@@ -31,7 +32,11 @@ else:
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 
 STACK_OPTION = typer.Option(
-    "kafka", "--stack", help="The Kafka stack's name; the Spark stack is STACK-spark.", callback=checked(names.stack_name)
+    "kafka",
+    "--stack",
+    envvar=STACK_ENV,
+    help="The Kafka stack's name; the Spark stack is STACK-spark.",
+    callback=checked(names.stack_name),
 )
 MASTER_HOST_OPTION = typer.Option(None, "--master-host", help="Inventory manager for the master (default: the first).")
 

@@ -74,9 +74,14 @@ STACK_INTERNAL_PORT_OPTION = typer.Option(
     help="The brokers' port on the overlay (default: the inventory's stack.ports, else 9092).",
     callback=checked(numbers.port),
 )
-TIMEOUT_OPTION = timeout_option(None, "The most seconds to wait for a broker on every node (default 600 + 60 per node).")
+TIMEOUT_OPTION = timeout_option(
+    None, "The most seconds to wait for a broker on every node (default 600 + 60 per node).", envvar="SWARMKIT_DEPLOY_TIMEOUT"
+)
 STALL_TIMEOUT_OPTION = timeout_option(
-    waits.STALL_TIMEOUT, "Fail when no broker changed phase for this many seconds.", name="--stall-timeout"
+    waits.STALL_TIMEOUT,
+    "Fail when no broker changed phase for this many seconds.",
+    name="--stall-timeout",
+    envvar="SWARMKIT_STALL_TIMEOUT",
 )
 REPLICATION_OPTION = count_option(
     None, "--replication-factor", "apache: default replication (default min(3, brokers); pin it to grow without rolling)."

@@ -182,6 +182,24 @@ class _Where:
             raise self.error(error.message, hint=error.hint) from None
 
 
+INVENTORY_ENV = "SWARMKIT_INVENTORY"
+DEFAULT_INVENTORIES = ("swarmkit.yaml", "swarmkit-sandbox.yaml")  # looked for in the current directory, in order
+
+
+def find_inventory(given: str | None, directory: Path) -> str:
+    """The inventory a command reads: the one given (``-i``, else ``$SWARMKIT_INVENTORY``), else the first of
+    ``DEFAULT_INVENTORIES`` in ``directory``; none: bad input saying the three ways to name one."""
+    if given is not None:
+        return given
+    for name in DEFAULT_INVENTORIES:
+        if (directory / name).is_file():
+            return name
+    raise InventoryError(
+        f"no inventory: no -i, no {INVENTORY_ENV}, and neither {' nor '.join(DEFAULT_INVENTORIES)} in {directory}",
+        hint=f"pass -i PATH, set {INVENTORY_ENV}=PATH, or name the file {DEFAULT_INVENTORIES[0]} here",
+    )
+
+
 def load_inventory(path: str | Path) -> Inventory:
     """Read and validate an inventory file; contacts nothing."""
     shown = str(path)

@@ -192,11 +192,25 @@ class SparkReport:
         return asdict(self)
 
 
+def pyspark_missing() -> SparkJobError:
+    return SparkJobError(
+        "pyspark is not installed: `verify --spark` and `swarmkit spark` need swarmkit's spark extra",
+        hint="pip install 'swarmkit-kafka[spark]' (pipx: pipx install 'swarmkit-kafka[spark]'); in a checkout scripts/setup.sh installs it",
+    )
+
+
+def pyspark_version() -> str:
+    try:
+        return importlib.metadata.version("pyspark")
+    except importlib.metadata.PackageNotFoundError:
+        raise pyspark_missing() from None
+
+
 def spark_submit() -> Path:
     """The spark-submit shipped in the pyspark package (no system Spark needed)."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
-        raise SparkJobError("pyspark is not installed", hint="run scripts/setup.sh or .venv/bin/pip install pyspark")
+        raise pyspark_missing()
     script = Path(next(iter(spec.submodule_search_locations))) / "bin" / "spark-submit"
     if not script.is_file():
         raise SparkJobError(f"spark-submit missing at {script}", hint="reinstall pyspark: .venv/bin/pip install -U pyspark")
@@ -205,7 +219,7 @@ def spark_submit() -> Path:
 
 def connector_dir(version: str | None = None) -> Path:
     """Where setup puts the connector jars for a pyspark version (the installed one by default)."""
-    version = version or importlib.metadata.version("pyspark")
+    version = version or pyspark_version()
     return maven.cache_dir() / f"spark-kafka-{version}" / "jars"
 
 
@@ -217,7 +231,7 @@ def fetch_connector() -> Path:
 
 def connector_jars(version: str | None = None) -> list[Path]:
     """Spark's Kafka connector and its runtime dependencies; SparkJobError naming the first jar missing."""
-    version = version or importlib.metadata.version("pyspark")
+    version = version or pyspark_version()
     folder = connector_dir(version)
     wanted = [
         f"spark-sql-kafka-0-10_{SCALA}-{version}.jar",

@@ -13,7 +13,6 @@ from the Kafka stack, so that deploying one never touches the other.
 
 from __future__ import annotations
 
-import importlib.metadata
 import socket
 import tempfile
 import time
@@ -185,7 +184,7 @@ def default_registry(inventory: Inventory) -> str:
 
 def publish_image(engine: Engine, registry: str) -> str:
     """Build the Spark image offline on one engine and push it to the registry every node pulls from."""
-    version = importlib.metadata.version("pyspark")
+    version = sparkjob.pyspark_version()
     spark_jars = sparkjob.spark_submit().parent.parent / "jars"
     connector = sparkjob.connector_jars(version)[0].parent
     return images.publish(engine, images.spark_recipe(version, spark_jars, connector), registry)

@@ -33,7 +33,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert built.returncode == 0, built.stderr
     venv = work / "venv"
     assert run("python3", "-m", "venv", venv, cwd=work).returncode == 0
-    wheel = next((work / "wheel").glob("swarmkit-*.whl"))
+    wheel = next((work / "wheel").glob("swarmkit_kafka-*.whl"))
     added = run(venv / "bin" / "pip", "install", "--no-deps", "--no-index", wheel, cwd=work)
     assert added.returncode == 0, added.stderr
     site = run(venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=work)

@@ -3,7 +3,9 @@ job runs over it, and it refuses what it must (a plain-text client, a client tru
 wrong password, named by `listeners diagnose --config` too), while no certificate key or password
 shows up where an operator or a log collector would see it; users get what they were granted, and a
 user's removal keeps every other login through a CA rotation under acks=all traffic (interrupted and
-resumed: its restarts of every broker are the ones the SCRAM fix needs); last, the same cluster in ssl
+resumed: its restarts of every broker are the ones the SCRAM fix needs); a second operator imports the
+exported state into another directory and runs verify, users add and certs rotate from there, while a
+wrong passphrase, a truncated file and another cluster's state are refused; last, the same cluster in ssl
 (mutual TLS) mode lets in only clients with the cluster CA's certificate, and verify names a broker
 whose certificate does not cover the name it advertises, and deployed again in sasl_ssl on that storage
 (formatted without the admin's SCRAM credential) it gives the admin its login and keeps its records."""
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,7 +41,7 @@ from swarmkit.ops.deploy import UpResult, render_for, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.rebalance import RebalanceOptions, rebalance
 from swarmkit.ops.roll import RollOptions, wait_in_sync
-from swarmkit.security import certs, pki
+from swarmkit.security import backup, certs, pki
 from swarmkit.security.acls import describe
 from swarmkit.security.rotation import Rotation
 from swarmkit.security.settings import ADMIN_USER, ClientSecurity
@@ -381,6 +384,85 @@ def test_removing_a_user_keeps_every_login_through_a_ca_rotation_that_restarts_e
     checked = verify(Session.of(inventory), VerifyOptions(timeout=TIMEOUT))
     assert checked.ok, checked.problems
     assert checked.certificates == pki.Expiry(3649, 824)
+
+
+def state_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("swarmkit")), *args], capture_output=True, text=True, timeout=timeout
+    )
+    print(" ".join(args[:3]), done.returncode, done.stdout[-1500:], done.stderr[-1500:])
+    return done
+
+
+def operator_directory(inventory: Inventory, directory: Path) -> str:
+    """Another operator's directory: the same inventory (under a name of its own), no `.swarmkit/` yet."""
+    directory.mkdir()
+    copy = directory / "servers.yaml"
+    copy.write_text(Path(inventory.path).read_text())
+    return str(copy)
+
+
+def refusals(inventory: Inventory, exported: Path, passphrase: Path, tmp_path: Path) -> None:
+    """A wrong passphrase, a truncated file and two states of another cluster (another CA; the right CA under
+    another cluster id) are each refused with exit 2, and nothing is written."""
+    elsewhere = operator_directory(inventory, tmp_path / "refused")
+    sealed = exported.read_bytes()
+    (tmp_path / "wrong").write_text("not the passphrase it was exported with\n")
+    (tmp_path / "truncated.skstate").write_bytes(sealed[: len(sealed) // 2])
+    kept = backup.read_store(pki.store_dir(inventory, "kafka"))
+    other_ca = certs.new_ca("another cluster's CA")
+    others = {
+        "another-ca.skstate": backup.State("kafka", None, kept | {"ca.crt": other_ca.cert_pem, "ca.key": other_ca.key_pem}),
+        "another-id.skstate": backup.State("kafka", "BBBBBBBBBBBBBBBBBBBBBw", kept),
+    }
+    for name, state in others.items():
+        (tmp_path / name).write_bytes(backup.seal(state, passphrase.read_text().strip()))
+    cases = [(exported, tmp_path / "wrong", "wrong passphrase"), (tmp_path / "truncated.skstate", passphrase, "truncated")]
+    cases += [(tmp_path / "another-ca.skstate", passphrase, "another cluster's state")]
+    cases += [(tmp_path / "another-id.skstate", passphrase, "cluster BBBBBBBBBBBBBBBBBBBBBw's")]
+    for source, secret, why in cases:
+        done = state_cli("state", "import", str(source), "-i", elsewhere, "--passphrase-file", str(secret))
+        assert done.returncode == 2 and why in done.stderr, done.stderr
+    assert not (tmp_path / "refused" / ".swarmkit").exists()
+
+
+def test_a_second_operator_imports_the_state_and_runs_the_cluster(
+    secured: tuple[Inventory, UpResult, float], tmp_path: Path
+) -> None:
+    """The state exported and imported into another directory: from there verify, users add and certs rotate (every
+    certificate issued again, every broker and controller restarted under alice's acks=all producer: nothing lost
+    or duplicated) work; the first operator's store refuses the second's changes without --replace, and once
+    deleted is restored by importing them. Another user: the sandbox's engines are root's sockets (not tried)."""
+    inventory, _, _ = secured
+    passphrase, exported = tmp_path / "passphrase", tmp_path / "kafka.skstate"
+    passphrase.write_text("a passphrase for the sandbox's state\n")
+    secret = ("--passphrase-file", str(passphrase))
+    assert state_cli("state", "export", "-i", inventory.path, "-o", str(exported), *secret).returncode == 0
+    refusals(inventory, exported, passphrase, tmp_path)
+    second = operator_directory(inventory, tmp_path / "second")
+    assert state_cli("state", "import", str(exported), "-i", second, *secret).returncode == 0
+    assert state_cli("state", "status", "-i", second).returncode == 0
+    assert state_cli("verify", "-i", second, "--timeout", "60").returncode == 0
+    assert state_cli("users", "add", "carol", "-i", second, "--allow", "topic:orders:read").returncode == 0
+    assert all(t.ok for t in ensure_topics("se1:9094", [TopicSpec("traffic-operators", 3, 3)], TIMEOUT, by_address(inventory)))
+    alice = CountingProducer("", "traffic-operators", rate_per_s=100, config=login(inventory, "alice", tmp_path)).start()
+    try:
+        alice.acked_after(100, timeout=120)
+        assert state_cli("certs", "rotate", "-i", second, "--timeout", "600", timeout=1800).returncode == 0
+        alice.acked_after(100, timeout=120)
+    finally:
+        alice.stop()
+    found = read_everything("", "traffic-operators", 3, 120, alice.config | {"group.id": "orders-app"})
+    assert lost_and_duplicated(alice.acknowledged, found) == ([], []), alice.errors[:3]
+    back = tmp_path / "second.skstate"
+    assert state_cli("state", "export", "-i", second, "-o", str(back), *secret).returncode == 0
+    first = pki.store_dir(inventory, "kafka")
+    before = backup.read_store(first)
+    kept = state_cli("state", "import", str(back), "-i", inventory.path, *secret)
+    assert kept.returncode == 2 and "--replace" in kept.stderr and backup.read_store(first) == before
+    shutil.rmtree(first.parent)
+    assert state_cli("state", "import", str(back), "-i", inventory.path, *secret).returncode == 0
+    assert "user-carol.password" in backup.read_store(first)
 
 
 def test_ssl_mode_admits_only_certified_clients_and_verify_catches_a_misnamed_broker(

@@ -211,8 +211,8 @@ def test_another_checkouts_pyspark_gets_an_archive_of_its_own(tmp_path, monkeypa
 def test_pyspark_pin_matches_the_connector_pom() -> None:
     pom = (SPARK_DIR / "pom.xml").read_text()
     spark_version = re.search(r"<spark.version>(.+?)</spark.version>", pom).group(1)
-    deps = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert f"pyspark=={spark_version}" in deps
+    project = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())["project"]
+    assert f"pyspark=={spark_version}" in project["optional-dependencies"]["spark"]
 
 
 def test_the_connector_is_resolved_from_the_spark_pom_into_the_cache(tmp_path, monkeypatch) -> None:
