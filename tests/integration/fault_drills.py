@@ -97,12 +97,17 @@ def _tasks_seen_by(manager: dockerapi.Engine, stack: str) -> dict[str, set[str]]
 
 
 def out_of_sync(inventory: Inventory) -> int:
-    """Partitions whose ISR is short of their replicas (or every partition, when the cluster does not answer)."""
-    try:
-        _, states = partition_states(bootstrap(inventory), 10.0)
-    except Exception:  # noqa: BLE001 - a cluster that does not answer yet is simply not in sync
-        return PARTITIONS
-    return sum(1 for p in states if set(p.isr) != set(p.replicas))
+    """Partitions whose ISR is short of their replicas in any broker's view, each broker asked alone: a broker just
+    healed from a partition answers from its stale metadata (every ISR full, itself still leading) until it has
+    caught up with the controllers (every partition, when a broker does not answer)."""
+    short = 0
+    for host in inventory.hosts:
+        try:
+            _, states = partition_states(f"{host.name}:9094", 10.0)
+        except Exception:  # noqa: BLE001 - a broker that does not answer yet is simply not in sync
+            return PARTITIONS
+        short = max(short, sum(1 for p in states if set(p.isr) != set(p.replicas)))
+    return short
 
 
 def wait_in_sync(inventory: Inventory, within: float) -> float:
