@@ -31,7 +31,7 @@ from swarmkit.hosts.inventory import load_inventory  # noqa: E402
 from swarmkit.hosts.session import Session  # noqa: E402
 from swarmkit.ops.deploy import up  # noqa: E402
 from swarmkit.ops.plan import DeployOptions, plan  # noqa: E402
-from tests.integration.fault_drills import DrillResult, drill, quorum_leader_host  # noqa: E402
+from tests.integration.fault_drills import DrillResult, drill, quorum_leader_host, tolerate_partitions  # noqa: E402
 from tests.integration.sandboxes import fresh_sandbox  # noqa: E402
 
 NAME = "dk"
@@ -51,6 +51,7 @@ def run(hold: float, client: dict[str, object]) -> dict:
         inventory = load_inventory(created.inventory_path)
         started = time.monotonic()
         assert up(plan(inventory, DeployOptions(topics="orders:6:3")), Session.of(inventory)).ok
+        tolerate_partitions(inventory)
         deployed_s = time.monotonic() - started
         leader = quorum_leader_host(inventory)
         other = next(h.name for h in inventory.hosts if h.name != leader)

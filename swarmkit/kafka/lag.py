@@ -74,6 +74,10 @@ def _result(client: _Client, what: str, future: Any, timeout: float) -> Any:
             f"{what} on {client.bootstrap} failed: {detail}",
             hint="the admin user needs DESCRIBE on the cluster's groups and topics (sasl_ssl: swarmkit's admin has it)",
         ) from None
+    except TimeoutError:
+        raise BrokerError(
+            f"{what} on {client.bootstrap}: no answer within {timeout:g}s", hint="check the brokers' health first (verify)"
+        ) from None
 
 
 def _committed(client: _Client, group: str, timeout: float) -> dict[Partition, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from swarmkit.hosts.dockerapi import parse
@@ -21,6 +22,12 @@ JOIN_IN_BACKGROUND = "will continue in the background"  # Docker's answer when a
 def swarm_init(engine: Engine, advertise_address: str) -> None:
     """Make this engine the swarm's first manager, reached by the others at ``advertise_address``."""
     call(engine, "docker swarm init", lambda c: c.swarm.init(advertise_address=advertise_address))
+
+
+def swarm_heartbeat(engine: Engine, seconds: int) -> None:
+    """How often every node's agent heartbeats the swarm's leader: a node silent for two to three periods is marked
+    down, and a down node's tasks are replaced when it returns (Docker's default period: 5 s)."""
+    call(engine, "docker swarm update", lambda c: c.swarm.update(dispatcher_heartbeat=timedelta(seconds=seconds)))
 
 
 def join_token(engine: Engine, role: str) -> str:
