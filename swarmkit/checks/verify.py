@@ -48,6 +48,7 @@ SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 
 
 SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
+NO_SWARM_LEADER = "does not have a leader"  # Docker's answer while the managers elect one
 BROKER_BOUND = 30.0  # every broker checked from here, the controller quorum read beside them
 QUORUM_MARGIN = 3.0  # the quorum tool is killed this long before its step's deadline, so its answer is read
 PROBES_PER_BROKER = 4  # a broker's check waits at most this many probe timeouts (bootstrap, advertised, certificate)
@@ -498,17 +499,23 @@ def _answering_view(
     early: Future[tuple[list[SwarmNode], DeployedStack] | None],
 ) -> tuple[list[SwarmNode], DeployedStack]:
     """The swarm as the first active manager that answers sees it (the first one's view was asked early): a
-    manager cut off from the others' raft quorum answers with an error, and the next one is asked."""
+    manager cut off from the others' raft quorum answers with an error, and the next one is asked.  While the
+    managers only say the swarm has no leader (an election after a partition heals), they are asked again."""
     active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
-    failure: SwarmkitError | None = None
-    for host in active:
-        try:
-            view = early.result() if host == inventory.managers[0] else None
-            return view or _swarm_view(host, docker, options, budget.until(SWARM_BOUND))
-        except SwarmkitError as error:
-            failure = failure or error
-    assert failure is not None, "active_manager found an active manager"
-    raise failure
+    deadline, pause, asked_early = budget.until(SWARM_BOUND), waits.Pause(), False
+    while True:
+        failure: SwarmkitError | None = None
+        for host in active:
+            try:
+                view = early.result() if host == inventory.managers[0] and not asked_early else None
+                return view or _swarm_view(host, docker, options, deadline)
+            except SwarmkitError as error:
+                failure = failure or error
+            asked_early = True
+        assert failure is not None, "active_manager found an active manager"
+        if NO_SWARM_LEADER not in failure.message or time.monotonic() + pause.seconds >= deadline:
+            raise failure
+        pause.sleep()
 
 
 def _controllers_if_shared(
