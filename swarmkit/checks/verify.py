@@ -502,19 +502,20 @@ def _answering_view(
     manager cut off from the others' raft quorum answers with an error, and the next one is asked.  While the
     managers only say the swarm has no leader (an election after a partition heals), they are asked again."""
     active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
-    deadline, pause, asked_early = budget.until(SWARM_BOUND), waits.Pause(), False
+    deadline, pause, asking = budget.until(SWARM_BOUND), waits.Pause(), active
     while True:
-        failure: SwarmkitError | None = None
-        for host in active:
+        failures: dict[str, SwarmkitError] = {}
+        for host in asking:
             try:
-                view = early.result() if host == inventory.managers[0] and not asked_early else None
+                view = early.result() if host == inventory.managers[0] and asking is active else None
                 return view or _swarm_view(host, docker, options, deadline)
             except SwarmkitError as error:
-                failure = failure or error
-            asked_early = True
-        assert failure is not None, "active_manager found an active manager"
-        if NO_SWARM_LEADER not in failure.message or time.monotonic() + pause.seconds >= deadline:
-            raise failure
+                failures[host.name] = error
+        assert failures, "active_manager found an active manager"
+        electing = [h for h in asking if NO_SWARM_LEADER in failures[h.name].message]
+        if not electing or time.monotonic() + pause.seconds >= deadline:
+            raise failures[asking[0].name]
+        asking = electing  # a manager that did not answer is not waited on again
         pause.sleep()
 
 
