@@ -34,6 +34,7 @@ from swarmkit.images import image, shipping
 from swarmkit.kafka import quorum, releases
 from swarmkit.ops import controllers, roll
 from swarmkit.ops.roll import RollOptions, RollReport
+from swarmkit.stack.deployed import broker_id_of, host_of
 from swarmkit.swarm.view import active_manager, engine_states
 
 READ_TIMEOUT = 15.0
@@ -188,11 +189,18 @@ def _running_image(manager: Engine, service: str, container: str = "") -> str:
 def _cluster(session: Session, options: UpgradeOptions) -> _Cluster:
     manager = session.docker[active_manager(session.inventory, engine_states(session.inventory, session.docker))]
     roll.replicated_brokers(manager, options.stack_name)
-    targets, view = roll.deployed_view(session, _roll_options(options))
+    deployed = RollOptions(**_roll_options(options).__dict__ | {"nodes": _hosts_with_brokers(manager)})
+    targets, view = roll.deployed_view(session, deployed)
     addresses = tuple((t.host.address, options.external_port) for t in targets)
     kept = health.kept_controllers(session.inventory, session.docker, options.stack_name).controllers
     named = tuple((c.service, c.node_id, f"{options.stack_name}_{c.service}") for c in kept)
     return _Cluster(manager, targets, view, controllers.QuorumView(manager, addresses, view.security), named)
+
+
+def _hosts_with_brokers(manager: Engine) -> tuple[str, ...]:
+    """The hosts given a broker id by a deploy: one just added to the inventory (a scale-out's `up`) is not read or
+    checked here, and the deploy after gives it the image the others run."""
+    return tuple(host_of(node) for node in dockerapi.swarm_nodes(manager) if broker_id_of(node) is not None)
 
 
 def _read(cluster: _Cluster, options: UpgradeOptions) -> ClusterVersions:
