@@ -35,6 +35,15 @@ def duration(text: str) -> float:
     return int(match.group(1)) * (60 if match.group(2) == "m" else 1)
 
 
+FOR_OPTION = typer.Option(
+    None, "--for", help="Heal after this long (60s, 2m); default: until `fault heal`.", callback=checked(duration)
+)
+
+
+def _seconds(given: str | None) -> float | None:
+    return duration(given) if given else None
+
+
 def _sandbox(name: str, inventory: str | None) -> str:
     return faults.sandbox_of_inventory(inventory) if inventory else name
 
@@ -65,9 +74,7 @@ def _for_a_while(name: str, fault: faults.Fault, seconds: float | None, as_json:
 def fault_partition(
     node: str = typer.Argument(..., help="The host to cut off, e.g. node3."),
     peers: str = typer.Option("", "--from", help="Cut it off from these hosts only (comma-separated); default: all."),
-    seconds: str = typer.Option(
-        None, "--for", help="Heal after this long (60s, 2m); default: until `fault heal`.", callback=checked(duration)
-    ),
+    seconds: str = FOR_OPTION,
     client: bool = typer.Option(True, "--client/--no-client", help="Cut off this machine's traffic too (clients, the registry)."),
     name: str = SANDBOX_NAME,
     inventory: str = INVENTORY,
@@ -77,7 +84,7 @@ def fault_partition(
     sandbox = _sandbox(name, inventory)
     chosen = [p.strip() for p in peers.split(",") if p.strip()] or None
     fault = faults.partition(sandbox, node, chosen, client)
-    _for_a_while(sandbox, fault, duration(seconds) if seconds else None, as_json)
+    _for_a_while(sandbox, fault, _seconds(seconds), as_json)
 
 
 @fault_app.command("slow")
@@ -87,9 +94,7 @@ def fault_slow(
     rate: str = typer.Option(
         ..., "--rate", help="The link's rate each way, e.g. 1mbit or 500kbit.", callback=checked(lambda v: faults.rate(v))
     ),
-    seconds: str = typer.Option(
-        None, "--for", help="Heal after this long (60s, 2m); default: until `fault heal`.", callback=checked(duration)
-    ),
+    seconds: str = FOR_OPTION,
     name: str = SANDBOX_NAME,
     inventory: str = INVENTORY,
     as_json: bool = JSON_OPTION,
@@ -97,16 +102,14 @@ def fault_slow(
     """Limit NODE's link to RATE each way (a tc token bucket; this kernel has no netem: no delay or loss)."""
     sandbox = _sandbox(name, inventory)
     fault = faults.slow(sandbox, node, rate)
-    _for_a_while(sandbox, fault, duration(seconds) if seconds else None, as_json)
+    _for_a_while(sandbox, fault, _seconds(seconds), as_json)
 
 
 @fault_app.command("disk-full")
 @expected_failures
 def fault_disk_full(
     node: str = typer.Argument(..., help="The host whose broker data disk to fill."),
-    seconds: str = typer.Option(
-        None, "--for", help="Heal after this long (60s, 2m); default: until `fault heal`.", callback=checked(duration)
-    ),
+    seconds: str = FOR_OPTION,
     name: str = SANDBOX_NAME,
     inventory: str = INVENTORY,
     as_json: bool = JSON_OPTION,
@@ -114,7 +117,7 @@ def fault_disk_full(
     """Fill NODE's broker data disk to its limit (a sandbox made with `sandbox up --data-limit`)."""
     sandbox = _sandbox(name, inventory)
     fault = faults.disk_full(sandbox, node)
-    _for_a_while(sandbox, fault, duration(seconds) if seconds else None, as_json)
+    _for_a_while(sandbox, fault, _seconds(seconds), as_json)
 
 
 @fault_app.command("heal")
