@@ -94,3 +94,35 @@ def test_an_upward_import_is_caught(tmp_path, monkeypatch) -> None:
     (fake / "hosts" / "bad.py").write_text("from swarmkit.ops import deploy\n")
     monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
     assert _violations() == ["swarmkit/hosts/bad.py:1: hosts imports swarmkit.ops"]
+
+
+def _modules_importing(names: tuple[str, ...]) -> set[str]:
+    found = set()
+    for path in PACKAGE_DIR.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            imported = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported = [node.module or ""]
+            if any(i.split(".")[0] in names for i in imported):
+                found.add(str(path.relative_to(PACKAGE_DIR.parent)))
+    return found
+
+
+def _modules_calling(attribute: str, of: str) -> set[str]:
+    found = set()
+    for path in PACKAGE_DIR.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == attribute and getattr(node.value, "id", "") == of:
+                found.add(str(path.relative_to(PACKAGE_DIR.parent)))
+    return found
+
+
+def test_threads_are_started_only_by_the_fan_out_module() -> None:
+    assert _modules_importing(("threading", "concurrent", "_thread", "multiprocessing")) == {"swarmkit/fanout.py"}
+
+
+def test_every_pause_goes_through_waits() -> None:
+    """waits pauses through fanout.pause, which a closing pool cuts short: no time.sleep anywhere."""
+    assert _modules_calling("sleep", "time") == set()
+    assert _modules_calling("pause", "fanout") == {"swarmkit/waits.py"}
+    assert "from time import sleep" not in "".join(p.read_text() for p in PACKAGE_DIR.rglob("*.py"))
