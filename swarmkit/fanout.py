@@ -126,8 +126,8 @@ class Pool:
         deadline = None if grace is None else time.monotonic() + grace
         for thread in self._threads:
             thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        with _abandoned_lock:
-            _abandoned.extend(thread for thread in self._threads if thread.is_alive())
+        with _abandoned_lock:  # the list keeps only the living: a long `verify --every` does not grow it
+            _abandoned[:] = [thread for thread in [*_abandoned, *self._threads] if thread.is_alive()]
 
     def __enter__(self) -> Pool:
         return self
