@@ -74,7 +74,7 @@ class Pool:
     exception tells the calls to stop and waits ``grace`` seconds for them; a KeyboardInterrupt waits for
     none (the threads are daemons)."""
 
-    def __init__(self, size: int = MAX_THREADS, grace: float = GRACE) -> None:
+    def __init__(self, size: int = MAX_THREADS, grace: float | None = GRACE) -> None:
         self.size, self.grace = max(1, size), grace
         self.stop = threading.Event()
         self._queue: deque[_Task[object]] = deque()
@@ -194,8 +194,9 @@ def fan_out_settled(call: Callable[[T], R], items: Iterable[T], errors: type[E])
 
 @contextmanager
 def in_background(call: Callable[[], R]) -> Iterator[Future[R]]:
-    """``call`` runs while the block does; leaving the block waits for it (not when interrupted)."""
-    with Pool(1) as pool:
+    """``call`` runs while the block does; leaving the block waits for it, also when the block failed (then its
+    waits are cut short); not when interrupted."""
+    with Pool(1, grace=None) as pool:
         yield pool.submit(call)
 
 
