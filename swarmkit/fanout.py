@@ -24,7 +24,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
 
-MAX_THREADS = 16  # calls of one step running at once; the others wait their turn
+MAX_THREADS = 16  # calls of one step at once (they wait on the network, not on the 2 cores: the bound is on connections)
 GRACE = 1.0  # seconds a call told to stop has to end before it is left to its own timeout
 V = TypeVar("V")
 Outcome: TypeAlias = V | Exception  # a call's value, or the exception it raised (a TimeoutError when abandoned)
@@ -218,7 +218,7 @@ def settle_by(calls: Sequence[Callable[[], R]], deadline: float, grace: float = 
         futures = [pool.submit(call) for call in calls]
         outcomes: list[Outcome[R]] = []
         for future in futures:
-            answer = outcome(future, deadline)
+            answer = outcome(future, deadline)  # read apart: given the list's type, mypy would ask it of the future
             outcomes.append(answer)
         return outcomes
 
@@ -226,13 +226,18 @@ def settle_by(calls: Sequence[Callable[[], R]], deadline: float, grace: float = 
 def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
     """``ask(seconds_left)`` now, and again every ``every`` seconds while the earlier attempts keep
     waiting; the first to return wins. When none does, the first attempt's exception (it waited
-    longest, so it saw most) is raised. Attempts still running then are abandoned to their own bound."""
+    longest, so it saw most) is raised once the others have had ``GRACE`` to end; attempts still running
+    after an answer are left to their own bound (``seconds_left``) and listed by ``abandoned()``."""
     most = int(timeout // every) + 1
     pool = Pool(most)
     try:
-        return _first_answer(pool, ask, timeout, every, most)
+        answer = _first_answer(pool, ask, timeout, every, most)
+    except Exception:
+        pool.close(GRACE)  # every attempt is bounded by the deadline that has just passed: they end within the grace
+        raise
     finally:
-        pool.close(0.0)
+        pool.close(0.0)  # an answer (or a Ctrl-C) is not held back by attempts still waiting, each bounded by its time
+    return answer
 
 
 def _first_answer(pool: Pool, ask: Callable[[float], R], timeout: float, every: float, most: int) -> R:

@@ -122,5 +122,6 @@ def answers_ok(url: str, timeout: float = 1.0) -> bool:
 
 
 def hold(seconds: float) -> None:
-    """Let ``seconds`` pass on purpose (a fault held for its set time): not a poll."""
-    time.sleep(seconds)
+    """Let ``seconds`` pass on purpose (a fault held for its set time): not a poll; cut short (fanout.Stopped)
+    when the command no longer waits for the call holding it."""
+    fanout.pause(seconds)

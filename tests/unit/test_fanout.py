@@ -13,7 +13,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from swarmkit import fanout
+from swarmkit import fanout, waits
 from swarmkit.errors import SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled, first_answer, settle_by
 
@@ -105,10 +105,6 @@ def test_an_answer_that_came_before_the_first_look_is_returned_without_waiting(m
     assert time.monotonic() - started < 1.0
 
 
-def _fanout_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("swarmkit-fanout")]
-
-
 def test_a_timed_out_fan_out_leaves_no_running_thread() -> None:
     """The calls past the deadline wait on the pool's stop event (as every wait of swarmkit.waits does):
     closing the pool releases them, and settle_by returns with none of its threads left."""
@@ -121,12 +117,27 @@ def test_a_timed_out_fan_out_leaves_no_running_thread() -> None:
             ended.append("slow")
         return "never"
 
-    before = set(_fanout_threads())
+    before = set(threading.enumerate())
     started = time.monotonic()
     outcomes = settle_by([lambda: "fast", slow, slow], time.monotonic() + 0.2)
     assert outcomes[0] == "fast" and all(isinstance(o, TimeoutError) for o in outcomes[1:])
     assert time.monotonic() - started < 5 and ended == ["slow", "slow"]
-    assert set(_fanout_threads()) <= before and fanout.abandoned() == []
+    assert set(threading.enumerate()) <= before and fanout.abandoned() == []
+
+
+def test_a_timed_out_first_answer_leaves_no_running_thread() -> None:
+    """Each attempt is given the time left and waits through swarmkit.waits: none outlives the call."""
+
+    def ask(seconds: float) -> str:
+        deadline = waits.Deadline(seconds, first=0.05)
+        while not deadline.passed():
+            deadline.sleep()
+        raise TimeoutError(f"no answer in {seconds:.2f}s")
+
+    before = set(threading.enumerate())
+    with pytest.raises(TimeoutError):
+        first_answer(ask, timeout=0.3, every=0.1)
+    assert set(threading.enumerate()) <= before and fanout.abandoned() == []
 
 
 def test_a_call_that_cannot_be_told_is_listed_until_it_ends_by_its_own_timeout() -> None:
