@@ -270,7 +270,7 @@ def _delete_topic(client: _Client, name: str, timeout: float) -> None:
     """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""
     future = client.admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)[name]
     future.result(timeout=timeout + 1)
-    deadline = waits.Deadline(DELETE_WAIT, first=0.2)
+    deadline = waits.Deadline(DELETE_WAIT, first=0.2, longest=1.0)
     while _metadata(client, timeout).topic(name) is not None:
         if deadline.passed():
             raise BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")

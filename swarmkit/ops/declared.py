@@ -228,7 +228,7 @@ def user_states(bootstrap: str, names: Sequence[str], security: ClientSecurity, 
 
 def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:
     """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
-    deadline = waits.Deadline(timeout, first=0.2)
+    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
     while True:
         topics = {t.name: t.partition_count for t in admin.broker_metadata(bootstrap, timeout, security).topics}
         if all(topics.get(name, 0) >= count for name, count in counts.items()):

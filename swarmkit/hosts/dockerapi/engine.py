@@ -165,7 +165,7 @@ def engine_info(engine: Engine) -> EngineInfo:
 
 def wait_until_ready(engine: Engine, timeout: float) -> EngineInfo:
     """Poll an engine that was just started until it answers."""
-    deadline = waits.Deadline(timeout, first=0.2)
+    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
     while True:
         try:
             return engine_info(engine)
