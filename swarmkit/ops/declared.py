@@ -10,11 +10,11 @@ declared ``stack.quotas`` is the cluster's whole set, so a client's quota it no 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from swarmkit import waits
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.dockerapi import SwarmNode
 from swarmkit.hosts.inventory import QUOTA_RATES, ZONE_LABEL, DeclaredQuota, Inventory
@@ -280,14 +280,14 @@ def user_states(bootstrap: str, names: Sequence[str], security: ClientSecurity, 
 
 def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:
     """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
-    deadline = time.monotonic() + timeout
+    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
     while True:
         topics = {t.name: t.partition_count for t in admin.broker_metadata(bootstrap, timeout, security).topics}
         if all(topics.get(name, 0) >= count for name, count in counts.items()):
             return
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
-        time.sleep(0.2)
+        deadline.sleep()
 
 
 def apply_topic_changes(
