@@ -29,12 +29,13 @@ value = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=20), st.text(alphab
 
 
 def _strings(document: Any) -> list[str]:
-    """Every string in a parsed stack, '$$' (compose's escape of '$') read back as '$'."""
+    """Every string in a parsed stack as the container gets it: '$$' (compose's escape of '$') read back as '$',
+    '{{"{{"}}' (swarm's template escape of '{{') as '{{'."""
     if isinstance(document, dict):
         return [s for key, item in document.items() for s in (*_strings(key), *_strings(item))]
     if isinstance(document, list):
         return [s for item in document for s in _strings(item)]
-    return [document.replace("$$", "$")] if isinstance(document, str) else []
+    return [document.replace("$$", "$").replace('{{"{{"}}', "{{")] if isinstance(document, str) else []
 
 
 # where a value goes in: (the inventory, the extra options), and the string the rendered stack must then hold
@@ -55,6 +56,7 @@ PLACES: dict[str, Callable[[str], tuple[dict, list[str], str]]] = {
 @given(place=st.sampled_from(sorted(PLACES)), text=value)
 @example(place="host name", text="node1\n")  # the trailing newline `^...$` let through, rendering invalid YAML
 @example(place="topic", text="__consumer_offsets")
+@example(place="broker setting", text="{{0")  # rendered escaped for swarm's templates
 def test_any_value_is_either_rendered_whole_or_refused_in_one_line(tmp_path: Path, place: str, text: str) -> None:
     document, options, expected = PLACES[place](text)
     inventory = tmp_path / "inventory.yaml"
