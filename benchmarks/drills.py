@@ -19,6 +19,7 @@ The sandbox is always removed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -172,7 +173,8 @@ def main() -> None:
     parser.add_argument("--busy-minutes", type=float, default=0.0, help="minutes of one busy core before the drills (default 0)")
     args = parser.parse_args()
     client = CLIENT | dict(setting.split("=", 1) for setting in args.producer)
-    report = run(args.hold, client, args.busy_minutes)
+    with contextlib.redirect_stdout(sys.stderr):  # the drills' own lines: stdout is the table or the one object
+        report = run(args.hold, client, args.busy_minutes)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
