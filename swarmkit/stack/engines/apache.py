@@ -89,15 +89,15 @@ CONTROLLER_IDLE = {"metadata.max.idle.interval.ms": "5000"}
 # have stopped for broker.session.timeout.ms (Kafka: 9 s, heartbeats every 2 s); acks=all writes to the partitions
 # it leads or follows wait that long.  6 s with a heartbeat every 1.5 s (four per session, Kafka's own 2 s in 9 s
 # gives 4.5) shortens that pause by 3 s; the cost is a broker fenced when a busy host delays four heartbeats in a
-# row (measured with one core kept busy: docs/drills.md).  The session is the controllers' setting, the heartbeat
-# the brokers'.
+# row (measured with one core kept busy: docs/drills.md).  The session is the controllers' setting (every stack's),
+# the heartbeat the brokers' (a default that extra_env overrides).
 CONTROLLER_SESSION = {"broker.session.timeout.ms": "6000"}
 BROKER_HEARTBEAT = {"broker.heartbeat.interval.ms": "1500"}
 # A broker that cannot register yet keeps trying instead of exiting after Kafka's 60 s: on a busy
 # host the controllers' first election can take minutes, and an exit means a cold JVM restart.
 REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
 # What a broker is given unless told otherwise (extra_env at deploy, `roll --set` later).
-BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS)}
+BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS | BROKER_HEARTBEAT)}
 # What a broker prints as it starts (its entrypoint, the image's start script, Kafka), and the phase
 # each line begins: deploy and roll report these while they wait (swarmkit.ops.startup).
 START_MARKERS: tuple[tuple[str, str], ...] = (
@@ -192,7 +192,7 @@ def _broker(request: StackRequest) -> dict[str, Any]:
         "SWARMKIT_MAX_BROKER_ID": str(MAX_BROKER_ID),
         **_common_env(request, "broker"),
         **kafka_env(settings),
-        **kafka_env({"initial.broker.registration.timeout.ms": REGISTRATION_TIMEOUT_MS} | BROKER_HEARTBEAT),
+        **kafka_env({"initial.broker.registration.timeout.ms": REGISTRATION_TIMEOUT_MS}),
         **kafka_env(
             {
                 "default.replication.factor": str(factor),

@@ -482,3 +482,7 @@ def test_a_silent_broker_is_fenced_after_6_s_of_heartbeats_every_1_5_s():
     for name in ("controller-1", "controller-2", "controller-3"):
         assert services[name]["environment"]["KAFKA_BROKER_SESSION_TIMEOUT_MS"] == "6000"
     assert services["broker"]["environment"]["KAFKA_BROKER_HEARTBEAT_INTERVAL_MS"] == "1500"
+    slower = StackRequest(
+        inventory(3, managers=3), cluster_id=CLUSTER_ID, extra_env=(("KAFKA_BROKER_HEARTBEAT_INTERVAL_MS", "2000"),)
+    )
+    assert build_stack(slower)["services"]["broker"]["environment"]["KAFKA_BROKER_HEARTBEAT_INTERVAL_MS"] == "2000"
