@@ -154,7 +154,9 @@ def show(report: dict) -> None:
         named = f"{'yes' if row['named'] else 'NO'} ({row['verify_s']:.1f} s, exit {row['verify_exit']})"
         in_sync = f"{row['in_sync_s']:.1f} s" if row["in_sync_s"] >= 0 else "not within 120 s"
         cells = (row["fault"], row["node"], str(row["acknowledged"]), str(row["lost"]), str(row["duplicated"]))
-        table.add_row(*cells, f"{row['longest_pause_s']:.1f} s", named, in_sync, ", ".join(row["restarted"]) or "none")
+        began, ended = row["longest_pause_window"]
+        pause = f"{row['longest_pause_s']:.1f} s ({began:g}-{ended:g} s in)"
+        table.add_row(*cells, pause, named, in_sync, ", ".join(row["restarted"]) or "none")
     Console().print(table)
     if busy := report["busy"]:
         print(

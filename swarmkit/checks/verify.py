@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -514,7 +515,18 @@ def _fault_signs(
     fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
     unreachable = [b.node for b in report.brokers if not b.reachable]
     plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
+    views = _disk_views(report.disks) | views  # a host's own view, where it came in time, is the one judged
     return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
+
+
+def _disk_views(disks: tuple[BrokerDisk, ...]) -> dict[str, symptoms.HostView]:
+    """Pure: the log directories read after the brokers' checks, as the views of hosts whose own view did not come in
+    time (a broker that Kafka stopped is read through a throwaway container, which a busy machine starts late)."""
+    return {
+        d.node: symptoms.HostView({}, math.ceil(d.used_fraction * 100), d.size_bytes // 2**20)
+        for d in disks
+        if d.size_bytes and not d.error
+    }
 
 
 def _releases(

@@ -10,7 +10,8 @@ from concurrent.futures import Future
 import pytest
 
 from swarmkit import waits
-from swarmkit.checks import verify
+from swarmkit.checks import symptoms, verify
+from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import Quorum
 from swarmkit.checks.verify import BrokerVerdict, TopicVerdict, VerifyReport, _task_summary, compare
 from swarmkit.errors import EngineError, VerifyError
@@ -149,3 +150,11 @@ def test_managers_electing_a_leader_are_asked_again_until_the_swarm_bound(monkey
     early.set_result(None)
     nodes, stack, manager = verify._answering_view(HOSTS, engines, {}, verify.VerifyOptions(), waits.Budget(30), early)
     assert (stack, manager.name) == (STACK, "m2") and asked == ["m2", "m3", "m2"]  # m3 is not asked again
+
+
+def test_a_full_log_directory_read_after_the_brokers_is_named_when_the_hosts_own_view_came_late() -> None:
+    mib = 2**20
+    disks = (BrokerDisk("m1", 0, 256 * mib, 0), BrokerDisk("m2", 0, 256 * mib, 200 * mib), BrokerDisk("m3", error="late"))
+    views = verify._disk_views(disks)
+    assert set(views) == {"m1", "m2"} and views["m1"].reaches == {}
+    assert [(s.node, s.kind) for s in symptoms.full_disks(views)] == [("m1", "disk-full")]
