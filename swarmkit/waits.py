@@ -12,6 +12,8 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from swarmkit import fanout
+
 FIRST_PAUSE = 0.5  # seconds between two looks right after something changed
 LONGEST_PAUSE = 3.0
 PAUSE_GROWTH = 1.5
@@ -35,15 +37,29 @@ class WaitLimits:
 class Pause:
     """The pause between two looks: short after a change, growing up to LONGEST_PAUSE while nothing moves."""
 
-    def __init__(self) -> None:
-        self.seconds = FIRST_PAUSE
+    def __init__(self, first: float = FIRST_PAUSE, longest: float = LONGEST_PAUSE) -> None:
+        self.first = self.seconds = first
+        self.longest = longest
 
     def changed(self) -> None:
-        self.seconds = FIRST_PAUSE
+        self.seconds = self.first
 
     def sleep(self) -> None:
-        time.sleep(self.seconds)
-        self.seconds = min(LONGEST_PAUSE, self.seconds * PAUSE_GROWTH)
+        """Wait the pause (fanout.Stopped at once when the command no longer waits for this call), then grow it."""
+        fanout.pause(self.seconds)
+        self.seconds = min(self.longest, self.seconds * PAUSE_GROWTH)
+
+
+class Deadline(Pause):
+    """A wait bounded by one deadline (``seconds`` from now), looking again after a pause that grows from
+    ``first`` to ``longest``: what a wait for one known end state (a job ended, a process gone) uses."""
+
+    def __init__(self, seconds: float, first: float = FIRST_PAUSE, longest: float = LONGEST_PAUSE) -> None:
+        super().__init__(first, longest)
+        self.at = time.monotonic() + seconds
+
+    def passed(self) -> bool:
+        return time.monotonic() > self.at
 
 
 def until_ready(look: Callable[[], str], bound: float, report: Callable[[str], None]) -> str:
@@ -106,5 +122,6 @@ def answers_ok(url: str, timeout: float = 1.0) -> bool:
 
 
 def hold(seconds: float) -> None:
-    """Let ``seconds`` pass on purpose (a fault held for its set time): not a poll."""
-    time.sleep(seconds)
+    """Let ``seconds`` pass on purpose (a fault held for its set time): not a poll; cut short (fanout.Stopped)
+    when the command no longer waits for the call holding it."""
+    fanout.pause(seconds)

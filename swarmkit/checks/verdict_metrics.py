@@ -12,13 +12,13 @@ library's (one thread per scrape, the page swapped whole after each round).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TypeVar
 
+from swarmkit import fanout
 from swarmkit.checks.health import BrokerShare
 from swarmkit.checks.verify import BrokerVerdict, VerifyReport
 from swarmkit.errors import SwarmkitError
@@ -196,7 +196,7 @@ def start_server(address: str, port: int) -> VerdictServer:
             f"cannot serve the verdicts on {address}:{port}: {error.strerror or error}",
             hint="choose another --metrics-port (or --metrics-address)",
         ) from None
-    threading.Thread(target=server.serve_forever, name="verdict-metrics", daemon=True).start()
+    fanout.serve(server.serve_forever, "verdict-metrics")
     return server
 
 
@@ -226,11 +226,11 @@ def watch(
     every: float,
     rounds: int | None,
     publish: Callable[[Round, int, int], None],
-    stop: threading.Event | None = None,
+    stop: fanout.Event | None = None,
 ) -> Round:
     """Run a round every ``every`` seconds (start to start; a longer round starts the next at once), at most
     ``rounds`` times (None: until ``stop`` is set or the process is interrupted); each is published when done."""
-    stop = stop or threading.Event()
+    stop = stop or fanout.Event()
     number = errors = 0
     while True:
         started = time.monotonic()

@@ -13,18 +13,17 @@ import json
 import math
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TypeVar, cast
 
-from swarmkit import files, lazy, waits
+from swarmkit import fanout, files, lazy, waits
 from swarmkit.checks import diagnose, disk, health, symptoms
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
-from swarmkit.fanout import fan_out, in_background, settle_by
+from swarmkit.fanout import Future, fan_out, in_background
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, ServiceState, SwarmNode, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
@@ -478,7 +477,7 @@ def _cluster_reads(
         lambda: _cluster(inventory, swarm.nodes, brokers, quorum, options) if quorum else (None, ""),
     ]
     late = _unread(inventory, brokers, quorum, shared)
-    answers = settle_by(calls, deadline)
+    answers = fanout.settle_by(calls, deadline)
     return _ClusterReads(*(_or_late(answer, getattr(late, f.name)) for answer, f in zip(answers, fields(_ClusterReads))))
 
 
@@ -613,7 +612,7 @@ def _answering_view(
 def _controllers_by(inventory: Inventory, docker: DockerHosts, options: VerifyOptions, deadline: float) -> health.Controllers:
     """The controllers' containers as their managers' engines report them, by ``deadline``; when the engines do
     not answer by then, the controllers are named as not read."""
-    answer = settle_by([lambda: health.controller_containers(inventory, docker, options.stack_name)], deadline)[0]
+    answer = fanout.settle_by([lambda: health.controller_containers(inventory, docker, options.stack_name)], deadline)[0]
     managers = ", ".join(h.name for h in inventory.managers)
     return _or_late(answer, health.Controllers((), (f"the controllers' containers on {managers} were not read: {LATE}",)))
 
@@ -624,11 +623,10 @@ def _swarm_view(
     """The swarm's nodes and the broker service, as the manager sees them."""
     service_name = broker_service(options.stack_name)
     engine = docker[manager]
-    reads: list[Callable[[], object]] = [
-        functools.partial(dockerapi.swarm_nodes, engine),
-        functools.partial(dockerapi.service_state, engine, service_name),
-    ]
-    nodes, service = settle_by(reads, deadline)
+    with fanout.bounded() as pool:
+        reading_nodes = pool.submit(dockerapi.swarm_nodes, engine)
+        reading_service = pool.submit(dockerapi.service_state, engine, service_name)
+        nodes, service = fanout.outcome(reading_nodes, deadline), fanout.outcome(reading_service, deadline)
     for answer in (nodes, service):
         if isinstance(answer, TimeoutError):
             raise VerifyError(
@@ -642,7 +640,8 @@ def _swarm_view(
             f"stack '{options.stack_name}' is not deployed (no service {service_name})",
             hint="deploy it with: swarmkit up -i INVENTORY",
         )
-    return cast(list[SwarmNode], nodes), DeployedStack(options.stack_name, cast(ServiceState, service))
+    assert not isinstance(nodes, Exception) and not isinstance(service, Exception)  # raised above
+    return nodes, DeployedStack(options.stack_name, service)
 
 
 def _brokers_and_quorum(
@@ -658,32 +657,34 @@ def _brokers_and_quorum(
         tasks = [t for t in service.tasks if node and t.node_id == node.id]
         return _judge_node(host, engines[host.name], node, tasks, mode, options)
 
-    calls: list[Callable[[], object]] = [functools.partial(judge, host) for host in inventory.hosts]
-    if controllers is not None:  # read first (cheap), so a quorum read that does not answer in time still names them
-        tool_seconds = max(1.0, seconds - QUORUM_MARGIN)
-        calls.append(lambda: quorum_of(inventory, docker, service, options, controllers, tool_seconds))
-    answers = settle_by(calls, time.monotonic() + seconds)
-    brokers = [_verdict_of(host, answer, seconds) for host, answer in zip(inventory.hosts, answers)]
-    if controllers is None:
-        return brokers, None
-    quorum = answers[-1]
+    deadline = time.monotonic() + seconds
+    with fanout.bounded() as pool:
+        judging = [pool.submit(judge, host) for host in inventory.hosts]
+        if controllers is not None:  # read first (cheap), so a quorum read that does not answer in time still names them
+            tool_seconds = max(1.0, seconds - QUORUM_MARGIN)
+            reading = pool.submit(quorum_of, inventory, docker, service, options, controllers, tool_seconds)
+        brokers = [_verdict_of(host, f, deadline, seconds) for host, f in zip(inventory.hosts, judging)]
+        if controllers is None:
+            return brokers, None
+        quorum = fanout.outcome(reading, deadline)
     if isinstance(quorum, TimeoutError):
         return brokers, health.unread_quorum(
             controllers, f"the quorum read (a broker, else the tool in a controller) did not answer within {seconds:.0f}s"
         )
     if isinstance(quorum, Exception):
         raise quorum
-    return brokers, cast(health.Quorum, quorum)
+    return brokers, quorum
 
 
-def _verdict_of(host: Host, answer: object, seconds: float) -> BrokerVerdict:
+def _verdict_of(host: Host, judging: Future[BrokerVerdict], deadline: float, seconds: float) -> BrokerVerdict:
+    answer = fanout.outcome(judging, deadline)
     if isinstance(answer, TimeoutError):
         detail = f"checking the broker of {host.name} did not finish within {seconds:.0f}s"
         check = BrokerCheck(-1, "", False, False, False, detail, fix=f"see `swarmkit status` and the broker's log on {host.name}")
         return BrokerVerdict.of(host, "", "", check)
     if isinstance(answer, Exception):
         raise answer
-    return cast(BrokerVerdict, answer)
+    return answer
 
 
 def quorum_of(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer import TyperException
 from typer.core import TyperGroup
 
 from swarmkit import files, names, numbers
@@ -145,6 +145,9 @@ def exit_with(error: SwarmkitError) -> None:
     raise typer.Exit(error.exit_code) from None
 
 
+NO_ARGS_IS_HELP = "NoArgsIsHelpError"  # known by its name, as typer itself does: its class is in a private module
+
+
 class UsageErrors(TyperGroup):
     """The top command: a usage error (typer's own: an unknown option, a bad value) is shown like every other error,
     one line and a hint, exit 2; under ``--json`` with one JSON object on stdout as well."""
@@ -164,16 +167,16 @@ class UsageErrors(TyperGroup):
             return run()
         try:
             code = run()
-        except NoArgsIsHelpError as error:
-            error.show()
-            sys.exit(error.exit_code)
-        except ClickException as error:
-            report_usage_error(error, as_json="--json" in given)
+        except TyperException as error:  # typer's usage errors (and its click's) all derive from it
+            if type(error).__name__ == NO_ARGS_IS_HELP:  # a group run bare: its help, printed as it was made
+                typer.echo(error.format_message(), err=True)
+            else:
+                report_usage_error(error, as_json="--json" in given)
             sys.exit(error.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
 
 
-def report_usage_error(error: ClickException, as_json: bool) -> None:
+def report_usage_error(error: TyperException, as_json: bool) -> None:
     context = getattr(error, "ctx", None)
     cause = error.__cause__
     hint = cause.hint if isinstance(cause, SwarmkitError) else f"see: {context.command_path if context else 'swarmkit'} --help"

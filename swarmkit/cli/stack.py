@@ -286,7 +286,8 @@ def up_command(
 @expected_failures
 @stack_options
 def plan_command(inventory: str = INVENTORY_OPTION, as_json: bool = JSON_OPTION, *, options: DeployOptions) -> None:
-    """What `up` would change (topics to create or alter, partitions to add, brokers to restart); changes nothing.
+    """What `up` would change (topics to create or alter, partitions to add, users, client quotas, brokers to
+    restart); changes nothing.
     Exit 0 with "no changes" when none, 3 when changes are pending (1 and 2: it could not tell)."""
     hosts, docker = load_hosts(inventory)
     changes = drift.read_changes(planned(hosts, options), sessions.Session(hosts, docker))

@@ -35,11 +35,20 @@ STACK_FIELDS = (
     "ports",
     "topics",
     "users",
+    "quotas",
     "broker_env",
 )
 TEXT_STACK_FIELDS = ("engine", "image", "kafka_version", "probe_image", "security", "advertise", "hostname_command")
 PORT_FIELDS = ("internal", "external")
 TOPIC_FIELDS = ("name", "partitions", "replicas", "configs")
+QUOTA_ENTITIES = ("user", "client_id")  # the inventory's names of Kafka's quota entity types user and client-id
+QUOTA_RATES = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
+QUOTA_HINT = (
+    "each entry names user and/or client_id and sets one or more of producer_byte_rate and consumer_byte_rate "
+    "(bytes per second, a whole number above 0) and request_percentage (above 0, at most 100: a share of one "
+    "request thread's time), e.g. {client_id: bulk-loader, producer_byte_rate: 262144}; see docs/inventory.md"
+)
+MAX_REQUEST_PERCENTAGE = 100
 ZONE_LABEL = "zone"  # a host's labels: {zone: a} becomes its broker's broker.rack
 TLS_FIELDS = ("ca", "cert", "key")
 LOOPBACK_NAMES = ("localhost",)
@@ -91,6 +100,20 @@ class DeclaredUser:
 
 
 @dataclass(frozen=True)
+class DeclaredQuota:
+    """Client quotas of one client: a user, a client id, or the two together (Kafka keeps each combination apart)."""
+
+    user: str = ""
+    client_id: str = ""
+    rates: tuple[tuple[str, float], ...] = ()  # (QUOTA_RATES key, value), in QUOTA_RATES order
+
+    @property
+    def entity(self) -> tuple[tuple[str, str], ...]:
+        """Kafka's name of the client: its (entity type, name) pairs."""
+        return tuple((kind, name) for kind, name in (("user", self.user), ("client-id", self.client_id)) if name)
+
+
+@dataclass(frozen=True)
 class StackDefaults:
     """The inventory's ``stack:`` block: which broker engine and images the hosts run."""
 
@@ -104,6 +127,7 @@ class StackDefaults:
     external_port: int | None = None
     topics: tuple[DeclaredTopic, ...] = ()
     users: tuple[DeclaredUser, ...] = ()
+    quotas: tuple[DeclaredQuota, ...] | None = None  # None: not declared (`up` leaves the cluster's quotas alone)
     broker_env: tuple[tuple[str, str], ...] = ()  # extra broker environment (KAFKA_HEAP_OPTS, KAFKA_* settings)
     kafka_version: str = ""  # X.Y.Z the cluster runs (apache): `up` upgrades to it; "" = whatever the image is
     given: tuple[str, ...] = field(
@@ -272,6 +296,8 @@ def _parse_stack(raw: object, where: _Where) -> StackDefaults:
         values["topics"] = _parse_topics(raw["topics"], where.at("stack.topics"))
     if "users" in raw:
         values["users"] = _parse_users(raw["users"], where.at("stack.users"))
+    if "quotas" in raw:
+        values["quotas"] = _parse_quotas(raw["quotas"], where.at("stack.quotas"))
     if "broker_env" in raw:
         env = _text_mapping(raw["broker_env"], where.at("stack.broker_env"))
         values["broker_env"] = tuple((where.checked(names.env_name, key), value) for key, value in env.items())
@@ -337,6 +363,53 @@ def _parse_users(raw: object, where: _Where) -> tuple[DeclaredUser, ...]:
             raise where.error(f"user '{name}': {allow!r} is not a list of grants like 'topic:orders:read,write'")
         users.append(DeclaredUser(name, tuple(allow)))
     return tuple(users)
+
+
+def _quota_rate(key: str, value: object, where: _Where) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise where.error(f"{key}: {value!r} is not a number above 0", hint=QUOTA_HINT)
+    if key != "request_percentage" and not float(value).is_integer():
+        raise where.error(f"{key}: {value!r} is not a whole number of bytes per second", hint=QUOTA_HINT)
+    if key == "request_percentage" and value > MAX_REQUEST_PERCENTAGE:
+        raise where.error(f"{key}: {value!r} is above {MAX_REQUEST_PERCENTAGE}", hint=QUOTA_HINT)
+    return float(value)
+
+
+def _parse_quota(raw: object, index: int, where: _Where) -> DeclaredQuota:
+    if not isinstance(raw, dict):
+        raise where.error(f"#{index}: must be a mapping {{user, client_id, {', '.join(QUOTA_RATES)}}}", hint=QUOTA_HINT)
+    where = where.at(f"stack.quotas.#{index}")
+    for key in raw:
+        if key not in QUOTA_ENTITIES + QUOTA_RATES:
+            raise where.error(f"unknown field {key!r} (known: {', '.join(QUOTA_ENTITIES + QUOTA_RATES)})", hint=QUOTA_HINT)
+    names_given = {}
+    for key in QUOTA_ENTITIES:
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise where.error(f"{key}: {value!r} is not a name", hint=QUOTA_HINT)
+        names_given[key] = where.checked(names.text, value or "", key)
+    if not any(names_given.values()):
+        raise where.error("names neither a user nor a client_id", hint=QUOTA_HINT)
+    rates = tuple((key, _quota_rate(key, raw[key], where)) for key in QUOTA_RATES if key in raw)
+    if not rates:
+        raise where.error(f"sets no quota ({', '.join(QUOTA_RATES)})", hint=QUOTA_HINT)
+    return DeclaredQuota(names_given["user"], names_given["client_id"], rates)
+
+
+def _parse_quotas(raw: object, where: _Where) -> tuple[DeclaredQuota, ...]:
+    """A list of ``{user and/or client_id, rates}``; one entry per client (a second one for it is an error)."""
+    if raw is None:
+        raw = []
+    if not isinstance(raw, list):
+        raise where.error("must be a list of {user, client_id, producer_byte_rate, ...}", hint=QUOTA_HINT)
+    quotas = tuple(_parse_quota(item, index, where) for index, item in enumerate(raw, 1))
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    for index, quota in enumerate(quotas, 1):
+        if quota.entity in seen:
+            who = " and ".join(f"{kind} {name}" for kind, name in quota.entity)
+            raise where.error(f"#{index}: {who} has quotas twice", hint="give each client one entry with all its rates")
+        seen.add(quota.entity)
+    return quotas
 
 
 def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:

@@ -33,7 +33,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
+from swarmkit import fanout
 from swarmkit.errors import EngineError, SshError
 from swarmkit.hosts import sshmasters
 from swarmkit.hosts.sshmasters import MasterFiles
@@ -148,7 +148,7 @@ class SshMux:
         self._ssh = ssh
         self._holds: dict[str, socket.socket] = {}  # by endpoint: the connection that keeps its master in use
         self._opened: dict[str, SshError | None] = {}  # by endpoint: None once forwarded, else why not
-        self._locks: dict[str, threading.Lock] = {}
+        self._locks: dict[str, fanout.Lock] = {}
         self._finalizer = weakref.finalize(self, _shut, self._holds, private, ssh)
 
     def client(self, endpoint: str) -> whales.DockerClient:
@@ -176,7 +176,7 @@ class SshMux:
 
     def open(self, endpoint: str) -> None:
         """The host's connection and forward, made once (calls to the host meanwhile wait); a failure stays."""
-        with self._locks.setdefault(endpoint, threading.Lock()):
+        with self._locks.setdefault(endpoint, fanout.Lock()):
             if endpoint not in self._opened:
                 try:
                     self._holds[endpoint] = self._forward(endpoint)

@@ -19,12 +19,11 @@ import re
 import shutil
 import stat
 import subprocess
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarmkit import files, numbers
+from swarmkit import files, numbers, waits
 from swarmkit.errors import SpecError, SshError
 
 PERSIST_S = 60  # as Ansible's ControlPersist
@@ -170,13 +169,13 @@ def end_master(ssh: str, files: MasterFiles) -> int | None:
 
 def _wait_gone(pid: int) -> None:
     """Until the ended master's process is gone; one that lingers is terminated (it is this user's own ssh)."""
-    deadline = time.monotonic() + EXIT_TIMEOUT_S / 2
-    while time.monotonic() < deadline:
+    deadline = waits.Deadline(EXIT_TIMEOUT_S / 2, first=0.02, longest=0.5)
+    while not deadline.passed():
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
             return
-        time.sleep(0.02)
+        deadline.sleep()
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, 15)
 

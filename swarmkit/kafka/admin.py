@@ -10,11 +10,11 @@ own connector). Failures raise ``BrokerError``; the commands calling in decide w
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from swarmkit import waits
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled, first_answer
 from swarmkit.lazy import lazy
@@ -270,11 +270,11 @@ def _delete_topic(client: _Client, name: str, timeout: float) -> None:
     """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""
     future = client.admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)[name]
     future.result(timeout=timeout + 1)
-    deadline = time.monotonic() + DELETE_WAIT
+    deadline = waits.Deadline(DELETE_WAIT, first=0.2, longest=1.0)
     while _metadata(client, timeout).topic(name) is not None:
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
-        time.sleep(0.2)
+        deadline.sleep()
 
 
 def ensure_led_by_every_broker(
@@ -293,12 +293,12 @@ def ensure_led_by_every_broker(
         if leaders >= brokers and found.replication_factor == spec.replicas:
             return TopicResult(bootstrap, spec.name, "exists", found.partition_count, found.replication_factor)
         _delete_topic(client, spec.name, timeout)
-    deadline = time.monotonic() + DELETE_WAIT
+    deadline = waits.Deadline(DELETE_WAIT)
     while True:
         (result,) = ensure_topics(bootstrap, [spec], timeout, security)
-        if result.status == "created" or time.monotonic() > deadline:
+        if result.status == "created" or deadline.passed():
             return result
-        time.sleep(0.5)  # the deleted topic's name is not free yet
+        deadline.sleep()  # the deleted topic's name is not free yet
 
 
 def ensure_topics_on_each(

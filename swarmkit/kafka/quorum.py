@@ -79,7 +79,7 @@ def quorum_state_from(answer: Mapping[str, Any]) -> QuorumState:
 
 
 @contextlib.contextmanager
-def _client_settings(security: ClientSecurity | None) -> Iterator[dict[str, Any]]:
+def client_settings(security: ClientSecurity | None) -> Iterator[dict[str, Any]]:
     """kafka-python's security settings; a client certificate lives in a private file while the client runs
     (ssl loads one from files only)."""
     if security is None:
@@ -104,7 +104,7 @@ def _client_settings(security: ClientSecurity | None) -> Iterator[dict[str, Any]
 def _admin(host: str, port: int, timeout: float, security: ClientSecurity | None) -> Iterator[Any]:
     """A kafka-python admin client of the broker at host:port, bounded by ``timeout``; closed afterwards."""
     milliseconds = max(1, int(timeout * 1000))
-    with _client_settings(security) as settings:
+    with client_settings(security) as settings:
         client = kafka_admin.KafkaAdminClient(
             bootstrap_servers=f"{host}:{port}",
             client_id="swarmkit",

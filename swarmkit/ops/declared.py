@@ -1,23 +1,24 @@
 """The inventory's declared state against the running cluster: what `up` would change (`swarmkit plan`,
 read by ``ops.drift``), and the part of it `up` applies live (topic settings through the admin API,
-partitions added; users and their grants through ``ops.users``).
+partitions added; client quotas; users and their grants through ``ops.users``).
 
-The comparison is pure (``diff_topics``, ``diff_users``, ``roll_reasons``, ``zone_moves``); reading topics and applying
-their changes are thin around it. Only what is declared is compared: a topic or a setting the
-inventory does not name is left as it is, and nothing is ever deleted.
+The comparison is pure (``diff_topics``, ``diff_users``, ``diff_quotas``, ``roll_reasons``, ``zone_moves``); reading
+topics and quotas and applying their changes are thin around it. Only what is declared is compared: a topic or a
+setting the inventory does not name is left as it is, and nothing is ever deleted, except client quotas: a
+declared ``stack.quotas`` is the cluster's whole set, so a client's quota it no longer lists is removed.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from swarmkit import waits
 from swarmkit.errors import BrokerError
 from swarmkit.hosts.dockerapi import SwarmNode
-from swarmkit.hosts.inventory import ZONE_LABEL, Inventory
-from swarmkit.kafka import admin
+from swarmkit.hosts.inventory import QUOTA_RATES, ZONE_LABEL, DeclaredQuota, Inventory
+from swarmkit.kafka import admin, quotas
 from swarmkit.security.acls import Grant, describe
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import host_of
@@ -136,6 +137,53 @@ def diff_users(declared: Mapping[str, Sequence[Grant]], actual: Mapping[str, Seq
     return changes
 
 
+def _rate(value: float | None, unset: str) -> str:
+    if value is None:
+        return unset
+    return str(int(value)) if value.is_integer() else str(value)
+
+
+@dataclass(frozen=True)
+class QuotaChange:
+    """What `up` does to one client's quotas: each rate set (``new``) or removed (``new`` None)."""
+
+    entity: quotas.Entity
+    rates: tuple[tuple[str, float | None, float | None], ...]  # (key, now, declared); None: unset
+
+    @property
+    def client(self) -> str:
+        return " and ".join(f"{kind} {name}" for kind, name in self.entity)
+
+    def line(self) -> str:
+        changes = [f"{key} {_rate(old, '(unset)')} -> {_rate(new, '(removed)')}" for key, old, new in self.rates]
+        return f"quotas of {self.client}: " + "; ".join(changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entity": dict(self.entity),
+            "rates": [{"key": key, "old": old, "new": new} for key, old, new in self.rates],
+            "line": self.line(),
+        }
+
+
+def _rate_changes(wanted: Mapping[str, float], have: Mapping[str, float]) -> tuple[tuple[str, float | None, float | None], ...]:
+    return tuple((key, have.get(key), wanted.get(key)) for key in QUOTA_RATES if have.get(key) != wanted.get(key))
+
+
+def diff_quotas(
+    declared: Sequence[DeclaredQuota] | None, actual: Mapping[quotas.Entity, Mapping[str, float]]
+) -> list[QuotaChange]:
+    """The changes that make the cluster's client quotas the declared ones: the declared clients first, in order,
+    then the clients whose quotas the inventory no longer lists (removed). ``None``: nothing declared, nothing
+    compared. Only the three rates swarmkit declares are compared; other quota keys are left alone."""
+    if declared is None:
+        return []
+    wanted = {quota.entity: dict(quota.rates) for quota in declared}
+    clients = list(wanted) + [entity for entity in actual if entity not in wanted]
+    changes = (QuotaChange(entity, _rate_changes(wanted.get(entity, {}), actual.get(entity, {}))) for entity in clients)
+    return [change for change in changes if change.rates]
+
+
 def _shown(key: str, value: str | None) -> str:
     if value is None:
         return "(unset)"
@@ -178,10 +226,12 @@ class Changes:
     restarts: tuple[str, ...]  # single brokers restarting (their identity changes)
     users: tuple[UserChange, ...] = ()
     upgrade: tuple[str, ...] = ()  # the Kafka release the inventory names: the upgrade and the finalize
+    quotas: tuple[QuotaChange, ...] = ()
 
     @property
     def pending(self) -> bool:
-        return not self.deployed or bool(self.topics or self.rolls or self.restarts or self.users or self.upgrade)
+        found = self.topics or self.rolls or self.restarts or self.users or self.upgrade or self.quotas
+        return not self.deployed or bool(found)
 
     def lines(self) -> list[str]:
         if not self.pending:
@@ -190,6 +240,7 @@ class Changes:
         found += list(self.upgrade)
         found += [change.line() for change in self.topics]
         found += [change.line() for change in self.users]
+        found += [change.line() for change in self.quotas]
         found += [f"roll every broker: {reason}" for reason in self.rolls]
         return found + [f"restart {restart}" for restart in self.restarts]
 
@@ -203,6 +254,7 @@ class Changes:
             "restarts": list(self.restarts),
             "users": [change.to_dict() for change in self.users],
             "upgrade": list(self.upgrade),
+            "quotas": [change.to_dict() for change in self.quotas],
             "lines": self.lines(),
         }
 
@@ -228,14 +280,14 @@ def user_states(bootstrap: str, names: Sequence[str], security: ClientSecurity, 
 
 def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:
     """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
-    deadline = time.monotonic() + timeout
+    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
     while True:
         topics = {t.name: t.partition_count for t in admin.broker_metadata(bootstrap, timeout, security).topics}
         if all(topics.get(name, 0) >= count for name, count in counts.items()):
             return
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
-        time.sleep(0.2)
+        deadline.sleep()
 
 
 def apply_topic_changes(
@@ -258,3 +310,13 @@ def reconcile(
     """`up`'s live step for existing topics: the declared settings and partition counts, no broker restarted."""
     states = topic_states(bootstrap, [s.name for s in specs], security, timeout)
     return apply_topic_changes(bootstrap, diff_topics([s for s in specs if s.name in states], states), security, timeout)
+
+
+def reconcile_quotas(
+    bootstrap: str, declared: Sequence[DeclaredQuota], security: ClientSecurity | None, timeout: float
+) -> list[str]:
+    """`up`'s live step for ``stack.quotas``: the cluster's client quotas made the declared ones (the brokers
+    apply them at once, none restarts); returns what was done."""
+    changes = diff_quotas(declared, quotas.describe_quotas(bootstrap, timeout, security))
+    quotas.alter_quotas(bootstrap, {c.entity: {key: new for key, _, new in c.rates} for c in changes}, timeout, security)
+    return [change.line() for change in changes]

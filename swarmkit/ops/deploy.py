@@ -476,6 +476,22 @@ def _ensure_topics(
         raise DeployError(f"creating topics: {error.message}", hint=error.hint) from None
 
 
+def _ensure_declared(plan: DeployPlan, session: Session, targets: Sequence[_Target], total: int) -> list[str]:
+    """The declared users and their grants, then the declared client quotas (live, no broker restarted);
+    returns what was done."""
+    options, altered = plan.options, []
+    if declared_users := plan.users:
+        session.progress(total, total, f"ensuring users {', '.join(declared_users)}")
+        altered += users.reconcile_users(session, options.stack_name, declared_users, options.listeners.external_listener.port)
+    if plan.quotas is not None and targets:
+        session.progress(total, total, "ensuring client quotas")
+        try:
+            altered += declared.reconcile_quotas(targets[0].bootstrap, plan.quotas, targets[0].security, TOPIC_TIMEOUT)
+        except BrokerError as error:
+            raise DeployError(f"setting client quotas: {error.message}", hint=error.hint) from None
+    return altered
+
+
 # --- deploy and up -------------------------------------------------------------------------------
 
 
@@ -524,9 +540,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     if request.topics:
         progress(total, total, f"ensuring topics {', '.join(spec.name for spec in request.topics)}")
     topics, altered = _ensure_topics(engine, request.topics, targets)
-    if declared_users := plan.users:
-        progress(total, total, f"ensuring users {', '.join(declared_users)}")
-        altered += users.reconcile_users(session, options.stack_name, declared_users, options.listeners.external_listener.port)
+    altered += _ensure_declared(plan, session, targets, total)
     return DeployResult(
         stack=options.stack_name,
         engine=request.engine,

@@ -8,8 +8,18 @@ import yaml
 
 from swarmkit.hosts.dockerapi import service_spec, swarm_nodes
 from swarmkit.hosts.session import Session
+from swarmkit.kafka import quotas
 from swarmkit.ops import upgrade
-from swarmkit.ops.declared import Changes, diff_topics, diff_users, roll_reasons, topic_states, user_states, zone_moves
+from swarmkit.ops.declared import (
+    Changes,
+    diff_quotas,
+    diff_topics,
+    diff_users,
+    roll_reasons,
+    topic_states,
+    user_states,
+    zone_moves,
+)
 from swarmkit.ops.deploy import render_for
 from swarmkit.ops.plan import DeployPlan
 from swarmkit.security import pki
@@ -33,7 +43,8 @@ def read_changes(plan: DeployPlan, session: Session) -> Changes:
     manager = docker[inventory.first_manager]
     deployed = DeployedStack.read(manager, options.stack_name)
     if deployed is None:
-        return Changes(options.stack_name, False, tuple(diff_topics(specs, {})), (), (), tuple(diff_users(declared_users, {})))
+        topics, users = diff_topics(specs, {}), diff_users(declared_users, {})
+        return Changes(options.stack_name, False, tuple(topics), (), (), tuple(users), quotas=tuple(diff_quotas(plan.quotas, {})))
     env, image = _rendered_broker(plan, session)
     spec = service_spec(manager, deployed.broker_service)
     version = inventory.stack.kafka_version
@@ -48,7 +59,13 @@ def read_changes(plan: DeployPlan, session: Session) -> Changes:
         declared_users, _user_states(declared_users, bootstrap, security) if deployed.security == "sasl_ssl" else {}
     )
     moves = zone_moves(inventory, swarm_nodes(manager))
-    return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(moves), tuple(users), release)
+    limits = diff_quotas(plan.quotas, _quota_states(plan, bootstrap, security))
+    return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(moves), tuple(users), release, tuple(limits))
+
+
+def _quota_states(plan: DeployPlan, bootstrap: str, security: ClientSecurity | None) -> dict[quotas.Entity, dict[str, float]]:
+    """The cluster's client quotas, read only when the inventory declares them."""
+    return quotas.describe_quotas(bootstrap, ADMIN_TIMEOUT, security) if plan.quotas is not None else {}
 
 
 def _user_states(

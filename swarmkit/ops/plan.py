@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from swarmkit import waits
 from swarmkit.errors import SpecError
-from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.inventory import DeclaredQuota, Inventory
 from swarmkit.security import acls
 from swarmkit.security.settings import ADMIN_USER, KEEPER_USER
 from swarmkit.stack.compose import StackRequest
@@ -105,6 +105,11 @@ class DeployPlan:
         return declared_users(self.inventory)
 
     @property
+    def quotas(self) -> tuple[DeclaredQuota, ...] | None:
+        """The declared client quotas; None: the inventory declares none (the cluster's are left alone)."""
+        return self.inventory.stack.quotas
+
+    @property
     def warnings(self) -> list[str]:
         return zone_warnings(self.inventory, self.topics)
 
@@ -130,7 +135,25 @@ def plan(inventory: Inventory, options: DeployOptions) -> DeployPlan:
             f"stack.users: users and their grants need a sasl_ssl stack, and this one is {options.listeners.security}",
             hint="set stack.security: sasl_ssl in the inventory (or --security sasl_ssl), or leave stack.users out",
         )
+    check_quotas(inventory, engine, options.listeners.security)
     return DeployPlan(inventory, options, engine)
+
+
+def check_quotas(inventory: Inventory, engine: BrokerEngine, security: str) -> None:
+    """Client quotas need Apache Kafka's brokers, and quotas of users need clients that log in."""
+    declared = inventory.stack.quotas or ()
+    if declared and engine.NAME != "apache":
+        raise SpecError(
+            f"stack.quotas: client quotas need Apache Kafka brokers, and this stack's engine is {engine.NAME}",
+            hint="set stack.engine: apache, or leave stack.quotas out",
+        )
+    users = [quota.user for quota in declared if quota.user]
+    if users and security == "plaintext":
+        raise SpecError(
+            f"stack.quotas: a quota of user {users[0]} needs clients that log in, and this stack is plaintext "
+            "(every client is ANONYMOUS)",
+            hint="give the quota a client_id instead of a user, or set stack.security: sasl_ssl",
+        )
 
 
 def declared_users(inventory: Inventory) -> dict[str, tuple[acls.Grant, ...]]:

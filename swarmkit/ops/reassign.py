@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, SpecError
 from swarmkit.hosts.dockerapi import Engine
 from swarmkit.hosts.inventory import Inventory
@@ -221,7 +221,7 @@ def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list
 
 
 def wait_done(bootstrap: str, security: ClientSecurity | None, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
     left = list(moves)
     while left:
         try:
@@ -229,11 +229,11 @@ def wait_done(bootstrap: str, security: ClientSecurity | None, moves: Sequence[M
         except BrokerError:
             pass  # a metadata hiccup while leaders move: ask again
         progress(len(moves) - len(left), len(moves), f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done")
-        if left and time.monotonic() > deadline:
+        if left and deadline.passed():
             names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
             raise DeployError(
                 f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names})",
                 hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
             )
         if left:
-            time.sleep(POLL_INTERVAL)
+            deadline.sleep()

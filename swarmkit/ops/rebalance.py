@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from swarmkit import waits
 from swarmkit.errors import SpecError
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
@@ -69,12 +70,12 @@ def _chosen(partitions: list[PartitionState], topics: tuple[str, ...]) -> list[P
 def _elected(bootstrap: str, security: ClientSecurity | None, wanted: set[tuple[str, int]]) -> list[PartitionState]:
     """The wanted partitions once metadata shows each led by its first replica (or after ELECTION_WAIT_S):
     the election's answer comes before every broker's metadata has the new leaders."""
-    deadline = time.monotonic() + ELECTION_WAIT_S
+    deadline = waits.Deadline(ELECTION_WAIT_S, first=reassign.POLL_INTERVAL)
     while True:
         after = [p for p in admin.partition_states(bootstrap, security=security)[1] if (p.topic, p.partition) in wanted]
-        if all(p.leader == p.replicas[0] for p in after) or time.monotonic() > deadline:
+        if all(p.leader == p.replicas[0] for p in after) or deadline.passed():
             return after
-        time.sleep(reassign.POLL_INTERVAL)
+        deadline.sleep()
 
 
 def rebalance(session: Session, options: RebalanceOptions) -> RebalanceResult:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from swarmkit import names
+from swarmkit import names, waits
 from swarmkit.checks import health
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
@@ -212,7 +212,7 @@ class _Run:
 
     def wait_for(self, what: str, done: Callable[[QuorumState], bool]) -> QuorumState:
         """Poll the quorum until ``done``; OperationError after the timeout, naming the last state seen."""
-        deadline, last = time.monotonic() + self.options.timeout, "not read yet"
+        deadline, last = waits.Deadline(self.options.timeout, first=POLL_S), "not read yet"
         while True:
             try:
                 state = self.describe()
@@ -221,12 +221,12 @@ class _Run:
                 last = f"voters {[v.node_id for v in state.voters]}, observers {[o.node_id for o in state.observers]}"
             except BrokerError as error:
                 last = error.message
-            if time.monotonic() > deadline:
+            if deadline.passed():
                 raise OperationError(
                     f"{what}: not within {self.options.timeout:g}s (last seen: {last})",
                     hint="see `swarmkit status` and the controller's log; replace-node can be run again",
                 )
-            time.sleep(POLL_S)
+            deadline.sleep()
 
     def tool_in(self, controller: Controller, script: str) -> str:
         engine = self.session.docker[self.inventory.host(controller.host)]

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from swarmkit import waits
 from swarmkit.errors import DeployError, EngineError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, SwarmNode
@@ -104,17 +105,17 @@ def retire(session: Session, host_name: str, options: RetireOptions = RetireOpti
 
 
 def _wait_stopped(manager: Engine, service: str, node_id: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
     while True:
         state = dockerapi.service_state(manager, service)
         if state is None or not any(t.node_id == node_id and t.state == "running" for t in state.tasks):
             return
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise DeployError(
                 f"the broker on the drained node still runs after {timeout:g}s",
                 hint=f"see `docker service ps {service}`; the node stays drained, run remove-node again",
             )
-        time.sleep(POLL_INTERVAL)
+        deadline.sleep()
 
 
 def _leave_swarm(engine: Engine, manager: Engine, node: SwarmNode) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field, replace
 
-from swarmkit import names
+from swarmkit import names, waits
 from swarmkit.errors import OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -120,7 +120,7 @@ def _reachable(inventory: Inventory, docker: DockerHosts) -> None:
 
 def _wait_gone(inventory: Inventory, docker: DockerHosts, label: str, what: str, progress: Progress) -> None:
     """Poll every engine until no container carries ``label``."""
-    deadline = time.monotonic() + GONE_TIMEOUT
+    deadline = waits.Deadline(GONE_TIMEOUT, first=POLL_INTERVAL)
     while True:
         left = fan_out(lambda host: dockerapi.labelled_containers(docker[host], label), inventory.hosts)
         total = sum(left)
@@ -128,12 +128,12 @@ def _wait_gone(inventory: Inventory, docker: DockerHosts, label: str, what: str,
             return
         busy = ", ".join(f"{host.name} ({count})" for host, count in zip(inventory.hosts, left) if count)
         progress(0, 0, f"waiting for {total} {what} container(s) to stop: {busy}")
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise OperationError(
                 f"{what} containers still present after {GONE_TIMEOUT:.0f} s on {busy}",
                 hint="see `docker ps -a` on those hosts; run down again once they are gone",
             )
-        time.sleep(POLL_INTERVAL)
+        deadline.sleep()
 
 
 def _remove_stack(

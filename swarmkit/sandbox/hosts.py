@@ -13,14 +13,13 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
-from swarmkit import names
+from swarmkit import names, waits
 from swarmkit.defaults import SANDBOX_MANAGERS
 from swarmkit.errors import SandboxError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
@@ -655,9 +654,9 @@ def _kill(pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    deadline = waits.Deadline(10, first=0.05, longest=0.5)
+    while any(_alive(pid) for pid in pids) and not deadline.passed():
+        deadline.sleep()
 
 
 def _alive(pid: int) -> bool:

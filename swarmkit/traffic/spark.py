@@ -192,8 +192,14 @@ class SparkReport:
         return asdict(self)
 
 
+class SparkExtraMissing(SparkJobError):
+    """pyspark is not installed (swarmkit without its spark extra): bad setup, said before anything is checked."""
+
+    exit_code = 2
+
+
 def pyspark_missing() -> SparkJobError:
-    return SparkJobError(
+    return SparkExtraMissing(
         "pyspark is not installed: `verify --spark` and `swarmkit spark` need swarmkit's spark extra",
         hint="pip install 'swarmkit-kafka[spark]' (pipx: pipx install 'swarmkit-kafka[spark]'); in a checkout scripts/setup.sh installs it",
     )

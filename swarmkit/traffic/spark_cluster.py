@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from swarmkit import waits
 from swarmkit.defaults import SPARK_UP_TIMEOUT
 from swarmkit.errors import EngineError, SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled
@@ -204,14 +205,14 @@ def pull_everywhere(docker: DockerHosts, hosts: Sequence[Host], reference: str) 
 
 def _wait_for_workers(master: Host, expected: set[str], timeout: float, progress: Progress) -> tuple[str, ...]:
     """Poll the master until a worker on every expected node has registered and is alive."""
-    deadline = time.monotonic() + timeout
+    pause = waits.Deadline(timeout, first=1.0)
     alive: set[str] = set()
     while True:
         status = sparkjob.master_status(master.address)
         alive = {w["host"] for w in (status or {}).get("workers", []) if w.get("state") == "ALIVE"}
         if status is not None and expected <= alive:
             return tuple(sorted(alive))
-        if time.monotonic() > deadline:
+        if pause.passed():
             missing = ", ".join(sorted(expected - alive))
             where = "the master does not answer" if status is None else f"no worker registered from {missing}"
             raise SparkClusterError(
@@ -219,7 +220,7 @@ def _wait_for_workers(master: Host, expected: set[str], timeout: float, progress
                 hint="see `docker service ps --no-trunc SERVICE` on a manager for the master and worker services",
             )
         progress(f"waiting for workers: {len(alive & expected)}/{len(expected)} registered")
-        time.sleep(1.0)
+        pause.sleep()
 
 
 def _names(inventory: Inventory, nodes: Sequence[SwarmNode]) -> tuple[tuple[str, str], ...]:
@@ -297,12 +298,12 @@ def spark_down(
     if not services:
         return []
     dockerapi.remove_stack(manager, name)
-    deadline = time.monotonic() + timeout
+    deadline = waits.Deadline(timeout)
     while dockerapi.stack_services(manager, name) or _answers(master.address, MASTER_PORT):
-        if time.monotonic() > deadline:
+        if deadline.passed():
             raise SparkClusterError(
                 f"stack {name} was removed but its master still answers on {master.address}:{MASTER_PORT} after {timeout:g}s",
                 hint=f"check the containers left on {master.name} (`docker ps`)",
             )
-        time.sleep(0.5)
+        deadline.sleep()
     return services

@@ -9,9 +9,9 @@ import pytest
 
 from tests.integration.sandboxes import MODULE_SANDBOX, swarm_state
 from tests.integration.tansu_local import local_brokers, misadvertised_brokers
-from tests.integration.wheel import installed
+from tests.integration.wheel import installed, installed_without_spark, wheel
 
-__all__ = ["installed", "local_brokers", "misadvertised_brokers"]
+__all__ = ["installed", "installed_without_spark", "local_brokers", "misadvertised_brokers", "wheel"]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -121,3 +121,28 @@ def lost_and_duplicated(acknowledged: set[int], found: Counter[int]) -> tuple[li
     lost = sorted(acknowledged - set(found))
     duplicated = sorted(value for value, count in found.items() if count > 1)
     return lost, duplicated
+
+
+def acknowledged_rate(bootstrap: str, topic: str, client_id: str, skip_s: float, measure_s: float, size: int = 8192) -> float:
+    """Bytes per second acknowledged to a producer (``client.id`` ``client_id``) writing as fast as it may into
+    partition 0 of ``topic``, counted over ``measure_s`` seconds after the first ``skip_s`` (a broker's quota
+    windows settling after the first burst). The local queue is small, so what it counts is what the broker
+    took, not what waits here."""
+    acked: list[tuple[float, int]] = []
+
+    def delivered(error: KafkaError | None, message) -> None:
+        if error is None:
+            acked.append((time.monotonic(), len(message.value())))
+
+    producer = Producer(producer_config(bootstrap, **{"client.id": client_id, "queue.buffering.max.kbytes": 512}))
+    payload, started = b"q" * size, time.monotonic()
+    while time.monotonic() < started + skip_s + measure_s:
+        try:
+            producer.produce(topic, payload, partition=0, on_delivery=delivered)
+        except BufferError:
+            producer.poll(0.05)
+        producer.poll(0)
+    producer.purge()
+    producer.flush(30)
+    counted = [count for at, count in acked if started + skip_s <= at < started + skip_s + measure_s]
+    return sum(counted) / measure_s

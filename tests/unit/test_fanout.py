@@ -13,7 +13,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from swarmkit import fanout
+from swarmkit import fanout, waits
 from swarmkit.errors import SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled, first_answer, first_success, settle_by
 
@@ -114,17 +114,106 @@ def test_an_attempt_is_made_even_when_the_caller_runs_after_its_deadline(monkeyp
 def test_an_answer_that_came_before_the_first_look_is_returned_without_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen in `verify`: a broker answering in 10 ms while this thread started late cost a whole retry interval."""
 
-    def answered_at_once(call: Callable[..., str], *args: object) -> Future[str]:
+    def answered_at_once(pool: fanout.Pool, call: Callable[..., str], *args: object) -> Future[str]:
         future: Future[str] = Future()
         future.set_result(call(*args))
         return future
 
-    def no_sleep(seconds: float) -> None:
-        raise AssertionError(f"slept {seconds}s with an answer in hand")
-
-    monkeypatch.setattr(fanout, "_started", answered_at_once)
-    monkeypatch.setattr(fanout.time, "sleep", no_sleep)
+    monkeypatch.setattr(fanout.Pool, "submit", answered_at_once)
+    started = time.monotonic()
     assert first_answer(lambda seconds: "answer", timeout=10.0, every=2.0) == "answer"
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_timed_out_fan_out_leaves_no_running_thread() -> None:
+    """The calls past the deadline wait on the pool's stop event (as every wait of swarmkit.waits does):
+    closing the pool releases them, and settle_by returns with none of its threads left."""
+    ended: list[str] = []
+
+    def slow() -> str:
+        try:
+            fanout.pause(30)
+        finally:
+            ended.append("slow")
+        return "never"
+
+    before = set(threading.enumerate())
+    started = time.monotonic()
+    outcomes = settle_by([lambda: "fast", slow, slow], time.monotonic() + 0.2)
+    assert outcomes[0] == "fast" and all(isinstance(o, TimeoutError) for o in outcomes[1:])
+    assert time.monotonic() - started < 5 and ended == ["slow", "slow"]
+    assert set(threading.enumerate()) <= before and fanout.abandoned() == []
+
+
+def test_a_timed_out_first_answer_leaves_no_running_thread() -> None:
+    """Each attempt is given the time left and waits through swarmkit.waits: none outlives the call."""
+
+    def ask(seconds: float) -> str:
+        deadline = waits.Deadline(seconds, first=0.05)
+        while not deadline.passed():
+            deadline.sleep()
+        raise TimeoutError(f"no answer in {seconds:.2f}s")
+
+    before = set(threading.enumerate())
+    with pytest.raises(TimeoutError):
+        first_answer(ask, timeout=0.3, every=0.1)
+    assert set(threading.enumerate()) <= before and fanout.abandoned() == []
+
+
+def test_a_call_that_cannot_be_told_is_listed_until_it_ends_by_its_own_timeout() -> None:
+    release = threading.Event()
+    outcomes = settle_by([lambda: release.wait(30)], time.monotonic() + 0.1, grace=0.1)
+    assert isinstance(outcomes[0], TimeoutError) and len(fanout.abandoned()) == 1
+    release.set()
+    assert fanout.drain(5) == [] and fanout.abandoned() == []
+
+
+def test_no_more_calls_run_at_once_than_the_pool_allows() -> None:
+    running, most, lock = [0], [0], threading.Lock()
+
+    def call(item: int) -> int:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.01)
+        with lock:
+            running[0] -= 1
+        return item
+
+    assert fan_out(call, range(3 * fanout.MAX_THREADS)) == list(range(3 * fanout.MAX_THREADS))
+    assert most[0] <= fanout.MAX_THREADS
+
+
+def test_a_closed_pool_stops_the_pools_its_calls_started() -> None:
+    inner_stopped = threading.Event()
+
+    def outer() -> None:
+        def inner() -> None:
+            try:
+                fanout.pause(30)
+            except fanout.Stopped:
+                inner_stopped.set()
+
+        fan_out(lambda _: inner(), [1])
+
+    settle_by([outer], time.monotonic() + 0.1, grace=5)
+    assert inner_stopped.is_set()
+
+
+def test_an_exception_in_the_block_cancels_the_calls_not_started() -> None:
+    started: list[int] = []
+    running = threading.Event()
+
+    def first_call() -> None:
+        running.set()
+        fanout.pause(30)
+
+    with pytest.raises(ValueError), fanout.Pool(size=1) as pool:
+        first = pool.submit(first_call)
+        later = pool.submit(started.append, 2)
+        assert running.wait(5)
+        raise ValueError("the command failed")
+    assert isinstance(first.exception(), fanout.Stopped) and later.cancelled() and started == []
 
 
 INTERRUPTED_FAN_OUT = """

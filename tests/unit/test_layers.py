@@ -8,6 +8,8 @@ runners) → {kafka, swarm, sandbox} → {stack, network, images} → security �
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import swarmkit
@@ -94,3 +96,68 @@ def test_an_upward_import_is_caught(tmp_path, monkeypatch) -> None:
     (fake / "hosts" / "bad.py").write_text("from swarmkit.ops import deploy\n")
     monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
     assert _violations() == ["swarmkit/hosts/bad.py:1: hosts imports swarmkit.ops"]
+
+
+@functools.cache
+def _nodes(package: Path) -> dict[str, list[ast.AST]]:
+    """Every node of every file in ``package``, by the file's path from the package's parent (parsed once)."""
+    paths = package.rglob("*.py")
+    return {str(p.relative_to(package.parent)): list(ast.walk(ast.parse(p.read_text(), str(p)))) for p in paths}
+
+
+def _modules_with(found: Callable[[ast.AST], bool]) -> set[str]:
+    """The swarmkit files with a node ``found`` holds for."""
+    return {path for path, nodes in _nodes(PACKAGE_DIR).items() if any(map(found, nodes))}
+
+
+def _imports_any(node: ast.AST, names: tuple[str, ...]) -> bool:
+    imported = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+    if isinstance(node, ast.ImportFrom) and node.level == 0:
+        imported = [node.module or ""]
+    return any(i.split(".")[0] in names for i in imported)
+
+
+def _named(node: ast.AST) -> set[str]:
+    """The name a node uses or defines (a name, an attribute, an imported name), if any."""
+    return {
+        n for n in (getattr(node, "id", None), getattr(node, "attr", None), getattr(node, "name", None)) if isinstance(n, str)
+    }
+
+
+def _calls(node: ast.AST, of: str, attribute: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attribute and getattr(node.value, "id", "") == of
+
+
+def _imports_sleep(node: ast.AST) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.module == "time" and any(a.name == "sleep" for a in node.names)
+
+
+THREAD_STARTERS = {"ThreadingMixIn", "ThreadingTCPServer", "ThreadingUDPServer", "ThreadingHTTPServer"}
+# Threads the standard library starts itself, where they are allowed: the metrics server answers each scrape
+# in a thread of its own (its serving thread is started by fanout.serve and lives as long as the command).
+LIBRARY_THREADS = {("swarmkit/checks/verdict_metrics.py", "ThreadingHTTPServer")}
+
+
+def test_threads_are_started_only_by_the_fan_out_module() -> None:
+    """Locks and events too are taken from fanout (fanout.Lock, fanout.Event): they are not threads, but a module
+    that imports `threading` for a lock could start a thread unseen, so the import itself is the rule."""
+    assert _modules_with(lambda node: _imports_any(node, ("threading", "concurrent", "_thread", "multiprocessing"))) == {
+        "swarmkit/fanout.py"
+    }
+    nodes = _nodes(PACKAGE_DIR).items()
+    assert {(path, name) for path, found in nodes for node in found for name in _named(node) & THREAD_STARTERS} == LIBRARY_THREADS
+
+
+def test_every_pause_goes_through_waits() -> None:
+    """waits pauses through fanout.pause, which a closing pool cuts short: no time.sleep anywhere."""
+    assert _modules_with(lambda node: _calls(node, "time", "sleep") or _imports_sleep(node)) == set()
+    assert _modules_with(lambda node: _calls(node, "fanout", "pause")) == {"swarmkit/waits.py"}
+
+
+def test_a_thread_or_a_sleep_elsewhere_is_caught(tmp_path, monkeypatch) -> None:
+    fake = tmp_path / "swarmkit"
+    fake.mkdir()
+    (fake / "poll.py").write_text("import time\nfrom threading import Thread\n\ntime.sleep(1)\n")
+    monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
+    assert _modules_with(lambda node: _imports_any(node, ("threading",))) == {"swarmkit/poll.py"}
+    assert _modules_with(lambda node: _calls(node, "time", "sleep")) == {"swarmkit/poll.py"}

@@ -9,12 +9,11 @@ What the API offers only in pieces (stack deploy, build, run with its pull) goes
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from swarmkit import fanout, waits
 from swarmkit.lazy import lazy
 
 if TYPE_CHECKING:
@@ -43,7 +42,7 @@ class Engine:
     tls: TlsFiles | None = None
     mux: SshMux | None = field(default=None, repr=False, compare=False)  # an ssh:// engine's shared connection
     _clients: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _lock: fanout.Lock = field(default_factory=fanout.Lock, init=False, repr=False, compare=False)
 
     @classmethod
     def connect(cls, endpoint: str, tls: TlsFiles | None = None, mux: SshMux | None = None) -> Engine:
@@ -166,11 +165,11 @@ def engine_info(engine: Engine) -> EngineInfo:
 
 def wait_until_ready(engine: Engine, timeout: float) -> EngineInfo:
     """Poll an engine that was just started until it answers."""
-    deadline = time.monotonic() + timeout
+    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
     while True:
         try:
             return engine_info(engine)
         except EngineError:
-            if time.monotonic() > deadline:
+            if deadline.passed():
                 raise
-            time.sleep(0.2)
+            deadline.sleep()

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarmkit import waits
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import cli, lookup
@@ -109,11 +109,11 @@ def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: 
     args += [arg for key, value in env.items() for arg in ("--env", f"{key}={value}")]
     cli(manager, f"starting job {job}", *args, image, "-c", script)
     try:
-        deadline = time.monotonic() + JOB_TIMEOUT
+        deadline = waits.Deadline(JOB_TIMEOUT, first=0.2, longest=1.0)
         while not _job_ended(manager, job):
-            if time.monotonic() > deadline:
+            if deadline.passed():
                 raise EngineError(f"job {job} did not finish within {JOB_TIMEOUT:.0f} s", hint=f"see `docker service ps {job}`")
-            time.sleep(0.2)
+            deadline.sleep()
         return cli(manager, f"reading job {job}", "service", "logs", "--raw", job)
     finally:
         cli(manager, f"removing job {job}", "service", "rm", job)

@@ -137,6 +137,31 @@ def test_up_again_restarts_nothing(inventory: Inventory, docker: DockerHosts) ->
     assert Counter(t.status for t in result.deploy.topics) == {"exists": 6}
 
 
+def test_the_wheel_without_the_spark_extra_runs_up_and_verify(
+    dp: sandbox.Sandbox, inventory: Inventory, installed_without_spark: Path, tmp_path: Path
+) -> None:
+    """`pip install swarmkit-kafka` (no [spark]): `up` and `verify` work on the running cluster from another
+    directory, and `verify --spark` names the extra (exit 2) before it checks anything."""
+
+    def swarmkit(*arguments: str) -> subprocess.CompletedProcess:
+        return run_installed(installed_without_spark, tmp_path, "swarmkit", *arguments, "-i", str(dp.inventory_path))
+
+    assert run_installed(installed_without_spark, tmp_path, "python", "-c", "import pyspark").returncode == 1
+    before = running_tasks(inventory, "kafka_broker")
+    upped = swarmkit("up", "--topics", TOPICS)
+    assert upped.returncode == 0 and "Traceback" not in upped.stderr, upped.stderr
+    assert running_tasks(inventory, "kafka_broker") == before
+    verified = swarmkit("verify")
+    assert verified.returncode == 0 and "Traceback" not in verified.stderr, verified.stdout + verified.stderr
+    refused = swarmkit("verify", "--spark")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert "spark extra" in refused.stderr and "swarmkit-kafka[spark]" in refused.stderr
+
+
+def run_installed(bin_dir: Path, cwd: Path, program: str, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(bin_dir / program), *arguments], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
 def test_a_topic_that_differs_from_its_spec_is_reported_and_left_alone(inventory: Inventory, docker: DockerHosts) -> None:
     before = running_tasks(inventory, "kafka_broker")
     result = deploy(plan(inventory, DeployOptions(topics="myTopic:5:1,anotherTopic:2:1")), Session.of(inventory, docker=docker))

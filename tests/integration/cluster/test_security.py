@@ -3,8 +3,8 @@ job runs over it, and it refuses what it must (a plain-text client, a client tru
 wrong password, named by `listeners diagnose --config` too), while no certificate key or password
 shows up where an operator or a log collector would see it; users get what they were granted, and a
 user's removal keeps every other login through a CA rotation under acks=all traffic (interrupted and
-resumed: its restarts of every broker are the ones the SCRAM fix needs); a second operator imports the
-exported state into another directory and runs verify, users add and certs rotate from there, while a
+resumed: its restarts of every broker are the ones the SCRAM fix needs); a second operator (another Unix user)
+imports the exported state into its own directory and runs verify, users add and certs rotate from there, while a
 wrong passphrase, a truncated file and another cluster's state are refused; last, the same cluster in ssl
 (mutual TLS) mode lets in only clients with the cluster CA's certificate, and verify names a broker
 whose certificate does not cover the name it advertises, and deployed again in sasl_ssl on that storage
@@ -13,11 +13,15 @@ whose certificate does not cover the name it advertises, and deployed again in s
 from __future__ import annotations
 
 import contextlib
+import grp
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -53,6 +57,8 @@ pytestmark = pytest.mark.integration
 
 NAME = "sec"
 OPTIONS = DeployOptions(topics="orders:3:3", security="sasl_ssl", timeout=300)
+ROOT = Path(__file__).resolve().parents[3]
+OPERATOR_UID = 65534  # nobody: the second operator, another Unix user, in the docker group only
 TIMEOUT = 15.0  # a TLS handshake and a SCRAM login per connection on a loaded 2-core machine
 REFUSAL_TIMEOUT = 8.0  # a refusal comes within 1-3 s; a refused client waits out its whole timeout
 
@@ -394,6 +400,40 @@ def state_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[s
     return done
 
 
+@contextlib.contextmanager
+def other_users_directory(inventory: Inventory, *files: Path) -> Iterator[Path]:
+    """A directory of another Unix user (``nobody``): the same inventory as servers.yaml and copies of ``files``,
+    all its own (the tests' tmp_path is root's alone); removed afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="swarmkit-operator-"))
+    try:
+        shutil.copy(inventory.path, home / "servers.yaml")
+        for path in files:
+            shutil.copy(path, home / path.name)
+        for path in [home, *home.iterdir()]:
+            os.chown(path, OPERATOR_UID, OPERATOR_UID)
+        yield home
+    finally:
+        shutil.rmtree(home)
+
+
+def as_other_user(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """swarmkit run by ``nobody`` (its groups: docker only, for the sandbox's root:docker engine sockets) in its
+    own directory, with the system's Python 3.11 (this venv's lives under /root, which nobody may enter) on this
+    checkout and the venv's packages."""
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": f"{ROOT}:{sysconfig.get_path('purelib')}",
+    }
+    identity = [f"--reuid={OPERATOR_UID}", f"--regid={OPERATOR_UID}", f"--groups={grp.getgrnam('docker').gr_gid}"]
+    command = ["setpriv", *identity, "/usr/bin/python3", "-c", "from swarmkit.cli import main; main()", *args]
+    done = subprocess.run(command, cwd=home, env=environment, capture_output=True, text=True, timeout=timeout)
+    print("as nobody:", " ".join(args[:3]), done.returncode, done.stdout[-1500:], done.stderr[-1500:])
+    return done
+
+
 def operator_directory(inventory: Inventory, directory: Path) -> str:
     """Another operator's directory: the same inventory (under a name of its own), no `.swarmkit/` yet."""
     directory.mkdir()
@@ -429,33 +469,38 @@ def refusals(inventory: Inventory, exported: Path, passphrase: Path, tmp_path: P
 def test_a_second_operator_imports_the_state_and_runs_the_cluster(
     secured: tuple[Inventory, UpResult, float], tmp_path: Path
 ) -> None:
-    """The state exported and imported into another directory: from there verify, users add and certs rotate (every
-    certificate issued again, every broker and controller restarted under alice's acks=all producer: nothing lost
-    or duplicated) work; the first operator's store refuses the second's changes without --replace, and once
-    deleted is restored by importing them. Another user: the sandbox's engines are root's sockets (not tried)."""
+    """The state exported and imported by another Unix user into its own directory: from there verify, users add and
+    certs rotate (every certificate issued again, every broker and controller restarted under alice's acks=all
+    producer: nothing lost or duplicated) work; the first operator's store refuses the second's changes without
+    --replace, and once deleted is restored by importing them."""
     inventory, _, _ = secured
     passphrase, exported = tmp_path / "passphrase", tmp_path / "kafka.skstate"
     passphrase.write_text("a passphrase for the sandbox's state\n")
     secret = ("--passphrase-file", str(passphrase))
     assert state_cli("state", "export", "-i", inventory.path, "-o", str(exported), *secret).returncode == 0
     refusals(inventory, exported, passphrase, tmp_path)
-    second = operator_directory(inventory, tmp_path / "second")
-    assert state_cli("state", "import", str(exported), "-i", second, *secret).returncode == 0
-    assert state_cli("state", "status", "-i", second).returncode == 0
-    assert state_cli("verify", "-i", second, "--timeout", "60").returncode == 0
-    assert state_cli("users", "add", "carol", "-i", second, "--allow", "topic:orders:read").returncode == 0
-    assert all(t.ok for t in ensure_topics("se1:9094", [TopicSpec("traffic-operators", 3, 3)], TIMEOUT, by_address(inventory)))
-    alice = CountingProducer("", "traffic-operators", rate_per_s=100, config=login(inventory, "alice", tmp_path)).start()
-    try:
-        alice.acked_after(100, timeout=120)
-        assert state_cli("certs", "rotate", "-i", second, "--timeout", "600", timeout=1800).returncode == 0
-        alice.acked_after(100, timeout=120)
-    finally:
-        alice.stop()
-    found = read_everything("", "traffic-operators", 3, 120, alice.config | {"group.id": "orders-app"})
-    assert lost_and_duplicated(alice.acknowledged, found) == ([], []), alice.errors[:3]
-    back = tmp_path / "second.skstate"
-    assert state_cli("state", "export", "-i", second, "-o", str(back), *secret).returncode == 0
+    with other_users_directory(inventory, exported, passphrase) as home:
+        theirs = ("-i", "servers.yaml", "--passphrase-file", "passphrase")
+        assert as_other_user(home, "state", "import", "kafka.skstate", *theirs).returncode == 0
+        assert (home / ".swarmkit").stat().st_uid == OPERATOR_UID
+        assert as_other_user(home, "state", "status", "-i", "servers.yaml").returncode == 0
+        assert as_other_user(home, "verify", "-i", "servers.yaml", "--timeout", "60").returncode == 0
+        added = as_other_user(home, "users", "add", "carol", "-i", "servers.yaml", "--allow", "topic:orders:read")
+        assert added.returncode == 0
+        topics = ensure_topics("se1:9094", [TopicSpec("traffic-operators", 3, 3)], TIMEOUT, by_address(inventory))
+        assert all(t.ok for t in topics)
+        alice = CountingProducer("", "traffic-operators", rate_per_s=100, config=login(inventory, "alice", tmp_path)).start()
+        try:
+            alice.acked_after(100, timeout=120)
+            rotated = as_other_user(home, "certs", "rotate", "-i", "servers.yaml", "--timeout", "600", timeout=1800)
+            assert rotated.returncode == 0
+            alice.acked_after(100, timeout=120)
+        finally:
+            alice.stop()
+        found = read_everything("", "traffic-operators", 3, 120, alice.config | {"group.id": "orders-app"})
+        assert lost_and_duplicated(alice.acknowledged, found) == ([], []), alice.errors[:3]
+        assert as_other_user(home, "state", "export", "-o", "second.skstate", *theirs).returncode == 0
+        back = shutil.copy(home / "second.skstate", tmp_path / "second.skstate")
     first = pki.store_dir(inventory, "kafka")
     before = backup.read_store(first)
     kept = state_cli("state", "import", str(back), "-i", inventory.path, *secret)

@@ -5,7 +5,8 @@ In order: `up` gives every broker its host's zone as broker.rack and every 3-rep
 zone; `plan` on the unchanged cluster says "no changes" (exit 0); a hand-made change is drift for `verify` and
 a change for `plan`; a retention edited in the inventory is exactly one change, which `up` applies live under
 acks=all traffic (no broker task replaced, nothing lost or duplicated); `rebalance` spreads a topic created
-with two replicas in one zone over the three zones.
+with two replicas in one zone over the three zones; a declared producer quota is one change for `plan`, which `up`
+applies with no broker restarted, and throttles its client to the quota; removed from the inventory, it is removed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from swarmkit.kafka import admin
 from swarmkit.ops.deploy import DeployResult, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
-from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, read_everything
+from tests.integration.kafka_traffic import CountingProducer, acknowledged_rate, lost_and_duplicated, read_everything
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]  # six brokers start on a loaded 2-core machine
@@ -42,15 +43,20 @@ WEEK, DAY, HOUR = "604800000", "86400000", "3600000"
 ROOT = Path(__file__).resolve().parents[3]
 BOOTSTRAP = f"{NAME}1:9094"
 ADMIN_TIMEOUT = 30.0  # six brokers on a loaded 2-core machine answer slowly
+QUOTA = 262144  # 256 KB/s: well below what one client gets from this cluster unthrottled
 zn = module_sandbox(NAME, 6, "10.211.0.0/24", engine="apache", managers=1)
 
 
-def declare(path: str, retention: str) -> None:
-    """The sandbox's inventory with zones on its hosts and the declared state in its stack block."""
+def declare(path: str, retention: str, quotas: list[dict] | None = None) -> None:
+    """The sandbox's inventory with zones on its hosts and the declared state in its stack block (``quotas``:
+    its client quotas; None leaves them as they are)."""
     document = yaml.safe_load(Path(path).read_text())
     for host, zone in zip(document["hosts"], ZONES):
         host["labels"] = {**host.get("labels", {}), "zone": zone}
-    document.setdefault("stack", {}).update(
+    stack = document.setdefault("stack", {})
+    if quotas is not None:
+        stack["quotas"] = quotas
+    stack.update(
         {
             "broker_env": {"KAFKA_HEAP_OPTS": "-Xmx256m -Xms256m", "KAFKA_NUM_IO_THREADS": 2},
             "topics": [
@@ -171,3 +177,36 @@ def test_rebalance_spreads_a_partition_held_twice_in_one_zone(deployed: tuple[In
     assert partitions_by_zone(racks, "skewed", 3) == [{"a", "b", "c"}] * 3
     lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything(BOOTSTRAP, "skewed", 3))
     assert (lost, duplicated) == ([], [])
+
+
+def test_a_declared_producer_quota_throttles_its_client_and_a_removed_one_is_removed(
+    deployed: tuple[Inventory, DeployResult],
+) -> None:
+    inventory, _ = deployed
+    client = AdminClient({"bootstrap.servers": BOOTSTRAP})
+    client.create_topics([NewTopic("throttled", num_partitions=1, replication_factor=1)])["throttled"].result(30)
+    declare(inventory.path, DAY, [{"client_id": "throttled", "producer_byte_rate": QUOTA}])
+    line = f"quotas of client-id throttled: producer_byte_rate (unset) -> {QUOTA}"
+    pending = swarmkit("plan", "-i", inventory.path, "--json")
+    assert pending.returncode == 3 and [q["line"] for q in json.loads(pending.stdout)["quotas"]] == [line]
+    before = broker_tasks(inventory)
+    applied = swarmkit("up", "-i", inventory.path, "--skip-preflight", "--json", timeout=900)
+    assert applied.returncode == 0 and line in json.loads(applied.stdout)["altered"]
+    assert broker_tasks(inventory) == before
+    done = swarmkit("plan", "-i", inventory.path)
+    assert (done.returncode, done.stdout) == (0, "no changes\n")
+    throttled = acknowledged_rate(BOOTSTRAP, "throttled", "throttled", skip_s=15, measure_s=30)
+    print(f"producer over its {QUOTA} B/s quota: {throttled:.0f} B/s ({throttled / QUOTA:.0%} of the quota)")
+    assert 0.8 * QUOTA <= throttled <= 1.2 * QUOTA
+
+    declare(inventory.path, DAY, [])
+    removal = swarmkit("plan", "-i", inventory.path)
+    assert (removal.returncode, removal.stdout) == (
+        3,
+        f"quotas of client-id throttled: producer_byte_rate {QUOTA} -> (removed)\n",
+    )
+    assert swarmkit("up", "-i", inventory.path, "--skip-preflight", timeout=900).returncode == 0
+    assert swarmkit("plan", "-i", inventory.path).stdout == "no changes\n"
+    free = acknowledged_rate(BOOTSTRAP, "throttled", "throttled", skip_s=2, measure_s=10)
+    print(f"the same producer with its quota removed: {free:.0f} B/s")
+    assert free > 2 * QUOTA

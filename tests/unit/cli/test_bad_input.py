@@ -122,3 +122,30 @@ def test_every_free_text_option_refuses_an_empty_or_control_value(arguments: lis
     inventory.write_text(yaml.safe_dump({"hosts": [HOST]}))
     result = runner.invoke(app, [*arguments, "-i", str(inventory)])
     assert result.exit_code == 2 and result.stderr.startswith("error: Invalid value for"), result.stderr
+
+
+@pytest.mark.parametrize("command", ["plan", "up"])
+@pytest.mark.parametrize(
+    "quotas",
+    [
+        [{"client_id": "bulk", "producer_byte_rate": -1}],
+        [{"client_id": "bulk", "request_percentage": 150}],
+        [{"producer_byte_rate": 1024}],
+        [{"client_id": "bulk", "producer_rate": 1024}],
+    ],
+)
+def test_a_bad_quota_is_refused_before_any_engine_is_asked(command: str, quotas: list, tmp_path: Path) -> None:
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump({"stack": {"quotas": quotas}, "hosts": [HOST]}))
+    result = runner.invoke(app, [command, "-i", str(inventory)])
+    assert result.exit_code == 2 and "does not answer" not in result.stderr, result.stderr
+    error, hint = result.stderr.splitlines()
+    assert error.startswith(f"error: {inventory}: field 'stack.quotas.#1'") and hint.startswith("hint: each entry names"), hint
+
+
+def test_a_group_run_bare_shows_its_help_once_and_a_usage_error_none() -> None:
+    bare = runner.invoke(app, ["sandbox"])
+    assert bare.exit_code == 2 and bare.stdout.count("Usage: ") == 1 and "error:" not in bare.stderr, bare.stderr
+    wrong = runner.invoke(app, ["sandbox", "--bogus"])
+    assert wrong.exit_code == 2 and "Usage: " not in wrong.stdout
+    assert wrong.stderr.splitlines() == ["error: No such option: --bogus", "hint: see: root sandbox --help"]

@@ -1,4 +1,4 @@
-"""pyspark is the spark extra: without it `verify --spark` names the extra before anything is checked."""
+"""pyspark is the spark extra: without it `verify --spark` names the extra (exit 2) before anything is checked."""
 
 from __future__ import annotations
 
@@ -34,5 +34,5 @@ def test_without_pyspark_the_spark_commands_name_the_extra(tmp_path: Path) -> No
             call()
         assert "swarmkit-kafka[spark]" in caught.value.hint
     result = CliRunner().invoke(app, ["verify", "--spark", "-i", write_inventory(tmp_path, INVENTORY)])
-    assert result.exit_code == 1 and "swarmkit-kafka[spark]" in result.output, result.output
+    assert result.exit_code == 2 and "swarmkit-kafka[spark]" in result.output, result.output
     assert "Traceback" not in result.output
