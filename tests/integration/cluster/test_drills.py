@@ -61,5 +61,11 @@ def test_a_partitioned_broker_host_for_60_s_loses_nothing(cluster: Inventory) ->
     assert_drill(drill(cluster, NAME, "partition", node, 60, "cut", CLIENT), set())
 
 
+@pytest.mark.xfail(
+    reason="issue 34, open: verify names the partitioned quorum leader within 40 s (31.6-32.0 s in three runs of four on"
+    " 2026-11-27, 0 lost), but when the swarm stays leaderless past verify's 15 s swarm bound it exits 1 naming no fault"
+    " (run K: 'the swarm does not have a leader', 28.2 s)",
+    strict=False,
+)
 def test_the_quorum_leaders_host_partitioned_loses_nothing(cluster: Inventory) -> None:
     assert_drill(drill(cluster, NAME, "partition", quorum_leader_host(cluster), 0, "leader", CLIENT), set())
