@@ -1,6 +1,6 @@
 """Fault drills for users: what a replicated cluster does when a host is cut off, a disk fills, a link slows.
 
-Run as root: .venv/bin/python benchmarks/drills.py [--json] [--hold 60] [--producer KEY=VALUE ...]
+Run as root: .venv/bin/python benchmarks/drills.py [--json] [--hold 60] [--busy-minutes 10] [--producer KEY=VALUE ...]
 
 Builds a fresh 3-host apache sandbox 'dk' (hosts dk1.., 10.214.0.0/24, each host's broker data disk 256 MB),
 deploys RF 3 / min ISR 2, and runs each fault under an idempotent acks=all producer (1,000 records/s over
@@ -9,17 +9,23 @@ a full data disk, a broker host partitioned from everything for --hold seconds, 
 partitioned for --hold seconds.  Per fault: records acknowledged, lost and duplicated, the longest write
 pause any partition saw, the time from heal to every partition back at full ISR, whether `verify --timeout 30`
 named the node and the fault (and how long it took), and which services had a task replaced.  --producer sets
-librdkafka settings of the drills' producer (e.g. request.timeout.ms=10000), to compare a client's own share.  Prints a table,
-or with --json one object.  The sandbox is always removed.
+librdkafka settings of the drills' producer over the drills' own (socket.timeout.ms 7000, tests/integration/fault_drills.py),
+to compare a client's own share.  With --busy-minutes, before the drills: one core kept busy (scripts/busy.sh) that long
+under the same producer, and every broker the controllers fenced meanwhile counted from their logs ("Fencing broker N
+... because its session has timed out"): a busy machine must fence none.  Prints a table, or with --json one object.
+The sandbox is always removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -27,22 +33,37 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the drill harness lives with the tests
 
-from swarmkit.hosts.inventory import load_inventory  # noqa: E402
+from swarmkit import waits  # noqa: E402
+from swarmkit.hosts.inventory import Inventory, load_inventory  # noqa: E402
 from swarmkit.hosts.session import Session  # noqa: E402
+from swarmkit.kafka.admin import ensure_topics  # noqa: E402
 from swarmkit.ops.deploy import up  # noqa: E402
 from swarmkit.ops.plan import DeployOptions, plan  # noqa: E402
-from tests.integration.fault_drills import DrillResult, drill, quorum_leader_host, tolerate_partitions  # noqa: E402
+from swarmkit.sandbox import hosts as sandbox  # noqa: E402
+from swarmkit.stack.topics import TopicSpec  # noqa: E402
+from tests.integration.fault_drills import (  # noqa: E402
+    CLIENT,
+    PARTITIONS,
+    DrillResult,
+    bootstrap,
+    drill,
+    quorum_leader_host,
+    tolerate_partitions,
+)
+from tests.integration.kafka_traffic import CountingProducer  # noqa: E402
 from tests.integration.sandboxes import fresh_sandbox  # noqa: E402
 
 NAME = "dk"
 SUBNET = "10.214.0.0/24"
+ROOT = Path(__file__).resolve().parents[1]
+FENCED = "because its session has timed out"  # the active controller's line when it fences a silent broker
 
 
 def pressure() -> str:
     return Path("/proc/pressure/cpu").read_text().splitlines()[0] + f"; load {Path('/proc/loadavg').read_text().split()[:3]}"
 
 
-def run(hold: float, client: dict[str, object]) -> dict:
+def run(hold: float, client: dict[str, object], busy_minutes: float) -> dict:
     before = pressure()
     with (
         tempfile.TemporaryDirectory() as scratch,
@@ -53,6 +74,7 @@ def run(hold: float, client: dict[str, object]) -> dict:
         assert up(plan(inventory, DeployOptions(topics="orders:6:3")), Session.of(inventory)).ok
         tolerate_partitions(inventory)
         deployed_s = time.monotonic() - started
+        busy = fencing_when_busy(created, inventory, busy_minutes, client) if busy_minutes else None
         leader = quorum_leader_host(inventory)
         other = next(h.name for h in inventory.hosts if h.name != leader)
         results: list[DrillResult] = [
@@ -67,10 +89,49 @@ def run(hold: float, client: dict[str, object]) -> dict:
         "hold_s": hold,
         "producer": client,
         "deploy_s": round(deployed_s, 1),
+        "busy": busy,
         "pressure_before": before,
         "pressure_after": pressure(),
         "drills": [r.to_dict() for r in results],
     }
+
+
+def fencing_when_busy(created: sandbox.Sandbox, inventory: Inventory, minutes: float, client: dict[str, object]) -> dict:
+    """One core kept busy for ``minutes`` under the drills' producer: the brokers the controllers fenced meanwhile
+    (their log lines) and the producer's longest write pause."""
+    assert ensure_topics(f"{inventory.hosts[0].name}:9094", [TopicSpec("busy", PARTITIONS, 3)])[0].ok
+    since, before = datetime.now(UTC), pressure()
+    producer = CountingProducer(bootstrap(inventory), "busy", config=client).start()
+    burner = subprocess.Popen(["bash", str(ROOT / "scripts" / "busy.sh"), "--cores", "1"], stderr=subprocess.DEVNULL)
+    try:
+        waits.hold(minutes * 60)
+    finally:
+        burner.terminate()
+        burner.wait(30)
+        producer.stop()
+    lines = fencing_lines(created, since)
+    print(f"busy for {minutes:g} min: {len(lines)} broker(s) fenced", *lines, sep="\n", file=sys.stderr)
+    return {
+        "minutes": minutes,
+        "fenced": len(lines),
+        "lines": lines[:10],
+        "acknowledged": len(producer.acknowledged),
+        "longest_pause_s": round(max(producer.longest_pause.values(), default=0.0), 1),
+        "pressure_before": before,
+        "pressure_after": pressure(),
+    }
+
+
+def fencing_lines(created: sandbox.Sandbox, since: datetime) -> list[str]:
+    """Every controller's log lines since ``since`` that fence a broker whose session timed out (all hosts)."""
+    found = []
+    for host in created.hosts:
+        docker = host.docker.client
+        for container in docker.container.list(all=True):
+            if "_controller-" in container.name:
+                logs = docker.container.logs(container, since=since)
+                found += [f"{host.name}: {line}" for line in logs.splitlines() if FENCED in line]
+    return found
 
 
 def show(report: dict) -> None:
@@ -93,8 +154,16 @@ def show(report: dict) -> None:
         named = f"{'yes' if row['named'] else 'NO'} ({row['verify_s']:.1f} s, exit {row['verify_exit']})"
         in_sync = f"{row['in_sync_s']:.1f} s" if row["in_sync_s"] >= 0 else "not within 120 s"
         cells = (row["fault"], row["node"], str(row["acknowledged"]), str(row["lost"]), str(row["duplicated"]))
-        table.add_row(*cells, f"{row['longest_pause_s']:.1f} s", named, in_sync, ", ".join(row["restarted"]) or "none")
+        began, ended = row["longest_pause_window"]
+        pause = f"{row['longest_pause_s']:.1f} s ({began:g}-{ended:g} s in)"
+        table.add_row(*cells, pause, named, in_sync, ", ".join(row["restarted"]) or "none")
     Console().print(table)
+    if busy := report["busy"]:
+        print(
+            f"one core busy for {busy['minutes']:g} min under the producer: {busy['fenced']} broker(s) fenced, "
+            f"{busy['acknowledged']} records acknowledged, longest write pause {busy['longest_pause_s']} s"
+            f"\n  CPU pressure before: {busy['pressure_before']}\n  CPU pressure after:  {busy['pressure_after']}"
+        )
     print(f"CPU pressure before: {report['pressure_before']}\nCPU pressure after:  {report['pressure_after']}")
 
 
@@ -103,8 +172,11 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--hold", type=float, default=60.0, help="seconds each partition is held (default 60)")
     parser.add_argument("--producer", action="append", default=[], metavar="KEY=VALUE", help="a librdkafka producer setting")
+    parser.add_argument("--busy-minutes", type=float, default=0.0, help="minutes of one busy core before the drills (default 0)")
     args = parser.parse_args()
-    report = run(args.hold, dict(setting.split("=", 1) for setting in args.producer))
+    client = CLIENT | dict(setting.split("=", 1) for setting in args.producer)
+    with contextlib.redirect_stdout(sys.stderr):  # the drills' own lines: stdout is the table or the one object
+        report = run(args.hold, client, args.busy_minutes)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

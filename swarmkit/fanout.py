@@ -223,6 +223,24 @@ def settle_by(calls: Sequence[Callable[[], R]], deadline: float, grace: float = 
         return outcomes
 
 
+def first_success(calls: Sequence[Callable[[], R]], deadline: float) -> R:
+    """The calls at once; the first value any of them returns by ``deadline`` (monotonic).  When none does, the
+    exception of the first call (in input order) that failed, else a TimeoutError.  One that hangs does not hold
+    the others' answers: calls still running then are told to stop and left to their own bound (``abandoned()``)."""
+    pool = Pool(max(1, len(calls)))
+    try:
+        futures = [pool.submit(call) for call in calls]
+        running = set(futures)
+        while running and (left := deadline - time.monotonic()) > 0:
+            done, running = wait(running, timeout=left, return_when=FIRST_COMPLETED)
+            if answered := _answered(list(done)):
+                return answered.result()
+        error = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
+        raise error or TimeoutError("no answer before the deadline")
+    finally:
+        pool.close(0.0)  # an answer is not held back by calls still waiting, each bounded by its own timeout
+
+
 def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:
     """``ask(seconds_left)`` now, and again every ``every`` seconds while the earlier attempts keep
     waiting; the first to return wins. When none does, the first attempt's exception (it waited

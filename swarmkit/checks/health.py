@@ -10,13 +10,14 @@ answers when no broker does), so no Java is needed where swarmkit runs. Judging 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from swarmkit.errors import BrokerError, SwarmkitError
-from swarmkit.fanout import fan_out_settled
+from swarmkit.fanout import fan_out_settled, first_success
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
@@ -101,19 +102,14 @@ def quorum_from_state(state: quorum.QuorumState, now_ms: int) -> Quorum:
 def quorum_from_brokers(
     addresses: Sequence[tuple[str, int]], seconds: float, security: ClientSecurity | None, controllers: Controllers
 ) -> Quorum:
-    """The first broker that describes the quorum within ``seconds`` in all; BrokerError naming the last failure."""
-    deadline, failure = time.monotonic() + seconds, BrokerError("no broker address to ask for the quorum")
-    for host, port in addresses:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        try:
-            state = quorum.describe_quorum(host, port, left, security)
-        except BrokerError as error:
-            failure = error
-            continue
-        return replace(quorum_from_state(state, int(time.time() * 1000)), unavailable=controllers.unavailable)
-    raise failure
+    """The first broker that describes the quorum within ``seconds``, every broker asked at once (one cut off from the
+    others does not hold their answers); BrokerError naming the first failure."""
+    calls = [functools.partial(quorum.describe_quorum, host, port, seconds, security) for host, port in addresses]
+    try:
+        state = first_success(calls, time.monotonic() + seconds)
+    except TimeoutError:
+        raise BrokerError(f"no broker described the quorum within {seconds:g}s") from None
+    return replace(quorum_from_state(state, int(time.time() * 1000)), unavailable=controllers.unavailable)
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import TypeVar, cast
 
 from swarmkit import fanout, files, lazy, waits
 from swarmkit.checks import diagnose, disk, health, symptoms
@@ -48,9 +50,17 @@ SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
 NO_SWARM_LEADER = "does not have a leader"  # Docker's answer while the managers elect one
 BROKER_BOUND = 30.0  # every broker checked from here, the controller quorum read beside them
+READS_BOUND = 20.0  # the topics, the lag, the log directories, the releases and the cluster's state, read at once
+LINKS_SHARE = 2.0  # seconds of the budget kept for timing the links once everything else is read
+LATE = "no answer within verify's --timeout"
+# The hosts' own views (peers reached, data directory), read while everything else is checked: a broker that Kafka
+# stopped has its volume read through a throwaway container, which took 7-9 s on the busy 2-core machine, past
+# symptoms.BOUND (8 s) in two drills of six: the full disk went unnamed.
+VIEWS_BOUND = 15.0
 QUORUM_MARGIN = 3.0  # the quorum tool is killed this long before its step's deadline, so its answer is read
 PROBES_PER_BROKER = 4  # a broker's check waits at most this many probe timeouts (bootstrap, advertised, certificate)
 Say = Callable[[str], None]
+T = TypeVar("T")
 
 
 def _silent(message: str) -> None:
@@ -383,7 +393,7 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
         sparkjob.spark_submit()  # without the spark extra: said before anything is checked
     say, budget = on_progress or _silent, waits.Budget(options.budget)
     inventory = session.inventory
-    seconds = budget.left(symptoms.BOUND)
+    seconds = budget.left(VIEWS_BOUND)
     with in_background(lambda: symptoms.read_views(session.docker, inventory, options.stack_name, seconds)) as viewed:
         report, options, shared = _checked(session, options, budget, say)
     say("naming partitioned hosts, full log directories and slow links")
@@ -405,41 +415,96 @@ def _checked(
     client security, whether the brokers form one cluster)."""
     inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
-    quorum_client = quorum_read.CLIENT if engine_for(inventory.stack.engine).SHARED_CLUSTER else ()
+    quorum_client = quorum_read.CLIENT if _shared(inventory.stack.engine) else ()
     with lazy.loading(*admin.CLIENT, *quorum_client):  # imported while the Docker engines answer
-        engines, nodes, stack, controllers = _swarm_and_controllers(inventory, docker, options, budget, say)
-    shared = engine_for(stack.engine).SHARED_CLUSTER
+        swarm = _swarm_and_controllers(inventory, docker, options, budget, say)
+    shared = _shared(swarm.stack.engine)
     if options.security is None:
-        options = replace(options, security=pki.for_stack(inventory, options.stack_name, stack.security))
+        options = replace(options, security=pki.for_stack(inventory, options.stack_name, swarm.stack.security))
     say("checking every broker from here" + (", and the controller quorum through a broker" if shared else ""))
-    brokers, quorum = _brokers_and_quorum(inventory, docker, engines, nodes, stack, options, budget, controllers)
-    specs = declared_topics(inventory) or stack.topics  # the inventory's declared state, else what `up` created
-    manager = docker[active_manager(inventory, engines)]
-    with (
-        in_background(lambda: _check_topics(brokers, specs, shared, options)) as topics_read,
-        in_background(lambda: _lag(brokers, options)) as lag_read,
-        in_background(
-            lambda: disk.broker_disks(docker, inventory.hosts, options.stack_name, DATA_DIR) if shared else ()
-        ) as disks,
-        in_background(lambda: _releases(manager, inventory, nodes, stack, options) if shared else None) as releases_read,
-    ):
-        cluster, cluster_error = _cluster(inventory, nodes, brokers, quorum, options) if quorum else (None, "")
-    topics, (lags, lag_error) = topics_read.result(), lag_read.result()
+    brokers, quorum = _brokers_and_quorum(inventory, docker, swarm, options, budget)
+    say("reading the topics, the consumer lag" + (", the log directories and the cluster's state" if shared else ""))
+    reads = _cluster_reads(session, swarm, brokers, quorum, options, _reads_deadline(budget))
     changes = compare(_load_previous(verified_state_path(inventory, options.stack_name)), brokers)
     expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
+    (cluster, cluster_error), (lags, lag_error) = reads.cluster, reads.lag
     report = VerifyReport(
         tuple(brokers),
-        tuple(topics),
+        tuple(reads.topics),
         tuple(changes),
         cluster=cluster,
         cluster_error=cluster_error,
         certificates=expiry,
         lag=lags,
         lag_error=lag_error,
-        disks=disks.result(),
-        kafka=releases_read.result(),
+        disks=reads.disks,
+        kafka=reads.kafka,
     )
     return report, options, shared
+
+
+@dataclass(frozen=True)
+class _ClusterReads:
+    """What verify reads once the brokers are checked, each by one deadline."""
+
+    topics: list[TopicVerdict]
+    lag: tuple[tuple[PartitionLag, ...], str]
+    disks: tuple[BrokerDisk, ...]
+    kafka: health.KafkaReleases | None
+    cluster: tuple[ClusterHealth | None, str]
+
+
+def _reads_deadline(budget: waits.Budget) -> float:
+    """When the reads after the brokers' checks are given up: within READS_BOUND, and LINKS_SHARE before the budget's
+    end so that the links are still timed."""
+    return max(time.monotonic(), min(budget.until(READS_BOUND), budget.deadline - LINKS_SHARE))
+
+
+def _cluster_reads(
+    session: Session,
+    swarm: _Swarm,
+    brokers: list[BrokerVerdict],
+    quorum: health.Quorum | None,
+    options: VerifyOptions,
+    deadline: float,
+) -> _ClusterReads:
+    """The topics, the consumer lag, the log directories, the Kafka releases and the cluster-wide state, read at once
+    by ``deadline``; a read without an answer by then is named as not read (``_unread``), not waited for."""
+    inventory, docker, shared = session.inventory, session.docker, _shared(swarm.stack.engine)
+    specs = declared_topics(inventory) or swarm.stack.topics  # the inventory's declared state, else what `up` created
+    manager = docker[swarm.manager]
+    calls: list[Callable[[], object]] = [
+        lambda: _check_topics(brokers, specs, shared, options),
+        lambda: _lag(brokers, options),
+        lambda: disk.broker_disks(docker, inventory.hosts, options.stack_name, DATA_DIR) if shared else (),
+        lambda: _releases(manager, inventory, swarm.nodes, swarm.stack, options) if shared else None,
+        lambda: _cluster(inventory, swarm.nodes, brokers, quorum, options) if quorum else (None, ""),
+    ]
+    late = _unread(inventory, brokers, quorum, shared)
+    answers = fanout.settle_by(calls, deadline)
+    return _ClusterReads(*(_or_late(answer, getattr(late, f.name)) for answer, f in zip(answers, fields(_ClusterReads))))
+
+
+def _unread(inventory: Inventory, brokers: list[BrokerVerdict], quorum: health.Quorum | None, shared: bool) -> _ClusterReads:
+    """Pure: what each read after the brokers' checks says when it gave no answer in time, naming what was asked."""
+    asked = ", ".join(b.advertised for b in brokers if b.ok) or "no broker"
+    cluster = f"the cluster's state was not read from {asked}: {LATE}"
+    return _ClusterReads(
+        [TopicVerdict(asked, "*", False, f"the topics were not read: {LATE}")],
+        ((), f"the consumer lag was not read from {asked}: {LATE}"),
+        tuple(BrokerDisk(h.name, error=f"its log directory was not read: {LATE}") for h in inventory.hosts) if shared else (),
+        None,
+        (None, "; ".join([cluster, *health.quorum_problems(quorum)])) if quorum else (None, ""),
+    )
+
+
+def _or_late(answer: object, late: T) -> T:
+    """Pure: a read's answer, or ``late`` when it gave none by its deadline; any other failure is raised."""
+    if isinstance(answer, TimeoutError):
+        return late
+    if isinstance(answer, Exception):
+        raise answer
+    return cast(T, answer)
 
 
 def _fault_signs(
@@ -453,7 +518,18 @@ def _fault_signs(
     fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
     unreachable = [b.node for b in report.brokers if not b.reachable]
     plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
+    views = _disk_views(report.disks) | views  # a host's own view, where it came in time, is the one judged
     return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
+
+
+def _disk_views(disks: tuple[BrokerDisk, ...]) -> dict[str, symptoms.HostView]:
+    """Pure: the log directories read after the brokers' checks, as the views of hosts whose own view did not come in
+    time (a broker that Kafka stopped is read through a throwaway container, which a busy machine starts late)."""
+    return {
+        d.node: symptoms.HostView({}, math.ceil(d.used_fraction * 100), d.size_bytes // 2**20)
+        for d in disks
+        if d.size_bytes and not d.error
+    }
 
 
 def _releases(
@@ -467,25 +543,45 @@ def _releases(
         return None
 
 
+@dataclass(frozen=True)
+class _Swarm:
+    """The swarm as verify read it: every engine, the nodes and the stack as one manager sees them, that manager,
+    and (a stack with controllers) their containers."""
+
+    engines: dict[str, EngineInfo | SwarmkitError]
+    nodes: list[SwarmNode]
+    stack: DeployedStack
+    manager: Host  # the manager whose view was read: later reads of the swarm ask it too
+    controllers: health.Controllers | None
+
+
 def _swarm_and_controllers(
     inventory: Inventory, docker: DockerHosts, options: VerifyOptions, budget: waits.Budget, say: Say
-) -> tuple[dict[str, EngineInfo | SwarmkitError], list[SwarmNode], DeployedStack, health.Controllers | None]:
-    """Every engine, the swarm as the active manager sees it and, for a stack with controllers, their containers.
-    The first manager (usually the active one) and the controllers are read while the engines are asked."""
+) -> _Swarm:
+    """Every engine, the swarm as the first manager that answers sees it and, for a stack with controllers, their
+    containers.  The first manager (usually the active one) and the controllers are read while the engines are asked."""
     first = inventory.managers[0] if inventory.managers else None
     view_deadline = budget.until(ENGINE_BOUND + SWARM_BOUND)
     with (
         in_background(lambda: _swarm_view(first, docker, options, view_deadline) if first else None) as early_view,
-        in_background(lambda: _controllers_if_shared(inventory, docker, options, inventory.stack.engine)) as early_controllers,
+        in_background(
+            lambda: _controllers_by(inventory, docker, options, view_deadline) if _shared(inventory.stack.engine) else None
+        ) as early_controllers,
     ):
         engines = engine_states(inventory, docker, budget.until(ENGINE_BOUND))
-        manager = active_manager(inventory, engines)
-        say(f"reading the swarm and stack '{options.stack_name}' from {manager.name}")
-        nodes, stack = _answering_view(inventory, engines, docker, options, budget, early_view)
+        say(f"reading the swarm and stack '{options.stack_name}' from {active_manager(inventory, engines).name}")
+        nodes, stack, manager = _answering_view(inventory, engines, docker, options, budget, early_view)
         controllers = early_controllers.result()
-    if not engine_for(stack.engine).SHARED_CLUSTER:
-        return engines, nodes, stack, None
-    return engines, nodes, stack, controllers or health.controller_containers(inventory, docker, options.stack_name)
+    if not _shared(stack.engine):
+        controllers = None
+    elif controllers is None:  # the inventory names another engine than the deployed stack's
+        controllers = _controllers_by(inventory, docker, options, budget.until(SWARM_BOUND))
+    return _Swarm(engines, nodes, stack, manager, controllers)
+
+
+def _shared(engine: str) -> bool:
+    """Whether the engine's brokers form one cluster (with controllers)."""
+    return engine_for(engine).SHARED_CLUSTER
 
 
 def _answering_view(
@@ -495,10 +591,10 @@ def _answering_view(
     options: VerifyOptions,
     budget: waits.Budget,
     early: Future[tuple[list[SwarmNode], DeployedStack] | None],
-) -> tuple[list[SwarmNode], DeployedStack]:
-    """The swarm as the first active manager that answers sees it (the first one's view was asked early): a
-    manager cut off from the others' raft quorum answers with an error, and the next one is asked.  While the
-    managers only say the swarm has no leader (an election after a partition heals), they are asked again."""
+) -> tuple[list[SwarmNode], DeployedStack, Host]:
+    """The swarm as the first active manager that answers sees it, and that manager (the first one's view was asked
+    early): a manager cut off from the others' raft quorum answers with an error, and the next one is asked.  While
+    the managers only say the swarm has no leader (an election after a partition heals), they are asked again."""
     active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
     deadline, pause, asking = budget.until(SWARM_BOUND), waits.Pause(), active
     while True:
@@ -506,7 +602,7 @@ def _answering_view(
         for host in asking:
             try:
                 view = early.result() if host == inventory.managers[0] and asking is active else None
-                return view or _swarm_view(host, docker, options, deadline)
+                return (*(view or _swarm_view(host, docker, options, deadline)), host)
             except SwarmkitError as error:
                 failures[host.name] = error
         assert failures, "active_manager found an active manager"
@@ -517,11 +613,12 @@ def _answering_view(
         pause.sleep()
 
 
-def _controllers_if_shared(
-    inventory: Inventory, docker: DockerHosts, options: VerifyOptions, engine: str
-) -> health.Controllers | None:
-    """The controllers' containers, when the inventory's engine has them (the deployed stack's engine is checked after)."""
-    return health.controller_containers(inventory, docker, options.stack_name) if engine_for(engine).SHARED_CLUSTER else None
+def _controllers_by(inventory: Inventory, docker: DockerHosts, options: VerifyOptions, deadline: float) -> health.Controllers:
+    """The controllers' containers as their managers' engines report them, by ``deadline``; when the engines do
+    not answer by then, the controllers are named as not read."""
+    answer = fanout.settle_by([lambda: health.controller_containers(inventory, docker, options.stack_name)], deadline)[0]
+    managers = ", ".join(h.name for h in inventory.managers)
+    return _or_late(answer, health.Controllers((), (f"the controllers' containers on {managers} were not read: {LATE}",)))
 
 
 def _swarm_view(
@@ -552,22 +649,15 @@ def _swarm_view(
 
 
 def _brokers_and_quorum(
-    inventory: Inventory,
-    docker: DockerHosts,
-    engines: dict[str, EngineInfo | SwarmkitError],
-    nodes: list[SwarmNode],
-    stack: DeployedStack,
-    options: VerifyOptions,
-    budget: waits.Budget,
-    controllers: health.Controllers | None,
+    inventory: Inventory, docker: DockerHosts, swarm: _Swarm, options: VerifyOptions, budget: waits.Budget
 ) -> tuple[list[BrokerVerdict], health.Quorum | None]:
     """Each broker judged from here while the quorum is read (shared clusters), all bounded."""
-    service = stack.service
+    service, engines, controllers = swarm.stack.service, swarm.engines, swarm.controllers
     mode = service.env.get("SWARMKIT_ADVERTISE", "hostname")
     seconds = budget.left(max(BROKER_BOUND, PROBES_PER_BROKER * options.timeout))
 
     def judge(host: Host) -> BrokerVerdict:
-        node = node_for(host, nodes, engines[host.name])
+        node = node_for(host, swarm.nodes, engines[host.name])
         tasks = [t for t in service.tasks if node and t.node_id == node.id]
         return _judge_node(host, engines[host.name], node, tasks, mode, options)
 

@@ -41,6 +41,7 @@ class CountingProducer:
     config: dict[str, object] = field(default_factory=dict)  # e.g. a secure cluster's login
     last_ack: dict[int, float] = field(default_factory=dict)  # partition -> when its last record was acknowledged
     longest_pause: dict[int, float] = field(default_factory=dict)  # partition -> longest time between two acks
+    longest_pause_end: dict[int, float] = field(default_factory=dict)  # partition -> when its longest pause ended
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -70,7 +71,8 @@ class CountingProducer:
             now, partition = time.monotonic(), message.partition()
             if partition in self.last_ack:
                 gap = now - self.last_ack[partition]
-                self.longest_pause[partition] = max(gap, self.longest_pause.get(partition, 0.0))
+                if gap > self.longest_pause.get(partition, 0.0):
+                    self.longest_pause[partition], self.longest_pause_end[partition] = gap, now
             self.last_ack[partition] = now
         else:
             self.errors.append(error.str())

@@ -15,7 +15,7 @@ import pytest
 
 from swarmkit import fanout, waits
 from swarmkit.errors import SwarmkitError
-from swarmkit.fanout import fan_out, fan_out_settled, first_answer, settle_by
+from swarmkit.fanout import fan_out, fan_out_settled, first_answer, first_success, settle_by
 
 
 def test_results_come_back_in_input_order_and_calls_overlap() -> None:
@@ -52,6 +52,26 @@ def test_settle_by_gives_up_on_calls_past_the_deadline() -> None:
     assert outcomes[0] == "fast"
     assert isinstance(outcomes[1], TimeoutError)
     assert isinstance(outcomes[2], ZeroDivisionError)
+
+
+def test_first_success_does_not_wait_for_a_call_that_hangs() -> None:
+    release = threading.Event()
+    started = time.monotonic()
+    assert first_success([lambda: release.wait(5), lambda: 1 // 0, lambda: "second"], started + 3) == "second"
+    release.set()
+    assert time.monotonic() - started < 1
+
+
+def test_first_success_raises_the_first_failure_else_a_timeout() -> None:
+    def refused() -> str:
+        raise SwarmkitError("refused")
+
+    with pytest.raises(SwarmkitError, match="refused"):
+        first_success([refused, lambda: str(1 // 0)], time.monotonic() + 1)
+    release = threading.Event()
+    with pytest.raises(TimeoutError):
+        first_success([lambda: release.wait(5)], time.monotonic() + 0.1)
+    release.set()
 
 
 def test_a_lost_first_attempt_is_overtaken_by_a_later_one() -> None:
