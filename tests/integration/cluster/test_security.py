@@ -549,6 +549,7 @@ def test_sasl_ssl_over_storage_formatted_in_ssl_gives_the_admin_its_login(secure
     for value in range(300):
         producer.produce("formatted-in-ssl", str(value).encode())
     assert producer.flush(60) == 0
+    producer.close()  # else its connections to se2 outlive the module's sandbox, logging failures into later modules
     assert deploy_module.deploy(plan(inventory, OPTIONS), Session.of(inventory)).ok
     report = verify(Session.of(inventory), VerifyOptions(timeout=TIMEOUT))
     assert report.ok, [b.detail for b in report.brokers] + [report.cluster_error]
