@@ -341,6 +341,8 @@ def _move(
             controllers.restart(cluster.quorum, services[node.name], node.node_id, change, options.timeout, report, RESUME)
             moved.append(node.name)
         elif brokers is None:
+            if moved:  # the roll refuses partitions out of sync, which the controllers' restarts leave for a while
+                _end_in_sync(session, options, "the controllers are moved")
             brokers = roll.roll(session, RollOptions(**_roll_options(options).__dict__ | {"image": new_image, "resume": True}))
             if not brokers.ok:
                 break
