@@ -474,3 +474,15 @@ def test_controllers_write_fewer_no_op_records_through_the_images_variables():
     for name in ("controller-1", "controller-2", "controller-3"):
         assert services[name]["environment"]["KAFKA_METADATA_MAX_IDLE_INTERVAL_MS"] == "5000"
     assert "KAFKA_METADATA_MAX_IDLE_INTERVAL_MS" not in services["broker"]["environment"]  # a controller setting
+
+
+def test_a_silent_broker_is_fenced_after_6_s_of_heartbeats_every_1_5_s():
+    """The controllers' session (Kafka: 9 s) and the brokers' heartbeat (2 s), shortened together (docs/drills.md)."""
+    services = build_stack(StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID))["services"]
+    for name in ("controller-1", "controller-2", "controller-3"):
+        assert services[name]["environment"]["KAFKA_BROKER_SESSION_TIMEOUT_MS"] == "6000"
+    assert services["broker"]["environment"]["KAFKA_BROKER_HEARTBEAT_INTERVAL_MS"] == "1500"
+    slower = StackRequest(
+        inventory(3, managers=3), cluster_id=CLUSTER_ID, extra_env=(("KAFKA_BROKER_HEARTBEAT_INTERVAL_MS", "2000"),)
+    )
+    assert build_stack(slower)["services"]["broker"]["environment"]["KAFKA_BROKER_HEARTBEAT_INTERVAL_MS"] == "2000"
