@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from swarmkit import waits
 from swarmkit.checks import health
 from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
@@ -382,9 +383,29 @@ def _with_finalize(
     session.progress(1, 1, f"finalize: {shown}")
     host, port = cluster.quorum.addresses[0]
     quorum.update_features(host, port, levels, FINALIZE_TIMEOUT, cluster.view.security)
-    after = _read(cluster, options).finalized
+    after = _finalized_seen(session, cluster, levels)
     finalized = {name: (current.finalized.get(name, 0), after.get(name, 0)) for name in levels}
     return UpgradeReport(**{**report.__dict__, "finalized": finalized})
+
+
+def _finalized_seen(session: Session, cluster: _Cluster, levels: dict[str, int]) -> dict[str, int]:
+    """The finalized levels once a broker shows them: the controller answers UpdateFeatures when the levels are in
+    its metadata log, a broker serves them only after it has replayed that record (seconds after, on a busy host)."""
+    host, port = cluster.quorum.addresses[0]
+    seen: dict[str, int] = {}
+
+    def behind() -> str:
+        try:
+            seen.update(quorum.describe_features(host, port, READ_TIMEOUT, cluster.view.security).finalized)
+        except BrokerError as error:
+            return error.message
+        return ", ".join(f"{name} {seen.get(name, 0)} of {level}" for name, level in levels.items() if seen.get(name, 0) < level)
+
+    def report(why: str) -> None:
+        session.progress(1, 1, f"finalize: waiting for {host}:{port} to show it ({why})")
+
+    waits.until_ready(behind, FINALIZE_TIMEOUT, report)
+    return seen
 
 
 # --- the declared state (plan, up) -----------------------------------------------------------------
