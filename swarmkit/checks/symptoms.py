@@ -119,18 +119,26 @@ def host_view(docker: DockerHosts, inventory: Inventory, host_name: str, stack: 
 
 
 def _volume_view(engine: dockerapi.Engine, stack: str) -> HostView | None:
-    """The broker's data volume read from beside the broker: in the node exporter's container, which mounts the same
-    volume and runs whatever the broker does (Kafka stops a broker whose only log directory failed); without one, a
-    throwaway container of the broker's image (no network), which a busy machine starts late; None without either."""
-    exporter = dockerapi.service_container(engine, f"{stack}_{metrics.NODE_SERVICE}")
-    if exporter is not None and exporter[1] == "running":
-        script = f"echo disk $(df -P {metrics.NODE_DATA_DIR} | tail -n 1)"
-        return parse_view(dockerapi.exec_in_container(engine, exporter[0], ["/bin/sh", "-c", script]))
+    """The broker's data volume read from beside the broker (``exporter_view``); without a node exporter, a throwaway
+    container of the broker's image (no network), which a busy machine starts late; None without either."""
+    beside = exporter_view(engine, stack)
+    if beside is not None:
+        return beside
     image = dockerapi.service_image_here(engine, broker_service(stack))
     if image is None:
         return None
     script = "echo disk $(df -P /data | tail -n 1)"
     return parse_view(dockerapi.run_with_volume(engine, image, data_volume(stack), "/data", script, {}))
+
+
+def exporter_view(engine: dockerapi.Engine, stack: str) -> HostView | None:
+    """The broker's data volume read in the node exporter's container, which mounts the same volume and runs whatever
+    the broker does (Kafka stops a broker whose only log directory failed); None without a running node exporter."""
+    exporter = dockerapi.service_container(engine, f"{stack}_{metrics.NODE_SERVICE}")
+    if exporter is None or exporter[1] != "running":
+        return None
+    script = f"echo disk $(df -P {metrics.NODE_DATA_DIR} | tail -n 1)"
+    return parse_view(dockerapi.exec_in_container(engine, exporter[0], ["/bin/sh", "-c", script]))
 
 
 def with_disk(view: HostView, other: HostView | None) -> HostView:
@@ -153,11 +161,26 @@ def parse_view(output: str) -> HostView:
 
 
 def read_views(docker: DockerHosts, inventory: Inventory, stack: str, seconds: float) -> dict[str, HostView]:
-    """Every host's view at once, within ``seconds``; hosts without an answer are left out."""
+    """Every host's view at once, within ``seconds``: what its broker's container sees, and its data volume read by
+    the node exporter beside it, as separate calls (a broker that stops while it is asked can hold its exec until the
+    deadline); hosts with neither answer are left out."""
     names = [h.name for h in inventory.hosts]
     calls = [lambda name=name: host_view(docker, inventory, name, stack) for name in names]
+    calls += [lambda name=name: exporter_view(docker[inventory.host(name)], stack) for name in names]
     answers = settle_by(calls, time.monotonic() + seconds)
-    return {name: answer for name, answer in zip(names, answers) if isinstance(answer, HostView)}
+    return views_of(names, answers[: len(names)], answers[len(names) :])
+
+
+def views_of(names: Sequence[str], own: Sequence[object], beside: Sequence[object]) -> dict[str, HostView]:
+    """Pure: each host's own view with the fuller reading of its data volume from beside it (answers that are not
+    views, such as a timeout, count as none); hosts with neither are left out."""
+    views = {}
+    for name, view, volume in zip(names, own, beside):
+        found = view if isinstance(view, HostView) else None
+        disk = volume if isinstance(volume, HostView) else None
+        if found or disk:
+            views[name] = with_disk(found or HostView({}, -1, 0), disk)
+    return views
 
 
 def read_links(addresses: Mapping[str, tuple[str, int]], seconds: float) -> dict[str, float]:
