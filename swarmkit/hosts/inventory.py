@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from swarmkit import files, names
+from swarmkit.defaults import DEFAULT_ENGINE
 from swarmkit.errors import InventoryError, SpecError
 from swarmkit.hosts.metrics_settings import HINT as METRICS_HINT
 from swarmkit.hosts.metrics_settings import MetricsSettings, parse_metrics
@@ -117,7 +118,7 @@ class DeclaredQuota:
 class StackDefaults:
     """The inventory's ``stack:`` block: which broker engine and images the hosts run."""
 
-    engine: str = "apache"
+    engine: str = DEFAULT_ENGINE
     image: str = ""
     probe_image: str = ""
     security: str = ""  # sasl_ssl | ssl | plaintext; "" = not set (plaintext unless --security says)

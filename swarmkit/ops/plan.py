@@ -142,7 +142,7 @@ def plan(inventory: Inventory, options: DeployOptions) -> DeployPlan:
 def check_quotas(inventory: Inventory, engine: BrokerEngine, security: str) -> None:
     """Client quotas need Apache Kafka's brokers, and quotas of users need clients that log in."""
     declared = inventory.stack.quotas or ()
-    if declared and engine.NAME != "apache":
+    if declared and not engine.CLIENT_QUOTAS:
         raise SpecError(
             f"stack.quotas: client quotas need Apache Kafka brokers, and this stack's engine is {engine.NAME}",
             hint="set stack.engine: apache, or leave stack.quotas out",

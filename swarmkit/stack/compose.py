@@ -18,6 +18,7 @@ from typing import Any
 
 from swarmkit import names
 from swarmkit.assets import STACKS_DIR
+from swarmkit.defaults import DEFAULT_ENGINE
 from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi.models import SecretChange
 from swarmkit.hosts.inventory import Inventory
@@ -44,7 +45,7 @@ STACK_FILE = "stack.yml"
 @dataclass(frozen=True)
 class StackRequest:
     inventory: Inventory
-    engine: str = "apache"
+    engine: str = DEFAULT_ENGINE
     image: str | None = None  # None: the engine's default image
     advertise: str = "hostname"  # hostname | inventory-address | command
     hostname_command: str | None = None  # with advertise="command": run in the container at start

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,7 @@ class _Dumper(yaml.SafeDumper):
 
 
 _Dumper.add_representer(FileMode, lambda dumper, data: dumper.represent_scalar("tag:yaml.org,2002:int", f"0{data:o}"))
+_Dumper.add_multi_representer(StrEnum, lambda dumper, data: dumper.represent_str(data.value))  # engine, advertise mode
 
 
 def _security_lines(request: StackRequest) -> list[str]:

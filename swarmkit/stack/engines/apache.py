@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from swarmkit import names
+from swarmkit.defaults import EngineName
 from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
@@ -46,12 +47,15 @@ from swarmkit.stack.deployed import MAX_BROKER_ID
 from swarmkit.stack.kafka_settings import broker_keystore_setting, broker_settings, controller_settings, security_settings
 from swarmkit.stack.listeners import ListenerPlan
 
-NAME = "apache"
+NAME = EngineName.APACHE
 KAFKA_VERSION = "4.4.0"
 DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 KRAFT = True
 NEEDS_IDENTITY = True  # the broker id comes from the identity volume
 SHARED_CLUSTER = True
+JMX_METRICS = True
+CLIENT_QUOTAS = True
+KAFKA_VERSIONED = True  # the image is Apache Kafka of one release (stack.kafka_version)
 IMAGE_START = "/etc/kafka/docker/run"  # the official image's CMD (KIP-975)
 DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a new volume inherits that
 DATA_VOLUME = "data"
