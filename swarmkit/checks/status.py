@@ -23,7 +23,7 @@ from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
 from swarmkit.fanout import in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState, TaskStatus
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, lag, releases
@@ -131,7 +131,7 @@ def _broker_id(node: SwarmNode | None) -> int | None:
 
 def _newest_task(tasks: Sequence[TaskState]) -> TaskState | None:
     """The task that counts on a node: the newest one the swarm still wants running."""
-    wanted = [t for t in tasks if t.desired_state == "running"] or list(tasks)
+    wanted = [t for t in tasks if t.desired_state == TaskStatus.RUNNING] or list(tasks)
     return max(wanted, key=lambda t: t.created_at, default=None)
 
 

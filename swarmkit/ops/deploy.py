@@ -28,7 +28,17 @@ from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import (
+    FAILED_START,
+    Availability,
+    DockerHosts,
+    Engine,
+    NodeState,
+    ServiceState,
+    SwarmNode,
+    SwarmState,
+    TaskState,
+)
 from swarmkit.hosts.inventory import ZONE_LABEL, Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
@@ -132,7 +142,7 @@ class DeployResult:
 def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
     """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
     first = inventory.first_manager
-    if dockerapi.engine_info(docker[first]).swarm_state != "active":
+    if dockerapi.engine_info(docker[first]).swarm_state != SwarmState.ACTIVE:
         return None
     return dockerapi.swarm_nodes(docker[first])
 
@@ -206,7 +216,7 @@ class _Member:
 
     @property
     def eligible(self) -> bool:
-        return self.node.state == "ready" and self.node.availability == "active"
+        return self.node.state == NodeState.READY and self.node.availability == Availability.ACTIVE
 
 
 def _members(
@@ -234,7 +244,7 @@ def _members(
     joined = [
         _Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
         for n in nodes
-        if n.id not in inventoried and n.state == "ready" and n.availability == "active"
+        if n.id not in inventoried and n.state == NodeState.READY and n.availability == Availability.ACTIVE
     ]
     return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
 
@@ -393,7 +403,7 @@ class _Watch:
 
 
 def _failed_tasks(state: ServiceState, target: _Target) -> frozenset[str]:
-    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in ("failed", "rejected"))
+    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in FAILED_START)
 
 
 def _check_not_stopped(state: ServiceState, service: str) -> None:

@@ -29,7 +29,7 @@ from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine
+from swarmkit.hosts.dockerapi import Engine, TaskStatus
 from swarmkit.hosts.session import Session
 from swarmkit.images import image, shipping
 from swarmkit.kafka import quorum, releases
@@ -182,7 +182,7 @@ class _Cluster:
 
 def _running_image(manager: Engine, service: str, container: str = "") -> str:
     state = dockerapi.service_state(manager, service)
-    tasks = [t for t in (state.tasks if state else ()) if t.state == t.desired_state == "running"]
+    tasks = [t for t in (state.tasks if state else ()) if t.state == t.desired_state == TaskStatus.RUNNING]
     task = next((t for t in tasks if not container or t.container_id == container), None)
     return task.image if task else ""
 

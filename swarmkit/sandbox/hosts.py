@@ -729,7 +729,7 @@ def status(name: str) -> SandboxStatus:
     def host_status(host: SandboxHost) -> HostStatus:
         try:
             info = dockerapi.engine_info(host.docker)
-            version, swarm = info.version, info.swarm_state
+            version, swarm = info.version, str(info.swarm_state)
         except SwarmkitError:
             version, swarm = "", "unreachable"
         endpoint = sandbox.inventory_endpoint(host)

@@ -25,7 +25,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import DeployError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.hosts.dockerapi import Engine, NodeRole, SwarmNode
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.deployed import (
@@ -82,7 +82,7 @@ def ids_from_labels(nodes: Iterable[SwarmNode]) -> tuple[dict[str, int], list[in
                 )
             owners[broker_id] = node
             ids[node.id] = broker_id
-        if node.role == "manager" and NEXT_LABEL in node.labels:
+        if node.role == NodeRole.MANAGER and NEXT_LABEL in node.labels:
             marks.append(_parse_id(node, NEXT_LABEL, node.labels[NEXT_LABEL], MAX_BROKER_ID + 1))  # 9001: all used
     return ids, marks
 
@@ -120,7 +120,7 @@ def node_env(broker_id: int, address: str, rack: str = "") -> str:
 def kept_cluster_id(nodes: Iterable[SwarmNode], stack: str) -> str | None:
     """The KRaft cluster id kept on the managers for a stack, if any; managers that disagree are an error."""
     label = f"{CLUSTER_ID_LABEL}.{stack}"
-    found = {node.labels[label] for node in nodes if node.role == "manager" and node.labels.get(label)}
+    found = {node.labels[label] for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label)}
     if len(found) > 1:
         raise DeployError(
             f"the managers keep different cluster ids for stack {stack}: {', '.join(sorted(found))}",
@@ -133,7 +133,9 @@ def kept_controllers(nodes: Iterable[SwarmNode], stack: str) -> ControllerSet | 
     """The controllers kept on the managers for a stack, if any; where managers disagree (a change that stopped
     half way), the latest one: the one that handed out the most ids."""
     label = f"{QUORUM_LABEL}.{stack}"
-    found = [ControllerSet.parse(node.labels[label]) for node in nodes if node.role == "manager" and node.labels.get(label)]
+    found = [
+        ControllerSet.parse(node.labels[label]) for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label)
+    ]
     return max(found, key=lambda kept: kept.next_id) if found else None
 
 
@@ -148,7 +150,7 @@ def assign_broker_ids(manager: Engine, nodes: Sequence[SwarmNode], wanted: Seque
     existing, marks = ids_from_labels(nodes)
     allocation = allocate_broker_ids(existing, wanted, marks)
     mark = str(allocation.next_id)
-    stale = [node.id for node in nodes if node.role == "manager" and node.labels.get(NEXT_LABEL) != mark]
+    stale = [node.id for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(NEXT_LABEL) != mark]
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {NEXT_LABEL: mark}), stale)
     fan_out(
         lambda node_id: dockerapi.update_node_labels(manager, node_id, {ID_LABEL: str(allocation.ids[node_id])}), allocation.new
@@ -159,14 +161,14 @@ def assign_broker_ids(manager: Engine, nodes: Sequence[SwarmNode], wanted: Seque
 def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, cluster_id: str) -> None:
     """Store the cluster id on every manager that lacks it (a manager that joined later included)."""
     label = f"{CLUSTER_ID_LABEL}.{stack}"
-    lacking = [node.id for node in nodes if node.role == "manager" and node.labels.get(label) != cluster_id]
+    lacking = [node.id for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label) != cluster_id]
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: cluster_id}), lacking)
 
 
 def keep_controllers(manager: Engine, nodes: Sequence[SwarmNode], stack: str, controllers: ControllerSet) -> None:
     """Store the controller set on every manager whose label differs."""
     label, value = f"{QUORUM_LABEL}.{stack}", controllers.label()
-    stale = [node.id for node in nodes if node.role == "manager" and node.labels.get(label) != value]
+    stale = [node.id for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label) != value]
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: value}), stale)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.hosts.dockerapi import parse
+from swarmkit.hosts.dockerapi import Availability, NodeRole, NodeState, TaskStatus, parse
 from swarmkit.hosts.dockerapi.models import EngineInfo, ServiceSpec, SwarmNode
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -62,7 +62,15 @@ def test_nodes_carry_role_address_and_swarmkit_labels() -> None:
 
 
 def test_a_node_without_labels_status_or_description_reads_empty() -> None:
-    assert parse.swarm_node({"ID": "n1", "Spec": {"Role": "worker"}}) == SwarmNode("n1", "", "worker", "", "", "", {})
+    """No status: its state is unknown and it is not available for tasks (paused) until Docker says otherwise."""
+    node = parse.swarm_node({"ID": "n1", "Spec": {"Role": "worker"}})
+    assert node == SwarmNode("n1", "", NodeRole.WORKER, NodeState.UNKNOWN, Availability.PAUSE, "", {})
+
+
+def test_a_state_swarmkit_does_not_know_is_read_as_unknown() -> None:
+    task = {"ID": "t1", "Slot": 1, "NodeID": "n1", "DesiredState": "running", "Status": {"State": "hibernating"}}
+    (state,) = parse.service_state("kafka_broker", {"Spec": {}}, [task]).tasks
+    assert (state.desired_state, state.state) == (TaskStatus.RUNNING, TaskStatus.UNKNOWN)
 
 
 def test_the_broker_service_state_has_one_running_current_task_per_node() -> None:
@@ -106,7 +114,7 @@ def test_a_service_without_tasks_labels_or_update_status() -> None:
 
 def test_a_task_without_status_or_spec_is_not_current() -> None:
     task = parse.task_state("svc", {"ID": "t1", "Slot": 2}, parse.container_fingerprint({"Image": "x"}))
-    assert (task.name, task.state, task.container_id, task.current) == ("svc.2.t1", "", "", False)
+    assert (task.name, task.state, task.container_id, task.current) == ("svc.2.t1", TaskStatus.UNKNOWN, "", False)
 
 
 def test_service_spec_reads_image_update_delay_and_labels() -> None:
