@@ -44,7 +44,7 @@ from swarmkit.kafka import quorum as quorum_read
 from swarmkit.kafka.lag import PartitionLag
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import expected_advertised_host
+from swarmkit.stack.compose import Advertise, expected_advertised_host
 from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import DATA_DIR, internal_client_config
@@ -194,10 +194,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
 
 
-FIX_BY_MODE = {
-    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
-    "inventory-address": "check the inventory address of this host: clients must reach it",
-    "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
+FIX_BY_MODE: dict[str, str] = {
+    Advertise.HOSTNAME: "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
+    Advertise.INVENTORY_ADDRESS: "check the inventory address of this host: clients must reach it",
+    Advertise.COMMAND: "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
     "cloud metadata service), or redeploy with --advertise inventory-address",
 }
 

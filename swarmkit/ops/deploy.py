@@ -50,7 +50,7 @@ from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack import metrics
-from swarmkit.stack.compose import StackRequest, expected_advertised_host
+from swarmkit.stack.compose import Advertise, StackRequest, expected_advertised_host
 from swarmkit.stack.controllers import ControllerSet, check_manager_set
 from swarmkit.stack.deployed import broker_id_of, host_of
 from swarmkit.stack.engines import BrokerEngine
@@ -534,11 +534,11 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     if metrics.AGENT_VOLUME in engine.volumes(request):  # before the identities: a broker task that can start has it
         progress(0, total, "copying the metrics agent to every node")
         _deliver_agent(docker, request, members)
-    if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
+    if engine.NEEDS_IDENTITY or options.advertise != Advertise.HOSTNAME:  # a hostname command may read it too
         progress(0, total, "writing node identities")
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
-        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.Outcome.UNUSED))
     restore_admin = admin_login.needed(manager, options.stack_name, options.listeners.sasl, cluster_kept)
     rollout.controllers_one_at_a_time(progress, options.stall_timeout)
     deployed = rollout.deploy_stack(progress)
@@ -569,7 +569,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
 @dataclass(frozen=True)
 class _Identities:
     allocation: identity.IdAllocation
-    outcomes: dict[str, str]  # swarm node id -> written | replaced | unchanged
+    outcomes: dict[str, identity.Outcome]  # by swarm node id
 
 
 @dataclass(frozen=True)
@@ -621,7 +621,9 @@ class _Rollout:
         service every task is replaced anyway, so nothing is stopped then."""
         service = self.request.broker_service
         restarting = [
-            t for t in self.targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm
+            t
+            for t in self.targets
+            if identities.outcomes[t.member.node.id] == identity.Outcome.REPLACED and not t.member.via_swarm
         ]
         state = dockerapi.service_state(self.manager, service) if restarting else None
         for target in restarting:

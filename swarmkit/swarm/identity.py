@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import DeployError
@@ -40,10 +41,20 @@ from swarmkit.stack.deployed import (
 )
 
 LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL NODE` on a manager, then deploy again"
-UNCHANGED = "unchanged"  # what stacks/write-identity.sh prints
-WRITTEN = "written"
-REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
-UNUSED = "unused"  # not written: the engine and advertise mode never read it
+
+
+class Outcome(StrEnum):
+    """What became of a file swarmkit puts in a node's volume (the scripts print all but ``unused``)."""
+
+    UNCHANGED = "unchanged"
+    WRITTEN = "written"
+    REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
+    UNUSED = "unused"  # not written: the engine and advertise mode never read it
+    ABSENT = "absent"  # the metrics agent only: the image holds no jar to copy
+
+
+IDENTITY_OUTCOMES = (Outcome.WRITTEN, Outcome.REPLACED, Outcome.UNCHANGED)  # what stacks/write-identity.sh prints
+AGENT_OUTCOMES = (Outcome.WRITTEN, Outcome.UNCHANGED, Outcome.ABSENT)  # what stacks/fill-agent.sh prints
 
 
 @dataclass(frozen=True)
@@ -172,7 +183,7 @@ def keep_controllers(manager: Engine, nodes: Sequence[SwarmNode], stack: str, co
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: value}), stale)
 
 
-def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
+def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> Outcome:
     """Fill ``node.env`` in the node's identity volume; returns ``written``, ``replaced`` or ``unchanged``.
 
     The volume is created with the label docker stack deploy gives its own volumes, so the stack
@@ -183,7 +194,7 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
     return _outcome(output, f"writing {IDENTITY_FILE} into volume {volume} on {engine.endpoint}", image)
 
 
-def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> str:
+def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> Outcome:
     """``write_identity`` on a node swarmkit reaches only through the swarm (one joined by hand with
     ``swarmkit join``): a one-off job pinned to that node mounts the volume, labelled for the stack."""
     mount = f"type=volume,source={volume},target={IDENTITY_DIR},volume-label={STACK_LABEL}={stack}"
@@ -200,18 +211,17 @@ def _writer_env(content: str) -> dict[str, str]:
     return {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
 
 
-def _outcome(output: str, doing: str, image: str, allowed: tuple[str, ...] = (WRITTEN, REPLACED, UNCHANGED)) -> str:
+def _outcome(output: str, doing: str, image: str, allowed: tuple[Outcome, ...] = IDENTITY_OUTCOMES) -> Outcome:
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
     if outcome not in allowed:
         raise DeployError(
             f"{doing} failed: {output.strip() or 'no output'}",
             hint=f"the image {image} must have /bin/sh; check the engine's disk space",
         )
-    return outcome
+    return Outcome(outcome)
 
 
 AGENT_MOUNT = "/swarmkit/metrics-agent"  # where the helper container mounts the agent's volume
-AGENT_OUTCOMES = (WRITTEN, UNCHANGED, "absent")
 
 
 @dataclass(frozen=True)
@@ -226,7 +236,7 @@ class AgentCopy:
     stack: str
 
 
-def fill_agent(engine: Engine, copy: AgentCopy) -> str:
+def fill_agent(engine: Engine, copy: AgentCopy) -> Outcome:
     """Copy the jar into the node's volume, created with the stack's label as the identity volume is;
     returns ``written``, ``unchanged`` or ``absent`` (an image without it)."""
     dockerapi.ensure_volume(engine, copy.volume, {STACK_LABEL: copy.stack})
@@ -235,7 +245,7 @@ def fill_agent(engine: Engine, copy: AgentCopy) -> str:
     return _outcome(output, f"copying the metrics agent into {where}", copy.image, AGENT_OUTCOMES)
 
 
-def fill_agent_through_swarm(manager: Engine, node: SwarmNode, copy: AgentCopy) -> str:
+def fill_agent_through_swarm(manager: Engine, node: SwarmNode, copy: AgentCopy) -> Outcome:
     """``fill_agent`` on a node swarmkit reaches only through the swarm: a one-off job pinned to it."""
     mount = f"type=volume,source={copy.volume},target={AGENT_MOUNT},volume-label={STACK_LABEL}={copy.stack}"
     job = f"{identity_job(copy.stack, node.id)}-agent"
@@ -252,6 +262,6 @@ def _filler_env(copy: AgentCopy) -> dict[str, str]:
     return {"SWARMKIT_AGENT_SOURCE": copy.source, "SWARMKIT_AGENT_TARGET": f"{AGENT_MOUNT}/{copy.name}"}
 
 
-def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[str]:
+def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[Outcome]:
     """``write_identity`` on many engines at once: ``targets`` holds (engine, content) pairs."""
     return fan_out(lambda target: write_identity(target[0], image, volume, stack, target[1]), targets)

@@ -143,7 +143,7 @@ def test_the_identity_writer_says_written_then_unchanged_then_replaced(tmp_path)
         return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout.strip()
 
     first = "BROKER_ID=2\nNODE_ADDRESS=10.0.0.2\n"
-    assert write(first) == identity.WRITTEN
-    assert write(first) == identity.UNCHANGED
-    assert write("BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n") == identity.REPLACED
+    assert write(first) == identity.Outcome.WRITTEN
+    assert write(first) == identity.Outcome.UNCHANGED
+    assert write("BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n") == identity.Outcome.REPLACED
     assert (tmp_path / "node.env").read_text() == "BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n"
