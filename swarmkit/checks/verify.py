@@ -25,7 +25,18 @@ from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import Future, fan_out, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import (
+    FAILED_START,
+    DockerHosts,
+    Engine,
+    EngineInfo,
+    NodeState,
+    ServiceState,
+    SwarmNode,
+    SwarmState,
+    TaskState,
+    TaskStatus,
+)
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, lag
@@ -33,7 +44,7 @@ from swarmkit.kafka import quorum as quorum_read
 from swarmkit.kafka.lag import PartitionLag
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import expected_advertised_host
+from swarmkit.stack.compose import Advertise, expected_advertised_host
 from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import DATA_DIR, internal_client_config
@@ -171,10 +182,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     if not tasks:
         return "none", "no broker task is scheduled on this node"
     newest = sorted(tasks, key=lambda t: t.created_at, reverse=True)
-    current = next((t for t in newest if t.desired_state not in ("shutdown", "remove")), newest[0])
-    failures = [t for t in tasks if t.state in ("failed", "rejected")]
-    last_error = next((t.error or t.message for t in newest if t.state in ("failed", "rejected")), "")
-    if current.state == "running":
+    current = next((t for t in newest if t.desired_state not in (TaskStatus.SHUTDOWN, TaskStatus.REMOVE)), newest[0])
+    failures = [t for t in tasks if t.state in FAILED_START]
+    last_error = next((t.error or t.message for t in newest if t.state in FAILED_START), "")
+    if current.state == TaskStatus.RUNNING:
         if len(failures) >= 2:
             return current.state, f"running, but failed {len(failures)} times before (last error: {last_error})"
         return current.state, ""
@@ -183,10 +194,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
 
 
-FIX_BY_MODE = {
-    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
-    "inventory-address": "check the inventory address of this host: clients must reach it",
-    "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
+FIX_BY_MODE: dict[str, str] = {
+    Advertise.HOSTNAME: "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
+    Advertise.INVENTORY_ADDRESS: "check the inventory address of this host: clients must reach it",
+    Advertise.COMMAND: "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
     "cloud metadata service), or redeploy with --advertise inventory-address",
 }
 
@@ -206,7 +217,7 @@ def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode 
         fix = f"on {host.name} ({host.endpoint}): {engine.hint}" if engine.hint else f"start dockerd on {host.name}"
     elif node is None:
         detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
-    elif node.state != "ready":
+    elif node.state != NodeState.READY:
         detail, fix = f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it"
     else:
         return node
@@ -646,7 +657,9 @@ def _answering_view(
     """The swarm as the first active manager that answers sees it, and that manager (the first one's view was asked
     early): a manager cut off from the others' raft quorum answers with an error, and the next one is asked.  While
     the managers only say the swarm has no leader (an election after a partition heals), they are asked again."""
-    active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
+    active = [
+        h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == SwarmState.ACTIVE
+    ]
     deadline, pause, asking = budget.until(SWARM_BOUND), waits.Pause(), active
     while True:
         failures: dict[str, SwarmkitError] = {}

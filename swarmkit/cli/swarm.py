@@ -22,6 +22,7 @@ from swarmkit.cli.common import (
 )
 from swarmkit.errors import PreflightError, SpecError
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.roles import NodeRole
 from swarmkit.lazy import lazy
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import declared_topics
@@ -130,7 +131,7 @@ def join(
     show_token: bool = typer.Option(False, "--show-token", help="Print the real token (keep it secret)."),
 ) -> None:
     """Print the exact command to run on a server swarmkit cannot reach (token hidden unless asked)."""
-    if role not in ("worker", "manager"):
+    if role not in tuple(NodeRole):
         raise SpecError(f"unknown role '{role}'", hint="use worker or manager")
     hosts, docker = load_hosts(inventory)
-    out.print(swarm.join_command(hosts, role, show_token, docker=docker), highlight=False, soft_wrap=True)
+    out.print(swarm.join_command(hosts, NodeRole(role), show_token, docker=docker), highlight=False, soft_wrap=True)
