@@ -65,7 +65,7 @@ class _Client:
 
     def __init__(self, bootstrap: str, timeout: float, security: ClientSecurity | None) -> None:
         self.bootstrap = bootstrap
-        self.errors: list[str] = []
+        self.errors: list[answers.Answer] = []
         ms = max(int(timeout * 1000), 1000)
         config: dict[str, Any] = {  # the stubs allow only plain values; logger and error_cb are real settings
             "bootstrap.servers": bootstrap,
@@ -79,13 +79,12 @@ class _Client:
         self.admin = ck_admin.AdminClient(config)
 
     def _on_error(self, error: ck.KafkaError) -> None:
-        """Keep librdkafka's complaint; "all brokers are down" only when nothing said why."""
-        if error.code() != ck.KafkaError._ALL_BROKERS_DOWN or not self.errors:
-            self.errors.append(error.str())
+        """Keep librdkafka's complaints for the error message instead of its stderr."""
+        self.errors.append(answers.error(error))
 
     def last_error(self) -> str:
         self.admin.poll(0)
-        return self.errors[-1] if self.errors else ""
+        return parse.complaint(self.errors)
 
     def metadata(self, timeout: float) -> dict[str, Any]:
         """The metadata answer; BrokerError naming librdkafka's last complaint when there is none."""

@@ -7,7 +7,7 @@ with a hint, or a field of what is returned (a topic's ``error``, a refused elec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from swarmkit.errors import BrokerError
@@ -40,6 +40,12 @@ def checked(what: str, bootstrap: str, answer: Any, hint: str = RETRY) -> Any:
     if failed(answer):
         raise failure(what, bootstrap, answer["error"], hint)
     return answer
+
+
+def complaint(errors: Sequence[Answer]) -> str:
+    """What a client's errors say went wrong: the last one, but "all brokers are down" only when nothing said why."""
+    said = [e for e in errors if e.get("name") != "_ALL_BROKERS_DOWN"] or errors
+    return str(said[-1].get("message", "")) if said else ""
 
 
 def _partitions(topic: Answer) -> list[Answer]:
