@@ -93,7 +93,7 @@ def rebalance(session: Session, options: RebalanceOptions) -> RebalanceResult:
         connection = reassign.tool_connection(options.internal_port, security)
         if moves:
             reassign.start(docker[via], service, moves, connection, int(options.throttle_mb_s * MB))
-            reassign.wait_done(bootstrap, security, moves, options.timeout, progress)
+            reassign.wait_done(kafka, moves, options.timeout, progress)
             if options.throttle_mb_s:
                 reassign.clear_throttle(docker[via], service, moves, connection)
         progress(0, 1, "electing preferred leaders")

@@ -3,23 +3,28 @@ given (parsed from recorded answers or made by hand) and records every change as
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from swarmkit.kafka.models import ClusterMetadata, PartitionInfo, TopicInfo
+from swarmkit.errors import BrokerError
+from swarmkit.kafka.models import ClusterMetadata, PartitionInfo, PartitionState, TopicInfo
 from swarmkit.security.acls import Grant
+
+EMPTY = ClusterMetadata("k1:9094", "c", 1, (), ())
 
 
 class FakeKafkaAdmin:
     def __init__(
         self,
-        metadata: ClusterMetadata,
+        metadata: ClusterMetadata = EMPTY,
         configs: Mapping[str, dict[str, str]] | None = None,
         grants: Mapping[str, tuple[Grant, ...]] | None = None,
+        states: Iterable[tuple[tuple[int, ...], list[PartitionState]] | BrokerError] = (),
     ) -> None:
         self.bootstrap, self.security, self.timeout = metadata.bootstrap, None, 1.0
         self._metadata = metadata
+        self._states = iter(states)  # partition_states' answers, one per call (an error is raised)
         self.configs = {topic: dict(settings) for topic, settings in (configs or {}).items()}
         self.grants = dict(grants or {})
         self.changes: list[tuple[str, Any]] = []
@@ -33,6 +38,12 @@ class FakeKafkaAdmin:
 
     def metadata(self) -> ClusterMetadata:
         return self._metadata
+
+    def partition_states(self) -> tuple[tuple[int, ...], list[PartitionState]]:
+        answer = next(self._states)
+        if isinstance(answer, BrokerError):
+            raise answer
+        return answer
 
     def topic_configs(self, topics: Sequence[str]) -> dict[str, dict[str, str]]:
         return {topic: self.configs[topic] for topic in topics}
