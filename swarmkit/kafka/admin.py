@@ -103,7 +103,8 @@ def _no_metadata(bootstrap: str, timeout: float, detail: str) -> BrokerError:
 
 
 class KafkaAdmin:
-    """One cluster's admin requests for one command, through one client made on first use and kept."""
+    """One cluster's admin requests for one command, through one client made on first use and kept until
+    ``close`` (one thread uses it: a fan-out over brokers makes one per broker)."""
 
     def __init__(self, bootstrap: str, security: ClientSecurity | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.bootstrap, self.security, self.timeout = bootstrap, security, timeout
