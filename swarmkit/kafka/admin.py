@@ -270,11 +270,13 @@ def _delete_topic(client: _Client, name: str, timeout: float) -> None:
     """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""
     future = client.admin.delete_topics([name], operation_timeout=timeout, request_timeout=timeout)[name]
     future.result(timeout=timeout + 1)
-    deadline = waits.Deadline(DELETE_WAIT, first=0.2, longest=1.0)
-    while _metadata(client, timeout).topic(name) is not None:
-        if deadline.passed():
-            raise BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
-        deadline.sleep()
+    waits.until(
+        lambda: _metadata(client, timeout).topic(name) is None or waits.NotYet(),
+        DELETE_WAIT,
+        fail=lambda why: BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again"),
+        first=0.2,
+        longest=1.0,
+    )
 
 
 def ensure_led_by_every_broker(
@@ -293,12 +295,14 @@ def ensure_led_by_every_broker(
         if leaders >= brokers and found.replication_factor == spec.replicas:
             return TopicResult(bootstrap, spec.name, "exists", found.partition_count, found.replication_factor)
         _delete_topic(client, spec.name, timeout)
-    deadline = waits.Deadline(DELETE_WAIT)
-    while True:
-        (result,) = ensure_topics(bootstrap, [spec], timeout, security)
-        if result.status == "created" or deadline.passed():
-            return result
-        deadline.sleep()  # the deleted topic's name is not free yet
+    results: list[TopicResult] = []
+
+    def created() -> bool | waits.NotYet:
+        results[:] = ensure_topics(bootstrap, [spec], timeout, security)
+        return results[0].status == "created" or waits.NotYet()  # the deleted topic's name is not free yet
+
+    waits.until(created, DELETE_WAIT)
+    return results[0]
 
 
 def ensure_topics_on_each(

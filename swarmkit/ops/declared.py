@@ -280,14 +280,15 @@ def user_states(bootstrap: str, names: Sequence[str], security: ClientSecurity, 
 
 def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:
     """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
-    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
-    while True:
+
+    def listed() -> bool | waits.NotYet:
         topics = {t.name: t.partition_count for t in admin.broker_metadata(bootstrap, timeout, security).topics}
-        if all(topics.get(name, 0) >= count for name, count in counts.items()):
-            return
-        if deadline.passed():
-            raise BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
-        deadline.sleep()
+        return all(topics.get(name, 0) >= count for name, count in counts.items()) or waits.NotYet()
+
+    def late(why: str) -> BrokerError:
+        return BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
+
+    waits.until(listed, timeout, fail=late, first=0.2, longest=1.0)
 
 
 def apply_topic_changes(

@@ -221,19 +221,24 @@ def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list
 
 
 def wait_done(bootstrap: str, security: ClientSecurity | None, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
-    deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
     left = list(moves)
-    while left:
+
+    def look() -> bool | waits.NotYet:
+        nonlocal left
         try:
             left = pending(left, admin.partition_states(bootstrap, security=security)[1])
         except BrokerError:
             pass  # a metadata hiccup while leaders move: ask again
-        progress(len(moves) - len(left), len(moves), f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done")
-        if left and deadline.passed():
-            names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
-            raise DeployError(
-                f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names})",
-                hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
-            )
-        if left:
-            deadline.sleep()
+        return not left or waits.NotYet(f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done")
+
+    def late(why: str) -> DeployError:
+        names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
+        return DeployError(
+            f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names})",
+            hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
+        )
+
+    waits.until(
+        look, timeout, fail=late, report=lambda why: progress(len(moves) - len(left), len(moves), why), first=POLL_INTERVAL
+    )
+    progress(len(moves), len(moves), f"moving replicas: {len(moves)}/{len(moves)} partitions done")
