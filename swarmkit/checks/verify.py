@@ -54,8 +54,8 @@ READS_BOUND = 20.0  # the topics, the lag, the log directories, the releases and
 LINKS_SHARE = 2.0  # seconds of the budget kept for timing the links once everything else is read
 LATE = "no answer within verify's --timeout"
 # The hosts' own views (peers reached, data directory), read while everything else is checked: a broker that Kafka
-# stopped has its volume read through a throwaway container, which took 7-9 s on the busy 2-core machine, past
-# symptoms.BOUND (8 s) in two drills of six: the full disk went unnamed.
+# stopped has its volume read in the node exporter's container beside it (a throwaway container, the fallback, took
+# 7-9 s on the busy 2-core machine, past symptoms.BOUND, 8 s, in two drills of six: the full disk went unnamed).
 VIEWS_BOUND = 15.0
 QUORUM_MARGIN = 3.0  # the quorum tool is killed this long before its step's deadline, so its answer is read
 PROBES_PER_BROKER = 4  # a broker's check waits at most this many probe timeouts (bootstrap, advertised, certificate)
@@ -395,7 +395,13 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     inventory = session.inventory
     seconds = budget.left(VIEWS_BOUND)
     with in_background(lambda: symptoms.read_views(session.docker, inventory, options.stack_name, seconds)) as viewed:
-        report, options, shared = _checked(session, options, budget, say)
+        try:
+            report, options, shared = _checked(session, options, budget, say)
+        except SwarmkitError as error:
+            if NO_SWARM_LEADER not in error.message:
+                raise
+            say("the swarm has no leader: asking every broker and the controller quorum from here without its view")
+            (report, options), shared = _without_swarm(inventory, options, budget, error), True
     say("naming partitioned hosts, full log directories and slow links")
     report = replace(report, faults=_fault_signs(inventory, report, options, viewed.result(), budget))
     if options.spark:
@@ -406,6 +412,50 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"brokers": _snapshot(list(report.brokers))}, indent=2))
     return report
+
+
+def _without_swarm(
+    inventory: Inventory, options: VerifyOptions, budget: waits.Budget, missing: SwarmkitError
+) -> tuple[VerifyReport, VerifyOptions]:
+    """The swarm has no leader (its managers elect one, or the leader's host is cut off), so there is no node, service
+    or task to read: every broker is asked from here at its host's address, and the controller quorum through them, at
+    once within one probe timeout.  The report fails, saying the swarm's view is missing; the faults are still named
+    from the hosts' own views, which their engines give without a leader."""
+    if options.security is None:
+        options = replace(options, security=pki.for_stack(inventory, options.stack_name, inventory.stack.security or "plaintext"))
+    seconds, security = max(1.0, budget.left(options.timeout)), pki.by_address(options.security)
+    addresses = [(host.address, options.external_port) for host in inventory.hosts]
+    calls: list[Callable[[], object]] = [
+        functools.partial(diagnose.probe_address, address, port, seconds, security) for address, port in addresses
+    ]
+    calls.append(lambda: health.quorum_from_brokers(addresses, seconds, security, health.Controllers((), ())))
+    answers = fanout.settle_by(calls, time.monotonic() + seconds)
+    brokers = [_asked_from_here(host, answer, options) for host, answer in zip(inventory.hosts, answers)]
+    quorum = _quorum_answer(answers[-1], seconds)
+    why = f"the swarm's view is missing ({missing.message}): each broker was asked from here at its host's address only"
+    return VerifyReport(tuple(brokers), (), (), cluster_error="; ".join([why, *health.quorum_problems(quorum)])), options
+
+
+def _quorum_answer(answer: object, seconds: float) -> health.Quorum:
+    """Pure: the quorum as the brokers described it, or why it was not read."""
+    if isinstance(answer, health.Quorum):
+        return answer
+    why = answer.message if isinstance(answer, SwarmkitError) else f"no broker described it within {seconds:g}s"
+    return health.Quorum(-1, error=f"not read from the brokers: {why}")
+
+
+def _asked_from_here(host: Host, answer: object, options: VerifyOptions) -> BrokerVerdict:
+    """Pure: a broker asked at its host's address without the swarm's view: reachable and answering, or why not (its
+    advertised address and its task are not checked)."""
+    where = diagnose.endpoint(host.address, options.external_port)
+    if not isinstance(answer, diagnose.Probe):
+        check = BrokerCheck(-1, "", False, False, False, f"{where} gave no answer within {options.timeout:g}s")
+    elif not answer.answered:
+        check = _unanswered(host, where, answer, options)
+    else:
+        detail = f"{where} answers (its advertised address and task not checked: the swarm has no leader)"
+        check = BrokerCheck(-1, where, True, True, True, detail, metadata_ms=answer.metadata_ms)
+    return BrokerVerdict.of(host, "", "", check)
 
 
 def _checked(
@@ -518,13 +568,14 @@ def _fault_signs(
     fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
     unreachable = [b.node for b in report.brokers if not b.reachable]
     plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
-    views = _disk_views(report.disks) | views  # a host's own view, where it came in time, is the one judged
+    disks = _disk_views(report.disks)  # either reading of a host's data disk that says full is judged
+    views = disks | {node: symptoms.with_disk(view, disks.get(node)) for node, view in views.items()}
     return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
 
 
 def _disk_views(disks: tuple[BrokerDisk, ...]) -> dict[str, symptoms.HostView]:
-    """Pure: the log directories read after the brokers' checks, as the views of hosts whose own view did not come in
-    time (a broker that Kafka stopped is read through a throwaway container, which a busy machine starts late)."""
+    """Pure: the log directories read after the brokers' checks, as views of the hosts' data disks (a host's own view
+    may not have come in time, or may have been cut short by its broker stopping)."""
     return {
         d.node: symptoms.HostView({}, math.ceil(d.used_fraction * 100), d.size_bytes // 2**20)
         for d in disks
