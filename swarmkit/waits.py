@@ -3,14 +3,18 @@ up when nothing has moved for a while (a stall) rather than at one fixed deadlin
 
 A busy machine makes every step slow, so a single deadline either fails a start that is only slow or
 waits far too long for one that is stuck; polling fast takes the CPU from the very processes waited for.
+Every poll in swarmkit is one call of ``until`` (tests/unit/test_layers.py: no pause, stall clock or sleep
+made by hand elsewhere).
 """
 
 from __future__ import annotations
 
+import math
 import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar, overload
 
 from swarmkit import fanout
 
@@ -18,6 +22,7 @@ FIRST_PAUSE = 0.5  # seconds between two looks right after something changed
 LONGEST_PAUSE = 3.0
 PAUSE_GROWTH = 1.5
 STALL_TIMEOUT = 180.0  # nothing changed for this long: the wait fails
+T = TypeVar("T")
 
 Progress = Callable[[int, int, str], None]  # (steps done, steps in all, what happens now)
 
@@ -50,31 +55,77 @@ class Pause:
         self.seconds = min(self.longest, self.seconds * PAUSE_GROWTH)
 
 
-class Deadline(Pause):
-    """A wait bounded by one deadline (``seconds`` from now), looking again after a pause that grows from
-    ``first`` to ``longest``: what a wait for one known end state (a job ended, a process gone) uses."""
+@dataclass(frozen=True)
+class NotYet:
+    """What a look gives while the awaited value is not there: why (said once each time it changes; a change is
+    progress, after which the pause starts short again)."""
 
-    def __init__(self, seconds: float, first: float = FIRST_PAUSE, longest: float = LONGEST_PAUSE) -> None:
-        super().__init__(first, longest)
-        self.at = time.monotonic() + seconds
+    why: str = ""
 
-    def passed(self) -> bool:
-        return time.monotonic() > self.at
+
+def _quiet(why: str) -> None:
+    """The default report of ``until``: say nothing."""
+
+
+@overload
+def until(
+    look: Callable[[], T | NotYet],
+    bound: float | WaitLimits,
+    *,
+    fail: Callable[[str], Exception],
+    report: Callable[[str], None] = _quiet,
+    first: float = FIRST_PAUSE,
+    longest: float = LONGEST_PAUSE,
+) -> T: ...
+
+
+@overload
+def until(
+    look: Callable[[], T | NotYet],
+    bound: float | WaitLimits,
+    *,
+    fail: None = None,
+    report: Callable[[str], None] = _quiet,
+    first: float = FIRST_PAUSE,
+    longest: float = LONGEST_PAUSE,
+) -> T | NotYet: ...
+
+
+def until(
+    look: Callable[[], T | NotYet],
+    bound: float | WaitLimits,
+    *,
+    fail: Callable[[str], Exception] | None = None,
+    report: Callable[[str], None] = _quiet,
+    first: float = FIRST_PAUSE,
+    longest: float = LONGEST_PAUSE,
+) -> T | NotYet:
+    """The one poll loop: ``look`` until it gives a value (anything but a NotYet), reporting each new reason once,
+    pausing ``first`` s after a change and up to ``longest`` s while nothing changes.  It gives up rather than pause
+    past ``bound`` (seconds; a WaitLimits: its cap, or its stall without a new reason): then ``fail(why)`` is raised
+    (why: the last reason; under WaitLimits the stall or the cap), or without ``fail`` the last NotYet returned.
+    fanout.Stopped at once when the command no longer waits for this call."""
+    clock = StallClock(bound if isinstance(bound, WaitLimits) else WaitLimits(stall=math.inf, cap=bound))
+    pause, last = Pause(first, longest), ""
+    while isinstance(found := look(), NotYet):
+        if found.why != last:
+            last = found.why
+            if last:
+                report(last)
+            clock.progressed()
+            pause.changed()
+        if over := clock.expired(pause.seconds):
+            if fail is not None:
+                raise fail(over if isinstance(bound, WaitLimits) else last)
+            return found
+        pause.sleep()
+    return found
 
 
 def until_ready(look: Callable[[], str], bound: float, report: Callable[[str], None]) -> str:
-    """Look again until ``look`` finds nothing wrong ("") or ``bound`` s have passed, reporting each new reason
-    once; the last reason ("" when ready).  Waiting on one's own restarts beats refusing at the first look."""
-    deadline, pause, last = time.monotonic() + bound, Pause(), ""
-    while True:
-        why = look()
-        if not why or time.monotonic() >= deadline:
-            return why
-        if why != last:
-            report(why)
-            last = why
-            pause.changed()
-        pause.sleep()
+    """``until`` for a look that says what is still wrong ("" when nothing is): the last reason ("" when ready)."""
+    found = until(lambda: NotYet(why) if (why := look()) else None, bound, report=report)
+    return found.why if found else ""
 
 
 class StallClock:
@@ -87,9 +138,9 @@ class StallClock:
     def progressed(self) -> None:
         self.last_progress = time.monotonic()
 
-    def expired(self) -> str:
-        """Why the wait is over ('' while it may go on)."""
-        now = time.monotonic()
+    def expired(self, ahead: float = 0.0) -> str:
+        """Why the wait is over ('' while it may go on ``ahead`` seconds more)."""
+        now = time.monotonic() + ahead
         if now - self.started > self.limits.cap:
             return f"not done after {self.limits.cap:g}s"
         if now - self.last_progress > self.limits.stall:

@@ -661,8 +661,11 @@ def _answering_view(
     active = [
         h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == SwarmState.ACTIVE
     ]
-    deadline, pause, asking = budget.until(SWARM_BOUND), waits.Pause(), active
-    while True:
+    deadline, asking = budget.until(SWARM_BOUND), active
+    failed: list[SwarmkitError] = []  # each round's first failure: the one raised when the managers never answer
+
+    def look() -> tuple[list[SwarmNode], DeployedStack, Host] | waits.NotYet:
+        nonlocal asking
         failures: dict[str, SwarmkitError] = {}
         for host in asking:
             try:
@@ -672,10 +675,13 @@ def _answering_view(
                 failures[host.name] = error
         assert failures, "active_manager found an active manager"
         electing = [h for h in asking if NO_SWARM_LEADER in failures[h.name].message]
-        if not electing or time.monotonic() + pause.seconds >= deadline:
-            raise failures[asking[0].name]
+        failed.append(failures[asking[0].name])
+        if not electing:
+            raise failed[-1]
         asking = electing  # a manager that did not answer is not waited on again
-        pause.sleep()
+        return waits.NotYet()
+
+    return waits.until(look, deadline - time.monotonic(), fail=lambda why: failed[-1])
 
 
 def _controllers_by(inventory: Inventory, docker: DockerHosts, options: VerifyOptions, deadline: float) -> health.Controllers:

@@ -169,15 +169,17 @@ def end_master(ssh: str, files: MasterFiles) -> int | None:
 
 def _wait_gone(pid: int) -> None:
     """Until the ended master's process is gone; one that lingers is terminated (it is this user's own ssh)."""
-    deadline = waits.Deadline(EXIT_TIMEOUT_S / 2, first=0.02, longest=0.5)
-    while not deadline.passed():
+
+    def gone() -> bool | waits.NotYet:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
-        deadline.sleep()
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, 15)
+            return True
+        return waits.NotYet()
+
+    if isinstance(waits.until(gone, EXIT_TIMEOUT_S / 2, first=0.02, longest=0.5), waits.NotYet):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 15)
 
 
 def kept_masters(directory: Path) -> list[KeptMaster]:

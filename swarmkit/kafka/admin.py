@@ -276,11 +276,13 @@ class KafkaAdmin:
             f"deleting topic {name}",
             self._admin.delete_topics([name], operation_timeout=self.timeout, request_timeout=self.timeout),
         )
-        deadline = waits.Deadline(DELETE_WAIT, first=0.2, longest=1.0)
-        while self.metadata().topic(name) is not None:
-            if deadline.passed():
-                raise BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again")
-            deadline.sleep()
+        waits.until(
+            lambda: self.metadata().topic(name) is None or waits.NotYet(),
+            DELETE_WAIT,
+            fail=lambda why: BrokerError(f"topic {name} was still listed {DELETE_WAIT:.0f} s after deletion", hint="run again"),
+            first=0.2,
+            longest=1.0,
+        )
 
     def ensure_led_by_every_broker(self, spec: TopicSpec) -> TopicResult:
         """Make a scratch topic (swarmkit's own) whose partitions have a leader on every broker.
@@ -295,12 +297,14 @@ class KafkaAdmin:
             if leaders >= brokers and found.replication_factor == spec.replicas:
                 return TopicResult(self.bootstrap, spec.name, "exists", found.partition_count, found.replication_factor)
             self._delete_topic(spec.name)
-        deadline = waits.Deadline(DELETE_WAIT)
-        while True:
-            (result,) = self.ensure_topics([spec])
-            if result.status == "created" or deadline.passed():
-                return result
-            deadline.sleep()  # the deleted topic's name is not free yet
+        results: list[TopicResult] = []
+
+        def created() -> bool | waits.NotYet:
+            results[:] = self.ensure_topics([spec])
+            return results[0].status == "created" or waits.NotYet()  # the deleted topic's name is not free yet
+
+        waits.until(created, DELETE_WAIT)
+        return results[0]
 
     # --- consumer groups --------------------------------------------------------------------------------
 

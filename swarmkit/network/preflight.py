@@ -451,17 +451,17 @@ def _listen(
     dockerapi.ensure_image(docker, image)
     script = listener_script(ports, deadline - time.monotonic() + 5)
     container = dockerapi.start_host_network_script(docker, image, script, {PROBE_LABEL: "1"})
-    pause = waits.Pause()
-    while True:
+
+    def look() -> _Listener | waits.NotYet:
         status = parse_listener(dockerapi.container_stdout(docker, container))  # report prints on stdout
-        if all(p.key in status for p in ports):
-            return _Listener(
-                host, docker, container, tuple(_port_free_check(host, docker, engine, p, status[p.key]) for p in ports)
-            )
-        if time.monotonic() > deadline:
-            missing = ", ".join(p.key for p in ports if p.key not in status)
-            raise PreflightError(f"the probe listener on {host.name} did not report {missing} in time")
-        pause.sleep()
+        if missing := ", ".join(p.key for p in ports if p.key not in status):
+            return waits.NotYet(missing)
+        return _Listener(host, docker, container, tuple(_port_free_check(host, docker, engine, p, status[p.key]) for p in ports))
+
+    def late(missing: str) -> PreflightError:
+        return PreflightError(f"the probe listener on {host.name} did not report {missing} in time")
+
+    return waits.until(look, deadline - time.monotonic(), fail=late)
 
 
 def _probe_from_here(probe: Probe) -> tuple[bool, str]:

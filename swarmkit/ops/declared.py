@@ -278,14 +278,15 @@ def user_states(kafka: admin.KafkaAdmin, names: Sequence[str]) -> dict[str, tupl
 def _await_partitions(kafka: admin.KafkaAdmin, counts: Mapping[str, int]) -> None:
     """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
     timeout = kafka.timeout
-    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
-    while True:
+
+    def listed() -> bool | waits.NotYet:
         topics = {t.name: t.partition_count for t in kafka.metadata().topics}
-        if all(topics.get(name, 0) >= count for name, count in counts.items()):
-            return
-        if deadline.passed():
-            raise BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
-        deadline.sleep()
+        return all(topics.get(name, 0) >= count for name, count in counts.items()) or waits.NotYet()
+
+    def late(why: str) -> BrokerError:
+        return BrokerError(f"added partitions not listed after {timeout:g} s: {dict(counts)}", hint="run up again")
+
+    waits.until(listed, timeout, fail=late, first=0.2, longest=1.0)
 
 
 def apply_topic_changes(kafka: admin.KafkaAdmin, changes: Sequence[TopicChange]) -> list[str]:

@@ -368,29 +368,29 @@ def _converge(
 ) -> None:
     """Wait until every target runs a task of the present spec that answers as expected, reporting each
     broker's phase as it changes; fail on a stall, the cap, a stopped update or a crash-looping broker."""
-    clock, pause = waits.StallClock(watch.limits), waits.Pause()
-    baseline: dict[str, frozenset[str]] | None = None
-    while True:
+    baseline: dict[str, frozenset[str]] = {}
+    seen: list[tuple[ServiceState, list[_Target]]] = []  # the last look's state and the targets not serving then
+
+    def look() -> bool | waits.NotYet:
         state = dockerapi.service_state(manager, service)
         if state is None:
             raise DeployError(f"service {service} disappeared while deploying", hint="was the stack removed meanwhile?")
-        baseline = baseline if baseline is not None else {t.name: _failed_tasks(state, t) for t in targets}
+        if not baseline:  # the failed starts before this wait are not counted
+            baseline.update({t.name: _failed_tasks(state, t) for t in targets})
         changed = _look(docker, state, targets, watch)
         waiting = [t for t in targets if not t.task_id]
         for target in changed:
-            done = len(targets) - len(waiting)
-            progress(done, len(targets), f"{target.name}: {target.phase}")
-        if changed:
-            clock.progressed()
-            pause.changed()
+            progress(len(targets) - len(waiting), len(targets), f"{target.name}: {target.phase}")
         if not waiting:
-            return
+            return True
         _check_not_stopped(state, service)
         looping = [t for t in waiting if len(_failed_tasks(state, t) - baseline[t.name]) >= CRASH_LOOP]
-        why = f"{CRASH_LOOP} failed starts in a row" if looping else clock.expired()
-        if why:
-            raise _not_serving(docker, state, looping or waiting, why, len(targets))
-        pause.sleep()
+        if looping:
+            raise _not_serving(docker, state, looping, f"{CRASH_LOOP} failed starts in a row", len(targets))
+        seen[:] = [(state, waiting)]
+        return waits.NotYet("; ".join(f"{t.name}: {t.phase}" for t in targets))  # a phase changed: progress
+
+    waits.until(look, watch.limits, fail=lambda why: _not_serving(docker, *seen[-1], why, len(targets)))
 
 
 @dataclass(frozen=True)

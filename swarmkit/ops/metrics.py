@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from swarmkit import waits
 from swarmkit.errors import OperationError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
@@ -33,7 +34,7 @@ from swarmkit.stack import alertmanager, prometheus
 from swarmkit.stack.alertmanager import AlertSpec
 from swarmkit.stack.deployed import DeployedStack, controller_services, overlay_network
 from swarmkit.stack.engines import ENGINES
-from swarmkit.waits import Pause, answers_ok
+from swarmkit.waits import answers_ok
 
 READY_TIMEOUT = 180.0  # the image's first pull or build is before this; the server starts in seconds
 GONE_TIMEOUT = 60.0
@@ -119,15 +120,13 @@ def _spec(manager: Engine, kafka_stack: str, port: int, image: str) -> prometheu
 
 
 def _wait_ready(url: str, timeout: float, say: Any, what: str = prometheus.SERVICE) -> None:
-    deadline, pause = time.monotonic() + timeout, Pause()
-    while not _ready(url):
-        if time.monotonic() > deadline:
-            raise OperationError(
-                f"{what} does not answer at {url} after {timeout:g} s",
-                hint=f"see its task: docker service ps --no-trunc STACK-metrics_{what} on a manager",
-            )
-        say(f"waiting for {what} at {url}")
-        pause.sleep()
+    def silent(why: str) -> OperationError:
+        return OperationError(
+            f"{what} does not answer at {url} after {timeout:g} s",
+            hint=f"see its task: docker service ps --no-trunc STACK-metrics_{what} on a manager",
+        )
+
+    waits.until(lambda: _ready(url) or waits.NotYet(f"waiting for {what} at {url}"), timeout, fail=silent, report=say)
 
 
 @dataclass(frozen=True)
@@ -242,13 +241,16 @@ def metrics_down(session: Session, *, kafka_stack: str = "kafka", purge: bool = 
     if removed or dockerapi.stack_leftovers(manager, name):
         dockerapi.remove_stack(manager, name)
     label = f"{STACK_LABEL}={name}"
-    deadline, pause = time.monotonic() + GONE_TIMEOUT, Pause()
-    while dockerapi.labelled_containers(manager, label) or dockerapi.stack_leftovers(manager, name):
-        if time.monotonic() > deadline:
-            raise OperationError(
-                f"stack {name} was removed but its container or network is still on {host.name} after {GONE_TIMEOUT:g} s",
-                hint=f"check `docker ps -a` and `docker network ls` on {host.name}, then run `metrics down` again",
-            )
-        pause.sleep()
+
+    def left(why: str) -> OperationError:
+        return OperationError(
+            f"stack {name} was removed but its container or network is still on {host.name} after {GONE_TIMEOUT:g} s",
+            hint=f"check `docker ps -a` and `docker network ls` on {host.name}, then run `metrics down` again",
+        )
+
+    def gone() -> bool | waits.NotYet:
+        return not (dockerapi.labelled_containers(manager, label) or dockerapi.stack_leftovers(manager, name)) or waits.NotYet()
+
+    waits.until(gone, GONE_TIMEOUT, fail=left)
     volumes = tuple(dockerapi.remove_labelled_volumes(manager, label)) if purge else ()
     return MetricsDown(name, tuple(removed), volumes)

@@ -223,21 +223,25 @@ def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list
 
 def wait_done(kafka: admin.KafkaAdmin, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
     """Until every move is done, read through one client; a failed read while leaders move is said and read again."""
-    deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
     left = list(moves)
-    while left:
+
+    def look() -> bool | waits.NotYet:
+        nonlocal left
         unread = ""
         try:
             left = pending(left, kafka.partition_states()[1])
         except BrokerError as error:
             unread = f" (reading the partitions failed, reading again: {error.message})"
-        done = f"{len(moves) - len(left)}/{len(moves)} partitions done{unread}"
-        progress(len(moves) - len(left), len(moves), f"moving replicas: {done}")
-        if left and deadline.passed():
-            names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
-            raise DeployError(
-                f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names})",
-                hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
-            )
-        if left:
-            deadline.sleep()
+        return not left or waits.NotYet(f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done{unread}")
+
+    def late(why: str) -> DeployError:
+        names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
+        return DeployError(
+            f"the reassignment did not finish within {timeout:g}s ({len(left)} partitions left: {names})",
+            hint="see kafka-reassign-partitions.sh --verify in a broker container; it goes on in the background",
+        )
+
+    waits.until(
+        look, timeout, fail=late, report=lambda why: progress(len(moves) - len(left), len(moves), why), first=POLL_INTERVAL
+    )
+    progress(len(moves), len(moves), f"moving replicas: {len(moves)}/{len(moves)} partitions done")

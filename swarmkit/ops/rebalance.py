@@ -69,12 +69,14 @@ def _chosen(partitions: list[PartitionState], topics: tuple[str, ...]) -> list[P
 def _elected(kafka: admin.KafkaAdmin, wanted: set[tuple[str, int]]) -> list[PartitionState]:
     """The wanted partitions once metadata shows each led by its first replica (or after ELECTION_WAIT_S):
     the election's answer comes before every broker's metadata has the new leaders."""
-    deadline = waits.Deadline(ELECTION_WAIT_S, first=reassign.POLL_INTERVAL)
-    while True:
-        after = [p for p in kafka.partition_states()[1] if (p.topic, p.partition) in wanted]
-        if all(p.leader == p.replicas[0] for p in after) or deadline.passed():
-            return after
-        deadline.sleep()
+    after: list[PartitionState] = []
+
+    def look() -> bool | waits.NotYet:
+        after[:] = [p for p in kafka.partition_states()[1] if (p.topic, p.partition) in wanted]
+        return all(p.leader == p.replicas[0] for p in after) or waits.NotYet()
+
+    waits.until(look, ELECTION_WAIT_S, first=reassign.POLL_INTERVAL)
+    return after
 
 
 def rebalance(session: Session, options: RebalanceOptions) -> RebalanceResult:

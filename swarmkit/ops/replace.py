@@ -212,21 +212,25 @@ class _Run:
 
     def wait_for(self, what: str, done: Callable[[QuorumState], bool]) -> QuorumState:
         """Poll the quorum until ``done``; OperationError after the timeout, naming the last state seen."""
-        deadline, last = waits.Deadline(self.options.timeout, first=POLL_S), "not read yet"
-        while True:
+
+        def look() -> QuorumState | waits.NotYet:
             try:
                 state = self.describe()
                 if done(state):
                     return state
-                last = f"voters {[v.node_id for v in state.voters]}, observers {[o.node_id for o in state.observers]}"
-            except BrokerError as error:
-                last = error.message
-            if deadline.passed():
-                raise OperationError(
-                    f"{what}: not within {self.options.timeout:g}s (last seen: {last})",
-                    hint="see `swarmkit status` and the controller's log; replace-node can be run again",
+                return waits.NotYet(
+                    f"voters {[v.node_id for v in state.voters]}, observers {[o.node_id for o in state.observers]}"
                 )
-            deadline.sleep()
+            except BrokerError as error:
+                return waits.NotYet(error.message)
+
+        def late(last: str) -> OperationError:
+            return OperationError(
+                f"{what}: not within {self.options.timeout:g}s (last seen: {last})",
+                hint="see `swarmkit status` and the controller's log; replace-node can be run again",
+            )
+
+        return waits.until(look, self.options.timeout, fail=late, first=POLL_S)
 
     def tool_in(self, controller: Controller, script: str) -> str:
         engine = self.session.docker[self.inventory.host(controller.host)]

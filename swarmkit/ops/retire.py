@@ -107,17 +107,21 @@ def retire(session: Session, host_name: str, options: RetireOptions = RetireOpti
 
 
 def _wait_stopped(manager: Engine, service: str, node_id: str, timeout: float) -> None:
-    deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
-    while True:
+    def stopped() -> bool | waits.NotYet:
         state = dockerapi.service_state(manager, service)
-        if state is None or not any(t.node_id == node_id and t.state == TaskStatus.RUNNING for t in state.tasks):
-            return
-        if deadline.passed():
-            raise DeployError(
-                f"the broker on the drained node still runs after {timeout:g}s",
-                hint=f"see `docker service ps {service}`; the node stays drained, run remove-node again",
-            )
-        deadline.sleep()
+        return (
+            state is None
+            or not any(t.node_id == node_id and t.state == TaskStatus.RUNNING for t in state.tasks)
+            or waits.NotYet()
+        )
+
+    def late(why: str) -> DeployError:
+        return DeployError(
+            f"the broker on the drained node still runs after {timeout:g}s",
+            hint=f"see `docker service ps {service}`; the node stays drained, run remove-node again",
+        )
+
+    waits.until(stopped, timeout, fail=late, first=POLL_INTERVAL)
 
 
 def _leave_swarm(engine: Engine, manager: Engine, node: SwarmNode) -> bool:

@@ -217,22 +217,20 @@ def _wait_back(
     manager: Engine, service: str, target: BrokerTarget, cluster: ClusterView, timeout: float, report: Callable[[str], None]
 ) -> BrokerRoll:
     """Poll until the target's broker is back and the cluster in sync, or the timeout passes."""
-    started, pause = time.monotonic(), waits.Pause()
-    last = ""
-    while True:
+    started, container = time.monotonic(), ""
+
+    def look() -> BrokerRoll | waits.NotYet:
+        nonlocal container
         state = dockerapi.service_state(manager, service)
         if state is None:
             raise OperationError(f"service {service} disappeared during the roll", hint="was the stack removed meanwhile?")
         container, why = _readiness(target, state, cluster)
-        if not why:
-            return target.result(started, container, ok=True)
-        if why != last:
-            report(f"{target.host.name}: {why}")
-            last = why
-            pause.changed()
-        if time.monotonic() - started > timeout:
-            return target.result(started, container, detail=f"not ready after {timeout:g} s: {why}")
-        pause.sleep()
+        return waits.NotYet(why) if why else target.result(started, container, ok=True)
+
+    found = waits.until(look, timeout, report=lambda why: report(f"{target.host.name}: {why}"))
+    if isinstance(found, waits.NotYet):
+        return target.result(started, container, detail=f"not ready after {timeout:g} s: {found.why}")
+    return found
 
 
 def _targets(
@@ -286,8 +284,8 @@ def _pull(docker: DockerHosts, targets: Sequence[BrokerTarget], image: str) -> N
 def _first_taken(manager: Engine, service: str, targets: list[BrokerTarget], timeout: float) -> BrokerTarget | None:
     """The broker swarm's updater replaces after a spec change (None: the spec did not change, or an interrupted
     roll left brokers on the present spec: the held updater replaces no other, the roll restarts them in turn)."""
-    deadline, pause = time.monotonic() + timeout, waits.Pause()
-    while True:
+
+    def look() -> BrokerTarget | None | waits.NotYet:
         state = dockerapi.service_state(manager, service)
         if state is None:
             raise OperationError(f"service {service} disappeared during the roll", hint="was the stack removed meanwhile?")
@@ -295,14 +293,15 @@ def _first_taken(manager: Engine, service: str, targets: list[BrokerTarget], tim
         taken = [target for target in targets if target.container_id not in old]
         if taken:
             return taken[0]
-        if any(task.current for task in old.values()):
-            return None
-        if time.monotonic() > deadline:
-            raise OperationError(
-                f"swarm did not start replacing a broker within {timeout:g} s of the spec change",
-                hint=f"see `docker service ps {service}`; the update delay is held at a day until a roll completes",
-            )
-        pause.sleep()
+        return None if any(task.current for task in old.values()) else waits.NotYet()
+
+    def late(why: str) -> OperationError:
+        return OperationError(
+            f"swarm did not start replacing a broker within {timeout:g} s of the spec change",
+            hint=f"see `docker service ps {service}`; the update delay is held at a day until a roll completes",
+        )
+
+    return waits.until(look, timeout, fail=late)
 
 
 def validate(inventory: Inventory, options: RollOptions) -> None:

@@ -120,20 +120,21 @@ def _reachable(inventory: Inventory, docker: DockerHosts) -> None:
 
 def _wait_gone(inventory: Inventory, docker: DockerHosts, label: str, what: str, progress: Progress) -> None:
     """Poll every engine until no container carries ``label``."""
-    deadline = waits.Deadline(GONE_TIMEOUT, first=POLL_INTERVAL)
-    while True:
+    busy = ""
+
+    def look() -> bool | waits.NotYet:
+        nonlocal busy
         left = fan_out(lambda host: dockerapi.labelled_containers(docker[host], label), inventory.hosts)
-        total = sum(left)
-        if not total:
-            return
         busy = ", ".join(f"{host.name} ({count})" for host, count in zip(inventory.hosts, left) if count)
-        progress(0, 0, f"waiting for {total} {what} container(s) to stop: {busy}")
-        if deadline.passed():
-            raise OperationError(
-                f"{what} containers still present after {GONE_TIMEOUT:.0f} s on {busy}",
-                hint="see `docker ps -a` on those hosts; run down again once they are gone",
-            )
-        deadline.sleep()
+        return not sum(left) or waits.NotYet(f"waiting for {sum(left)} {what} container(s) to stop: {busy}")
+
+    def late(why: str) -> OperationError:
+        return OperationError(
+            f"{what} containers still present after {GONE_TIMEOUT:.0f} s on {busy}",
+            hint="see `docker ps -a` on those hosts; run down again once they are gone",
+        )
+
+    waits.until(look, GONE_TIMEOUT, fail=late, report=lambda why: progress(0, 0, why), first=POLL_INTERVAL)
 
 
 def _remove_stack(

@@ -657,9 +657,7 @@ def _kill(pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    deadline = waits.Deadline(10, first=0.05, longest=0.5)
-    while any(_alive(pid) for pid in pids) and not deadline.passed():
-        deadline.sleep()
+    waits.until(lambda: not any(_alive(pid) for pid in pids) or waits.NotYet(), 10, first=0.05, longest=0.5)
 
 
 def _alive(pid: int) -> bool:

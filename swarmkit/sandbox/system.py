@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,11 +22,11 @@ def in_netns(netns: str, *command: str, check: bool = True) -> subprocess.Comple
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline, pause = time.monotonic() + timeout, waits.Pause()
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SandboxError(f"{what} did not come up within {timeout:.0f} s")
-        pause.sleep()
+    waits.until(
+        lambda: condition() or waits.NotYet(),
+        timeout,
+        fail=lambda why: SandboxError(f"{what} did not come up within {timeout:.0f} s"),
+    )
 
 
 def spawn_in_host(netns: str, hostname: str, script: str, log: Path) -> int:

@@ -6,18 +6,16 @@ never forced out. The plan is computed (and checked) for every host before any h
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 
-from swarmkit import names
+from swarmkit import names, waits
 from swarmkit.errors import SwarmError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, NodeRole, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.deployed import HOST_LABEL
-from swarmkit.waits import Pause
 
 INIT = "init"
 JOIN = "join"
@@ -129,14 +127,21 @@ def _join(docker: DockerHosts, host: Host, first: Host, token: str) -> None:
     """Join, and follow a join Docker continues in the background (a busy manager) until the node is active."""
     if not dockerapi.swarm_join(docker[host], first.address, token, host.address):
         return
-    deadline, pause = time.monotonic() + JOIN_FOLLOW_S, Pause()
-    while (state := dockerapi.engine_info(docker[host]).swarm_state) != SwarmState.ACTIVE:
-        if state not in (SwarmState.PENDING, SwarmState.INACTIVE) or time.monotonic() > deadline:
-            raise SwarmError(
-                f"{host.name} did not finish joining the swarm (state {state} after {JOIN_FOLLOW_S:g}s in the background)",
-                hint=f"see `docker info` on {host.name}: it must reach {first.address}:2377/tcp; then rerun `swarmkit up`",
-            )
-        pause.sleep()
+
+    def stuck(state: str) -> SwarmError:
+        return SwarmError(
+            f"{host.name} did not finish joining the swarm (state {state} after {JOIN_FOLLOW_S:g}s in the background)",
+            hint=f"see `docker info` on {host.name}: it must reach {first.address}:2377/tcp; then rerun `swarmkit up`",
+        )
+
+    def active() -> bool | waits.NotYet:
+        if (state := dockerapi.engine_info(docker[host]).swarm_state) in (SwarmState.PENDING, SwarmState.INACTIVE):
+            return waits.NotYet(state)
+        if state != SwarmState.ACTIVE:
+            raise stuck(state)
+        return True
+
+    waits.until(active, JOIN_FOLLOW_S, fail=stuck)
 
 
 def node_ids(inventory: Inventory, *, docker: DockerHosts) -> dict[str, str]:

@@ -205,22 +205,26 @@ def pull_everywhere(docker: DockerHosts, hosts: Sequence[Host], reference: str) 
 
 def _wait_for_workers(master: Host, expected: set[str], timeout: float, progress: Progress) -> tuple[str, ...]:
     """Poll the master until a worker on every expected node has registered and is alive."""
-    pause = waits.Deadline(timeout, first=1.0)
-    alive: set[str] = set()
-    while True:
+    alive: set[str] | None = None  # None: the master did not answer
+
+    def look() -> tuple[str, ...] | waits.NotYet:
+        nonlocal alive
         status = sparkjob.master_status(master.address)
-        alive = {w["host"] for w in (status or {}).get("workers", []) if w.get("state") == "ALIVE"}
-        if status is not None and expected <= alive:
+        alive = None if status is None else {w["host"] for w in status.get("workers", []) if w.get("state") == "ALIVE"}
+        if alive is not None and expected <= alive:
             return tuple(sorted(alive))
-        if pause.passed():
-            missing = ", ".join(sorted(expected - alive))
-            where = "the master does not answer" if status is None else f"no worker registered from {missing}"
-            raise SparkClusterError(
-                f"the Spark cluster did not come up within {timeout:g}s: {where}",
-                hint="see `docker service ps --no-trunc SERVICE` on a manager for the master and worker services",
-            )
-        progress(f"waiting for workers: {len(alive & expected)}/{len(expected)} registered")
-        pause.sleep()
+        return waits.NotYet(f"waiting for workers: {len(expected & (alive or set()))}/{len(expected)} registered")
+
+    def late(why: str) -> SparkClusterError:
+        where = (
+            "the master does not answer" if alive is None else f"no worker registered from {', '.join(sorted(expected - alive))}"
+        )
+        return SparkClusterError(
+            f"the Spark cluster did not come up within {timeout:g}s: {where}",
+            hint="see `docker service ps --no-trunc SERVICE` on a manager for the master and worker services",
+        )
+
+    return waits.until(look, timeout, fail=late, report=progress, first=1.0)
 
 
 def _names(inventory: Inventory, nodes: Sequence[SwarmNode]) -> tuple[tuple[str, str], ...]:
@@ -298,12 +302,15 @@ def spark_down(
     if not services:
         return []
     dockerapi.remove_stack(manager, name)
-    deadline = waits.Deadline(timeout)
-    while dockerapi.stack_services(manager, name) or _answers(master.address, MASTER_PORT):
-        if deadline.passed():
-            raise SparkClusterError(
-                f"stack {name} was removed but its master still answers on {master.address}:{MASTER_PORT} after {timeout:g}s",
-                hint=f"check the containers left on {master.name} (`docker ps`)",
-            )
-        deadline.sleep()
+
+    def left(why: str) -> SparkClusterError:
+        return SparkClusterError(
+            f"stack {name} was removed but its master still answers on {master.address}:{MASTER_PORT} after {timeout:g}s",
+            hint=f"check the containers left on {master.name} (`docker ps`)",
+        )
+
+    def gone() -> bool | waits.NotYet:
+        return not (dockerapi.stack_services(manager, name) or _answers(master.address, MASTER_PORT)) or waits.NotYet()
+
+    waits.until(gone, timeout, fail=left)
     return services

@@ -149,9 +149,7 @@ def test_a_timed_out_first_answer_leaves_no_running_thread() -> None:
     """Each attempt is given the time left and waits through swarmkit.waits: none outlives the call."""
 
     def ask(seconds: float) -> str:
-        deadline = waits.Deadline(seconds, first=0.05)
-        while not deadline.passed():
-            deadline.sleep()
+        waits.until(waits.NotYet, seconds, first=0.05)
         raise TimeoutError(f"no answer in {seconds:.2f}s")
 
     before = set(threading.enumerate())

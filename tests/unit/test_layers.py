@@ -154,6 +154,30 @@ def test_every_pause_goes_through_waits() -> None:
     assert _modules_with(lambda node: _calls(node, "fanout", "pause")) == {"swarmkit/waits.py"}
 
 
+WAIT_PARTS = {"Pause", "StallClock"}  # what waits.until is made of
+
+
+def _polls_by_hand(node: ast.AST) -> bool:
+    """A poll loop's parts used by hand: a pause or a stall clock made, or something slept."""
+    return isinstance(node, ast.Call) and bool(_named(node.func) & WAIT_PARTS or getattr(node.func, "attr", "") == "sleep")
+
+
+def test_every_poll_goes_through_waits_until() -> None:
+    """A wait is one call (waits.until: the growing pause, the bound, the progress), not a loop written again."""
+    assert _modules_with(_polls_by_hand) == {"swarmkit/waits.py"}
+
+
+def test_a_hand_written_poll_loop_is_caught(tmp_path, monkeypatch) -> None:
+    fake = tmp_path / "swarmkit"
+    fake.mkdir()
+    (fake / "loop.py").write_text("from swarmkit import waits\n\npause = waits.Pause()\nwhile look():\n    pause.sleep()\n")
+    (fake / "made.py").write_text("from swarmkit.waits import StallClock\n\nclock = StallClock(limits)\n")
+    (fake / "slept.py").write_text("def wait(pause):\n    pause.sleep()\n")
+    (fake / "until.py").write_text("from swarmkit import waits\n\nwaits.until(look, 10, first=0.2)\n")
+    monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
+    assert _modules_with(_polls_by_hand) == {"swarmkit/loop.py", "swarmkit/made.py", "swarmkit/slept.py"}
+
+
 def test_a_thread_or_a_sleep_elsewhere_is_caught(tmp_path, monkeypatch) -> None:
     fake = tmp_path / "swarmkit"
     fake.mkdir()

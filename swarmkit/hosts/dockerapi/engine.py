@@ -164,12 +164,14 @@ def engine_info(engine: Engine) -> EngineInfo:
 
 
 def wait_until_ready(engine: Engine, timeout: float) -> EngineInfo:
-    """Poll an engine that was just started until it answers."""
-    deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
-    while True:
+    """Poll an engine that was just started until it answers; the last look's EngineError when it does not in time."""
+    failed: list[EngineError] = []
+
+    def look() -> EngineInfo | waits.NotYet:
         try:
             return engine_info(engine)
-        except EngineError:
-            if deadline.passed():
-                raise
-            deadline.sleep()
+        except EngineError as error:
+            failed.append(error)
+            return waits.NotYet()
+
+    return waits.until(look, timeout, fail=lambda why: failed[-1], first=0.2, longest=1.0)

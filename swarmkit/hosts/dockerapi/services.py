@@ -109,11 +109,15 @@ def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: 
     args += [arg for key, value in env.items() for arg in ("--env", f"{key}={value}")]
     cli(manager, f"starting job {job}", *args, image, "-c", script)
     try:
-        deadline = waits.Deadline(JOB_TIMEOUT, first=0.2, longest=1.0)
-        while not _job_ended(manager, job):
-            if deadline.passed():
-                raise EngineError(f"job {job} did not finish within {JOB_TIMEOUT:.0f} s", hint=f"see `docker service ps {job}`")
-            deadline.sleep()
+        waits.until(
+            lambda: _job_ended(manager, job) or waits.NotYet(),
+            JOB_TIMEOUT,
+            fail=lambda why: EngineError(
+                f"job {job} did not finish within {JOB_TIMEOUT:.0f} s", hint=f"see `docker service ps {job}`"
+            ),
+            first=0.2,
+            longest=1.0,
+        )
         return cli(manager, f"reading job {job}", "service", "logs", "--raw", job)
     finally:
         cli(manager, f"removing job {job}", "service", "rm", job)

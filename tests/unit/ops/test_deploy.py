@@ -294,7 +294,7 @@ def state(*tasks: TaskState, update: str = "") -> ServiceState:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deploy_module.waits.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(waits.fanout, "pause", lambda seconds: None)
 
 
 def watch(check_kafka: bool = True, stall: float = 60, cap: float = 600, markers=()) -> deploy_module._Watch:

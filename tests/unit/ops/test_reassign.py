@@ -113,7 +113,7 @@ def test_rebalancing_leaves_every_partition_in_three_zones_and_replicas_within_o
 
 
 def test_the_wait_for_moves_reads_through_one_client_and_says_why_a_read_failed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(waits.Deadline, "sleep", lambda self: None)
+    monkeypatch.setattr(waits.fanout, "pause", lambda seconds: None)
     moves = [Move("orders", 0, (2, 3)), Move("orders", 1, (3, 2))]
     moving = [state("orders", 0, (2, 3)), state("orders", 1, (1, 2, 3), (1, 2))]
     done = [state("orders", 0, (2, 3)), state("orders", 1, (3, 2))]

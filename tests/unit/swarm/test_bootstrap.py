@@ -24,7 +24,7 @@ class Info:
 
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(waits.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(waits.fanout, "pause", lambda seconds: None)
 
 
 def test_a_join_continuing_in_the_background_is_followed_until_the_node_is_active(monkeypatch: pytest.MonkeyPatch) -> None:
