@@ -24,6 +24,7 @@ from swarmkit.errors import DeployError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import Inventory, load_inventory
+from swarmkit.hosts.roles import NodeRole
 from swarmkit.hosts.session import Session
 from swarmkit.kafka.admin import broker_metadata
 from swarmkit.ops.deploy import DeployResult, deploy, up
@@ -283,7 +284,7 @@ def test_a_node_joined_by_hand_gets_an_id_and_a_broker_on_the_next_deploy(invent
     `swarmkit join` prints there.  Deploy of the stack whose hostname command reads the broker id writes
     dp4's identity through a swarm job and waits for its broker."""
     joined = sandbox.add_node("dp")
-    token = dockerapi.join_token(docker[inventory.first_manager], "worker")
+    token = dockerapi.join_token(docker[inventory.first_manager], NodeRole.WORKER)
     dockerapi.swarm_join(joined.docker, inventory.first_manager.address, token, joined.address)  # the operator's step
     result = deploy(plan(inventory, COMMAND_OPTIONS), Session.of(inventory, docker=docker))
     node = next(n for n in result.nodes if n.host == joined.name)

@@ -13,6 +13,7 @@ from swarmkit.errors import EngineError, SwarmError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import TlsFiles, load_inventory
+from swarmkit.hosts.roles import NodeRole
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.swarm import bootstrap as swarm
 from tests.integration.sandboxes import module_sandbox
@@ -58,9 +59,9 @@ def test_a_host_in_another_swarm_is_reported_and_left_alone(sw: sandbox.Sandbox)
 def test_join_command_hides_the_token_unless_asked(sw: sandbox.Sandbox) -> None:
     inventory = load_inventory(sw.inventory_path)
     docker = DockerHosts.from_inventory(inventory)
-    hidden = swarm.join_command(inventory, "worker", show_token=False, docker=docker)
+    hidden = swarm.join_command(inventory, NodeRole.WORKER, show_token=False, docker=docker)
     assert "SWMTKN" not in hidden and hidden.endswith("10.245.0.11:2377")
-    assert "SWMTKN-" in swarm.join_command(inventory, "worker", show_token=True, docker=docker)
+    assert "SWMTKN-" in swarm.join_command(inventory, NodeRole.WORKER, show_token=True, docker=docker)
 
 
 def test_swarm_down_leaves_on_every_host(sw: sandbox.Sandbox) -> None:
