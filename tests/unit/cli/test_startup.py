@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
 import subprocess
 import sys
+
+from swarmkit.cli.app import COMMANDS, load
 
 HEAVY = ("python_on_whales", "pydantic", "confluent_kafka", "cryptography", "pyspark", "docker")
 # What a command loads when it runs, not when the CLI starts: the work itself and the Docker adapter.
@@ -20,6 +24,16 @@ WORK = (
 # whole CLI: 0.19-0.21 s on this kind of machine under load (0.3-0.45 s, and 1.3-3.5 s on a busy machine,
 # before the heavy libraries and then swarmkit's own work modules were imported lazily).
 IMPORT_CPU_BUDGET = 0.5
+COMMAND_MODULES = tuple(f"swarmkit.cli.{entry.module}" for entry in COMMANDS.values())
+WIDE = {**os.environ, "COLUMNS": "300"}
+# the program, then (at exit: typer ends with SystemExit) the command modules it imported, as one JSON line
+PROGRAM = f"""
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(set({COMMAND_MODULES!r}) & set(sys.modules)))))
+from swarmkit.cli import main
+sys.argv = ["swarmkit", *sys.argv[1:]]
+main()
+"""
 
 MEASURE = f"""
 import json, sys, time
@@ -68,3 +82,24 @@ def test_a_heavy_library_is_imported_when_first_used() -> None:
     code = "import sys; from swarmkit.security import certs; certs.new_ca('t'); print('cryptography' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "True"
+
+
+def test_the_registry_lists_each_command_by_the_first_paragraph_of_its_own_help() -> None:
+    for name, entry in COMMANDS.items():
+        help_text = inspect.cleandoc((load(name).help or "").split("\f")[0]).split("\n\n")[0]
+        assert entry.summary == " ".join(help_text.split()), name
+
+
+def test_top_level_help_lists_every_command_without_importing_one() -> None:
+    done = subprocess.run([sys.executable, "-c", PROGRAM, "--help"], capture_output=True, text=True, env=WIDE)
+    assert done.returncode == 0, done.stderr
+    listed, loaded = done.stdout.rstrip("\n").rsplit("\n", 1)
+    assert all(f" {name} " in listed for name in COMMANDS)
+    assert json.loads(loaded) == []
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    done = subprocess.run([sys.executable, "-c", PROGRAM, "verify", "--help"], capture_output=True, text=True, env=WIDE)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: swarmkit verify" in done.stdout
+    assert json.loads(done.stdout.rstrip("\n").rsplit("\n", 1)[1]) == ["swarmkit.cli.checks"]
