@@ -38,23 +38,17 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 from urllib.parse import quote, urlsplit
+
+import python_on_whales as whales
+from python_on_whales import client_config as whales_config
 
 from swarmkit import fanout
 from swarmkit.errors import EngineError, SshError
 from swarmkit.hosts import sshmasters
+from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.sshmasters import MasterFiles
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    import python_on_whales as whales
-    from python_on_whales import client_config as whales_config
-
-    from swarmkit.hosts.inventory import Inventory
-else:
-    whales = lazy("python_on_whales")
-    whales_config = lazy("python_on_whales.client_config")
 
 CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 15  # a server that stops answering is given up after 3 missed keep-alives

@@ -12,24 +12,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
+
+import confluent_kafka as ck
+from confluent_kafka import admin as ck_admin
 
 from swarmkit import waits
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled, first_answer
-from swarmkit.lazy import lazy
 from swarmkit.security.acls import Grant
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, creation_configs
 
-if TYPE_CHECKING:
-    import confluent_kafka as ck
-    from confluent_kafka import admin as ck_admin
-else:
-    ck = lazy("confluent_kafka")
-    ck_admin = lazy("confluent_kafka.admin")
-
-CLIENT = ("confluent_kafka.admin",)  # what the first call imports: a caller may import it ahead
 DEFAULT_TIMEOUT = 5.0
 METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its request was lost
 DELETE_WAIT = 30.0
