@@ -2,32 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from swarmkit.checks.diagnose import DiagnoseReport
-from swarmkit.checks.health import ClusterHealth
-from swarmkit.checks.status import ClusterStatus
-from swarmkit.checks.verify import VerifyReport
-from swarmkit.images.shipping import PushResult
 from swarmkit.kafka.releases import METADATA_VERSION, metadata_name
 from swarmkit.network import preflight
-from swarmkit.network.preflight import Check, Failure, PortSpec, PreflightReport
-from swarmkit.ops.certs import RotateReport
-from swarmkit.ops.deploy import DeployResult
-from swarmkit.ops.rebalance import RebalanceResult
-from swarmkit.ops.roll import RollReport
-from swarmkit.ops.teardown import DownReport
-from swarmkit.ops.upgrade import UpgradeReport
-from swarmkit.ops.users import UserCheck
-from swarmkit.sandbox.hosts import SandboxStatus
 from swarmkit.security import acls
 from swarmkit.swarm import bootstrap as swarm
-from swarmkit.swarm.bootstrap import SwarmResult
-from swarmkit.traffic.spark import SparkReport
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from swarmkit.checks.diagnose import DiagnoseReport
+    from swarmkit.checks.health import ClusterHealth
+    from swarmkit.checks.status import ClusterStatus
+    from swarmkit.checks.verify import VerifyReport
+    from swarmkit.images.shipping import PushResult
+    from swarmkit.network.preflight import Check, Failure, PortSpec, PreflightReport
+    from swarmkit.ops.certs import RotateReport
+    from swarmkit.ops.deploy import DeployResult
+    from swarmkit.ops.rebalance import RebalanceResult
+    from swarmkit.ops.roll import RollReport
+    from swarmkit.ops.teardown import DownReport
+    from swarmkit.ops.upgrade import UpgradeReport
+    from swarmkit.ops.users import UserCheck
+    from swarmkit.sandbox.hosts import SandboxStatus
+    from swarmkit.swarm.bootstrap import SwarmResult
+    from swarmkit.traffic.spark import SparkReport
 
 
 def _table(title: str, columns: tuple[str, ...], **column_options: Any) -> Table:
