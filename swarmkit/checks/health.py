@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from swarmkit.errors import BrokerError, SwarmkitError
 from swarmkit.fanout import fan_out_settled, first_success
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.dockerapi import DockerHosts, TaskStatus
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.kafka import admin, quorum, releases
 from swarmkit.kafka.admin import PartitionState
@@ -136,7 +136,9 @@ def controller_versions(manager: dockerapi.Engine, controllers: Sequence[Control
     found = []
     for controller in controllers:
         state = dockerapi.service_state(manager, f"{stack}_{controller.service}")
-        images = [t.image for t in sorted(state.tasks, key=lambda t: t.created_at) if t.state == "running"] if state else []
+        images = (
+            [t.image for t in sorted(state.tasks, key=lambda t: t.created_at) if t.state == TaskStatus.RUNNING] if state else []
+        )
         found.append((controller.node_id, releases.version_in(images[-1]) if images else ""))
     return tuple(found)
 
@@ -165,7 +167,7 @@ def kafka_releases(
     the first broker that answers on ``security``'s (port, login)."""
     by_node = {node.id: node for node in nodes}
     found = []
-    for task in sorted((t for t in brokers.tasks if t.state == "running"), key=lambda t: t.created_at):
+    for task in sorted((t for t in brokers.tasks if t.state == TaskStatus.RUNNING), key=lambda t: t.created_at):
         node = by_node.get(task.node_id)
         broker_id = broker_id_of(node) if node else None
         found.append((f"broker {broker_id if broker_id is not None else '?'}", releases.version_in(task.image)))

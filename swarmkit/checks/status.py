@@ -23,7 +23,7 @@ from swarmkit.checks.verify import VerifyOptions, quorum_of
 from swarmkit.errors import BrokerError, OperationError
 from swarmkit.fanout import in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState, TaskStatus
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, lag, releases
@@ -33,7 +33,7 @@ from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.controllers import Controller, ControllerSet
 from swarmkit.stack.deployed import ID_LABEL, DeployedStack, broker_id_of, broker_service
-from swarmkit.stack.engines.apache import DATA_DIR
+from swarmkit.stack.engines import ENGINES
 from swarmkit.swarm import identity
 from swarmkit.swarm.view import active_manager, engine_states, node_for
 
@@ -131,7 +131,7 @@ def _broker_id(node: SwarmNode | None) -> int | None:
 
 def _newest_task(tasks: Sequence[TaskState]) -> TaskState | None:
     """The task that counts on a node: the newest one the swarm still wants running."""
-    wanted = [t for t in tasks if t.desired_state == "running"] or list(tasks)
+    wanted = [t for t in tasks if t.desired_state == TaskStatus.RUNNING] or list(tasks)
     return max(wanted, key=lambda t: t.created_at, default=None)
 
 
@@ -210,16 +210,18 @@ def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
     service, image = _broker_service(docker, manager, stack)
     deployed = DeployedStack(stack, service)
     engine = deployed.engine
+    kraft = engine in ENGINES and ENGINES[engine].KRAFT  # a quorum of controllers and a metadata version to read
+    data_dir = ENGINES[engine].DATA_DIR if engine in ENGINES else ""
     bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
     security = pki.admin_by_address(inventory, stack, deployed.security)
     options = VerifyOptions(stack_name=stack, security=security)
     with (
         in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum,
         in_background(lambda: _lag(bootstrap, security)) as lags,
-        in_background(lambda: disk.broker_disks(docker, inventory.hosts, stack, DATA_DIR) if engine == "apache" else ()) as disks,
+        in_background(lambda: disk.broker_disks(docker, inventory.hosts, stack, data_dir) if data_dir else ()) as disks,
     ):
         metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
-        finalized = health.metadata_version(inventory, external_port, security) if engine == "apache" else ""
+        finalized = health.metadata_version(inventory, external_port, security) if kraft else ""
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]
@@ -232,8 +234,8 @@ def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
         image=image,
         nodes=tuple(rows),
         brokers=brokers,
-        quorum=quorum.result() if engine == "apache" else None,
-        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if engine == "apache" else (),
+        quorum=quorum.result() if kraft else None,
+        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if kraft else (),
         topics=topic_rows(partitions),
         kafka_error=kafka_error,
         read_s=time.monotonic() - started,
@@ -241,9 +243,7 @@ def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
         lag=lags.result()[0],
         lag_error=lags.result()[1],
         disks=disks.result(),
-        controller_versions=health.controller_versions(manager, _controllers(inventory, nodes, stack), stack)
-        if engine == "apache"
-        else (),
+        controller_versions=health.controller_versions(manager, _controllers(inventory, nodes, stack), stack) if kraft else (),
         metadata_version=finalized,
     )
 

@@ -19,10 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from statistics import median
 
+from swarmkit.errors import SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.stack import metrics
 from swarmkit.stack.deployed import broker_service, data_volume
 
 SWARM_PORT = 7946  # every swarm engine's own port: reachable whatever a broker does
@@ -101,24 +103,49 @@ def link_time(address: str, port: int, timeout: float) -> float | None:
 
 
 def host_view(docker: DockerHosts, inventory: Inventory, host_name: str, stack: str) -> HostView | None:
-    """From the host's running broker container: its peers' swarm port and its data directory (None: no container)."""
+    """From the host's running broker container: its peers' swarm port and its data directory; a broker that does
+    not run, or stops while it is asked, has its data volume read from beside it (None: no container at all)."""
     engine = docker[inventory.host(host_name)]
     found = dockerapi.service_container(engine, broker_service(stack))
     if found is None or found[1] != "running":
-        return _stopped_view(engine, stack)
+        return _volume_view(engine, stack)
     peers = [h.address for h in inventory.hosts if h.name != host_name]
     script = REACH_SCRIPT.format(port=SWARM_PORT, data=DATA_DIR)
-    return parse_view(dockerapi.exec_in_container(engine, found[0], ["/bin/sh", "-c", script, "reach", *peers]))
+    try:
+        view = parse_view(dockerapi.exec_in_container(engine, found[0], ["/bin/sh", "-c", script, "reach", *peers]))
+    except SwarmkitError:
+        view = HostView({}, -1, 0)  # Kafka stopped the broker (its log directory failed) while it was asked
+    return view if view.disk_percent >= 0 else with_disk(view, _volume_view(engine, stack))
 
 
-def _stopped_view(engine: dockerapi.Engine, stack: str) -> HostView | None:
-    """A broker that does not run (Kafka stops one whose only log directory failed): its data volume's use, read by
-    a throwaway container of the broker's image (no network); None when the host has no broker container at all."""
+def _volume_view(engine: dockerapi.Engine, stack: str) -> HostView | None:
+    """The broker's data volume read from beside the broker (``exporter_view``); without a node exporter, a throwaway
+    container of the broker's image (no network), which a busy machine starts late; None without either."""
+    beside = exporter_view(engine, stack)
+    if beside is not None:
+        return beside
     image = dockerapi.service_image_here(engine, broker_service(stack))
     if image is None:
         return None
     script = "echo disk $(df -P /data | tail -n 1)"
     return parse_view(dockerapi.run_with_volume(engine, image, data_volume(stack), "/data", script, {}))
+
+
+def exporter_view(engine: dockerapi.Engine, stack: str) -> HostView | None:
+    """The broker's data volume read in the node exporter's container, which mounts the same volume and runs whatever
+    the broker does (Kafka stops a broker whose only log directory failed); None without a running node exporter."""
+    exporter = dockerapi.service_container(engine, f"{stack}_{metrics.NODE_SERVICE}")
+    if exporter is None or exporter[1] != "running":
+        return None
+    script = f"echo disk $(df -P {metrics.NODE_DATA_DIR} | tail -n 1)"
+    return parse_view(dockerapi.exec_in_container(engine, exporter[0], ["/bin/sh", "-c", script]))
+
+
+def with_disk(view: HostView, other: HostView | None) -> HostView:
+    """Pure: one host's view with the fuller of two readings of its data disk (either may be missing: -1, or None)."""
+    if other is None or other.disk_percent <= view.disk_percent:
+        return view
+    return HostView(view.reaches, other.disk_percent, other.disk_mib)
 
 
 def parse_view(output: str) -> HostView:
@@ -134,11 +161,26 @@ def parse_view(output: str) -> HostView:
 
 
 def read_views(docker: DockerHosts, inventory: Inventory, stack: str, seconds: float) -> dict[str, HostView]:
-    """Every host's view at once, within ``seconds``; hosts without an answer are left out."""
+    """Every host's view at once, within ``seconds``: what its broker's container sees, and its data volume read by
+    the node exporter beside it, as separate calls (a broker that stops while it is asked can hold its exec until the
+    deadline); hosts with neither answer are left out."""
     names = [h.name for h in inventory.hosts]
     calls = [lambda name=name: host_view(docker, inventory, name, stack) for name in names]
+    calls += [lambda name=name: exporter_view(docker[inventory.host(name)], stack) for name in names]
     answers = settle_by(calls, time.monotonic() + seconds)
-    return {name: answer for name, answer in zip(names, answers) if isinstance(answer, HostView)}
+    return views_of(names, answers[: len(names)], answers[len(names) :])
+
+
+def views_of(names: Sequence[str], own: Sequence[object], beside: Sequence[object]) -> dict[str, HostView]:
+    """Pure: each host's own view with the fuller reading of its data volume from beside it (answers that are not
+    views, such as a timeout, count as none); hosts with neither are left out."""
+    views = {}
+    for name, view, volume in zip(names, own, beside):
+        found = view if isinstance(view, HostView) else None
+        disk = volume if isinstance(volume, HostView) else None
+        if found or disk:
+            views[name] = with_disk(found or HostView({}, -1, 0), disk)
+    return views
 
 
 def read_links(addresses: Mapping[str, tuple[str, int]], seconds: float) -> dict[str, float]:

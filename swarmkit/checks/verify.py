@@ -25,14 +25,25 @@ from swarmkit.checks.health import ClusterHealth
 from swarmkit.errors import BrokerError, SwarmkitError, VerifyError
 from swarmkit.fanout import Future, fan_out, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import (
+    FAILED_START,
+    DockerHosts,
+    Engine,
+    EngineInfo,
+    NodeState,
+    ServiceState,
+    SwarmNode,
+    SwarmState,
+    TaskState,
+    TaskStatus,
+)
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, lag
 from swarmkit.kafka.lag import PartitionLag
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
-from swarmkit.stack.compose import expected_advertised_host
+from swarmkit.stack.compose import Advertise, expected_advertised_host
 from swarmkit.stack.deployed import DeployedStack, broker_id_of, broker_service, host_of, verified_state_path
 from swarmkit.stack.engines import engine_for
 from swarmkit.stack.engines.apache import DATA_DIR, internal_client_config
@@ -53,8 +64,8 @@ READS_BOUND = 20.0  # the topics, the lag, the log directories, the releases and
 LINKS_SHARE = 2.0  # seconds of the budget kept for timing the links once everything else is read
 LATE = "no answer within verify's --timeout"
 # The hosts' own views (peers reached, data directory), read while everything else is checked: a broker that Kafka
-# stopped has its volume read through a throwaway container, which took 7-9 s on the busy 2-core machine, past
-# symptoms.BOUND (8 s) in two drills of six: the full disk went unnamed.
+# stopped has its volume read in the node exporter's container beside it (a throwaway container, the fallback, took
+# 7-9 s on the busy 2-core machine, past symptoms.BOUND, 8 s, in two drills of six: the full disk went unnamed).
 VIEWS_BOUND = 15.0
 QUORUM_MARGIN = 3.0  # the quorum tool is killed this long before its step's deadline, so its answer is read
 PROBES_PER_BROKER = 4  # a broker's check waits at most this many probe timeouts (bootstrap, advertised, certificate)
@@ -170,10 +181,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     if not tasks:
         return "none", "no broker task is scheduled on this node"
     newest = sorted(tasks, key=lambda t: t.created_at, reverse=True)
-    current = next((t for t in newest if t.desired_state not in ("shutdown", "remove")), newest[0])
-    failures = [t for t in tasks if t.state in ("failed", "rejected")]
-    last_error = next((t.error or t.message for t in newest if t.state in ("failed", "rejected")), "")
-    if current.state == "running":
+    current = next((t for t in newest if t.desired_state not in (TaskStatus.SHUTDOWN, TaskStatus.REMOVE)), newest[0])
+    failures = [t for t in tasks if t.state in FAILED_START]
+    last_error = next((t.error or t.message for t in newest if t.state in FAILED_START), "")
+    if current.state == TaskStatus.RUNNING:
         if len(failures) >= 2:
             return current.state, f"running, but failed {len(failures)} times before (last error: {last_error})"
         return current.state, ""
@@ -182,10 +193,10 @@ def _task_summary(tasks: list[TaskState]) -> tuple[str, str]:
     return current.state, f"broker task is {current.state}{attempts}" + (f": {detail}" if detail else "")
 
 
-FIX_BY_MODE = {
-    "hostname": "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
-    "inventory-address": "check the inventory address of this host: clients must reach it",
-    "command": "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
+FIX_BY_MODE: dict[str, str] = {
+    Advertise.HOSTNAME: "clients must resolve every node's hostname (DNS or /etc/hosts), or redeploy with --advertise inventory-address",
+    Advertise.INVENTORY_ADDRESS: "check the inventory address of this host: clients must reach it",
+    Advertise.COMMAND: "fix HOSTNAME_COMMAND so it prints a name clients resolve (e.g. the public hostname from the "
     "cloud metadata service), or redeploy with --advertise inventory-address",
 }
 
@@ -205,7 +216,7 @@ def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode 
         fix = f"on {host.name} ({host.endpoint}): {engine.hint}" if engine.hint else f"start dockerd on {host.name}"
     elif node is None:
         detail, fix = f"{host.name} is not in the swarm", "join it with: swarmkit up -i INVENTORY"
-    elif node.state != "ready":
+    elif node.state != NodeState.READY:
         detail, fix = f"{host.name} is '{node.state}' in the swarm", f"bring {host.name}'s engine back or remove it"
     else:
         return node
@@ -394,7 +405,13 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
     inventory = session.inventory
     seconds = budget.left(VIEWS_BOUND)
     with in_background(lambda: symptoms.read_views(session.docker, inventory, options.stack_name, seconds)) as viewed:
-        report, options, shared = _checked(session, options, budget, say)
+        try:
+            report, options, shared = _checked(session, options, budget, say)
+        except SwarmkitError as error:
+            if NO_SWARM_LEADER not in error.message:
+                raise
+            say("the swarm has no leader: asking every broker and the controller quorum from here without its view")
+            (report, options), shared = _without_swarm(inventory, options, budget, error), True
     say("naming partitioned hosts, full log directories and slow links")
     report = replace(report, faults=_fault_signs(inventory, report, options, viewed.result(), budget))
     if options.spark:
@@ -405,6 +422,50 @@ def verify(session: Session, options: VerifyOptions, on_progress: Say | None = N
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"brokers": _snapshot(list(report.brokers))}, indent=2))
     return report
+
+
+def _without_swarm(
+    inventory: Inventory, options: VerifyOptions, budget: waits.Budget, missing: SwarmkitError
+) -> tuple[VerifyReport, VerifyOptions]:
+    """The swarm has no leader (its managers elect one, or the leader's host is cut off), so there is no node, service
+    or task to read: every broker is asked from here at its host's address, and the controller quorum through them, at
+    once within one probe timeout.  The report fails, saying the swarm's view is missing; the faults are still named
+    from the hosts' own views, which their engines give without a leader."""
+    if options.security is None:
+        options = replace(options, security=pki.for_stack(inventory, options.stack_name, inventory.stack.security or "plaintext"))
+    seconds, security = max(1.0, budget.left(options.timeout)), pki.by_address(options.security)
+    addresses = [(host.address, options.external_port) for host in inventory.hosts]
+    calls: list[Callable[[], object]] = [
+        functools.partial(diagnose.probe_address, address, port, seconds, security) for address, port in addresses
+    ]
+    calls.append(lambda: health.quorum_from_brokers(addresses, seconds, security, health.Controllers((), ())))
+    answers = fanout.settle_by(calls, time.monotonic() + seconds)
+    brokers = [_asked_from_here(host, answer, options) for host, answer in zip(inventory.hosts, answers)]
+    quorum = _quorum_answer(answers[-1], seconds)
+    why = f"the swarm's view is missing ({missing.message}): each broker was asked from here at its host's address only"
+    return VerifyReport(tuple(brokers), (), (), cluster_error="; ".join([why, *health.quorum_problems(quorum)])), options
+
+
+def _quorum_answer(answer: object, seconds: float) -> health.Quorum:
+    """Pure: the quorum as the brokers described it, or why it was not read."""
+    if isinstance(answer, health.Quorum):
+        return answer
+    why = answer.message if isinstance(answer, SwarmkitError) else f"no broker described it within {seconds:g}s"
+    return health.Quorum(-1, error=f"not read from the brokers: {why}")
+
+
+def _asked_from_here(host: Host, answer: object, options: VerifyOptions) -> BrokerVerdict:
+    """Pure: a broker asked at its host's address without the swarm's view: reachable and answering, or why not (its
+    advertised address and its task are not checked)."""
+    where = diagnose.endpoint(host.address, options.external_port)
+    if not isinstance(answer, diagnose.Probe):
+        check = BrokerCheck(-1, "", False, False, False, f"{where} gave no answer within {options.timeout:g}s")
+    elif not answer.answered:
+        check = _unanswered(host, where, answer, options)
+    else:
+        detail = f"{where} answers (its advertised address and task not checked: the swarm has no leader)"
+        check = BrokerCheck(-1, where, True, True, True, detail, metadata_ms=answer.metadata_ms)
+    return BrokerVerdict.of(host, "", "", check)
 
 
 def _checked(
@@ -515,13 +576,14 @@ def _fault_signs(
     fenced = [s.node for s in report.cluster.brokers if s.node and not s.registered] if report.cluster else []
     unreachable = [b.node for b in report.brokers if not b.reachable]
     plaintext, seconds = options.security is None, budget.left(symptoms.BOUND)
-    views = _disk_views(report.disks) | views  # a host's own view, where it came in time, is the one judged
+    disks = _disk_views(report.disks)  # either reading of a host's data disk that says full is judged
+    views = disks | {node: symptoms.with_disk(view, disks.get(node)) for node, view in views.items()}
     return symptoms.named(inventory, views, options.external_port, plaintext, unreachable, fenced, seconds)
 
 
 def _disk_views(disks: tuple[BrokerDisk, ...]) -> dict[str, symptoms.HostView]:
-    """Pure: the log directories read after the brokers' checks, as the views of hosts whose own view did not come in
-    time (a broker that Kafka stopped is read through a throwaway container, which a busy machine starts late)."""
+    """Pure: the log directories read after the brokers' checks, as views of the hosts' data disks (a host's own view
+    may not have come in time, or may have been cut short by its broker stopping)."""
     return {
         d.node: symptoms.HostView({}, math.ceil(d.used_fraction * 100), d.size_bytes // 2**20)
         for d in disks
@@ -592,7 +654,9 @@ def _answering_view(
     """The swarm as the first active manager that answers sees it, and that manager (the first one's view was asked
     early): a manager cut off from the others' raft quorum answers with an error, and the next one is asked.  While
     the managers only say the swarm has no leader (an election after a partition heals), they are asked again."""
-    active = [h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == "active"]
+    active = [
+        h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == SwarmState.ACTIVE
+    ]
     deadline, pause, asking = budget.until(SWARM_BOUND), waits.Pause(), active
     while True:
         failures: dict[str, SwarmkitError] = {}

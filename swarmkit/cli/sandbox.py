@@ -45,7 +45,7 @@ def sandbox_up(
     name: str = SANDBOX_NAME,
     prefix: str = typer.Option("node", "--prefix", help="Host names are PREFIX1..PREFIXN."),
     subnet: str = typer.Option("10.231.0.0/24", "--subnet", help="Private subnet of the sandbox bridge."),
-    engine: str = typer.Option("apache", "--engine", help="Broker engine the inventory names: apache or tansu."),
+    engine: str = typer.Option(defaults.DEFAULT_ENGINE, "--engine", help="Broker engine the inventory names: apache or tansu."),
     managers: int = typer.Option(
         defaults.SANDBOX_MANAGERS,
         "--managers",

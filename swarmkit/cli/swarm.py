@@ -22,6 +22,7 @@ from swarmkit.cli.engines import load_hosts
 from swarmkit.errors import PreflightError, SpecError
 from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.roles import NodeRole
 from swarmkit.network import preflight
 from swarmkit.ops import deploy
 from swarmkit.ops import plan as planning
@@ -119,7 +120,7 @@ def join(
     show_token: bool = typer.Option(False, "--show-token", help="Print the real token (keep it secret)."),
 ) -> None:
     """Print the exact command to run on a server swarmkit cannot reach (token hidden unless asked)."""
-    if role not in ("worker", "manager"):
+    if role not in tuple(NodeRole):
         raise SpecError(f"unknown role '{role}'", hint="use worker or manager")
     hosts, docker = load_hosts(inventory)
-    out.print(swarm.join_command(hosts, role, show_token, docker=docker), highlight=False, soft_wrap=True)
+    out.print(swarm.join_command(hosts, NodeRole(role), show_token, docker=docker), highlight=False, soft_wrap=True)

@@ -15,11 +15,13 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from swarmkit import files, names
+from swarmkit.defaults import DEFAULT_ENGINE
 from swarmkit.errors import InventoryError, SpecError
 from swarmkit.hosts.metrics_settings import HINT as METRICS_HINT
 from swarmkit.hosts.metrics_settings import MetricsSettings, parse_metrics
+from swarmkit.hosts.roles import NodeRole
 
-ROLES = ("manager", "worker")
+ROLES = tuple(NodeRole)
 ENDPOINT_FORMS = "ssh://user@host[:port], tcp://host:port or unix:///path"
 HOST_FIELDS = ("name", "endpoint", "address", "role", "labels", "insecure", "tls")
 REQUIRED_HOST_FIELDS = ("name", "endpoint", "address")
@@ -69,14 +71,14 @@ class Host:
     name: str
     endpoint: str
     address: str
-    role: str = "worker"
+    role: NodeRole = NodeRole.WORKER
     labels: dict[str, str] = field(default_factory=dict)
     insecure: bool = False
     tls: TlsFiles | None = None
 
     @property
     def is_manager(self) -> bool:
-        return self.role == "manager"
+        return self.role == NodeRole.MANAGER
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ class DeclaredQuota:
 class StackDefaults:
     """The inventory's ``stack:`` block: which broker engine and images the hosts run."""
 
-    engine: str = "apache"
+    engine: str = DEFAULT_ENGINE
     image: str = ""
     probe_image: str = ""
     security: str = ""  # sasl_ssl | ssl | plaintext; "" = not set (plaintext unless --security says)
@@ -428,7 +430,7 @@ def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
             raise where.at(key).error(f"{raw[key]!r} is not a string")
     name: str = raw["name"]
     where.at("name").checked(names.host_name, name)
-    role = raw.get("role", "worker")
+    role = raw.get("role", NodeRole.WORKER)
     if role not in ROLES:
         raise where.at("role").error(f"unknown role {names.shown(role)} (known: {', '.join(ROLES)})")
     address = raw["address"]
@@ -443,7 +445,7 @@ def _parse_host(raw: object, index: int, top: _Where, base_dir: Path) -> Host:
         name=name,
         endpoint=raw["endpoint"],
         address=address,
-        role=role,
+        role=NodeRole(role),
         labels=_parse_labels(raw.get("labels"), where.at("labels")),
         insecure=insecure,
         tls=tls,

@@ -25,7 +25,7 @@ from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import PreflightError, SpecError, SshError, SwarmkitError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, SwarmState
 from swarmkit.hosts.inventory import Host, Inventory
 
 GIB = 1024**3
@@ -86,7 +86,7 @@ class EngineStatus:
 
     @property
     def in_swarm(self) -> bool:
-        return self.answered and self.swarm_state not in ("", "inactive")
+        return self.answered and self.swarm_state not in ("", SwarmState.INACTIVE)
 
     def engine_info(self) -> EngineInfo | None:
         """What the engine answered, as the swarm step reads it; None when it did not answer."""
@@ -96,7 +96,7 @@ class EngineStatus:
             self.endpoint,
             self.version,
             self.hostname,
-            self.swarm_state,
+            SwarmState(self.swarm_state),
             self.swarm_node_id,
             self.swarm_cluster_id,
             self.memory_bytes,

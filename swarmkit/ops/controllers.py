@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from swarmkit import waits
 from swarmkit.errors import BrokerError, OperationError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine
+from swarmkit.hosts.dockerapi import Engine, TaskStatus
 from swarmkit.kafka import quorum
 from swarmkit.security.settings import ClientSecurity
 
@@ -57,7 +57,9 @@ class QuorumView:
 def running_container(manager: Engine, service: str) -> str:
     """The container of the service's task that runs its present spec ("" while there is none)."""
     state = dockerapi.service_state(manager, service)
-    task = next((t for t in state.tasks if t.current and t.state == t.desired_state == "running"), None) if state else None
+    task = (
+        next((t for t in state.tasks if t.current and t.state == t.desired_state == TaskStatus.RUNNING), None) if state else None
+    )
     return task.container_id if task else ""
 
 

@@ -28,7 +28,17 @@ from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi import (
+    FAILED_START,
+    Availability,
+    DockerHosts,
+    Engine,
+    NodeState,
+    ServiceState,
+    SwarmNode,
+    SwarmState,
+    TaskState,
+)
 from swarmkit.hosts.inventory import ZONE_LABEL, Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
@@ -40,7 +50,7 @@ from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack import metrics
-from swarmkit.stack.compose import StackRequest, expected_advertised_host
+from swarmkit.stack.compose import Advertise, StackRequest, expected_advertised_host
 from swarmkit.stack.controllers import ControllerSet, check_manager_set
 from swarmkit.stack.deployed import broker_id_of, host_of
 from swarmkit.stack.engines import BrokerEngine
@@ -132,7 +142,7 @@ class DeployResult:
 def _manager_nodes(inventory: Inventory, docker: DockerHosts) -> list[SwarmNode] | None:
     """The swarm's nodes as the first manager sees them, or None when it is in no swarm."""
     first = inventory.first_manager
-    if dockerapi.engine_info(docker[first]).swarm_state != "active":
+    if dockerapi.engine_info(docker[first]).swarm_state != SwarmState.ACTIVE:
         return None
     return dockerapi.swarm_nodes(docker[first])
 
@@ -206,7 +216,7 @@ class _Member:
 
     @property
     def eligible(self) -> bool:
-        return self.node.state == "ready" and self.node.availability == "active"
+        return self.node.state == NodeState.READY and self.node.availability == Availability.ACTIVE
 
 
 def _members(
@@ -234,7 +244,7 @@ def _members(
     joined = [
         _Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
         for n in nodes
-        if n.id not in inventoried and n.state == "ready" and n.availability == "active"
+        if n.id not in inventoried and n.state == NodeState.READY and n.availability == Availability.ACTIVE
     ]
     return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
 
@@ -393,7 +403,7 @@ class _Watch:
 
 
 def _failed_tasks(state: ServiceState, target: _Target) -> frozenset[str]:
-    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in ("failed", "rejected"))
+    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in FAILED_START)
 
 
 def _check_not_stopped(state: ServiceState, service: str) -> None:
@@ -524,11 +534,11 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     if metrics.AGENT_VOLUME in engine.volumes(request):  # before the identities: a broker task that can start has it
         progress(0, total, "copying the metrics agent to every node")
         _deliver_agent(docker, request, members)
-    if engine.NEEDS_IDENTITY or options.advertise != "hostname":  # a hostname command may read it too
+    if engine.NEEDS_IDENTITY or options.advertise != Advertise.HOSTNAME:  # a hostname command may read it too
         progress(0, total, "writing node identities")
         identities = _write_identities(docker, request, image, members, allocation)
     else:  # the brokers never read it: writing it would only slow their start
-        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.UNUSED))
+        identities = _Identities(allocation, dict.fromkeys((m.node.id for m in members), identity.Outcome.UNUSED))
     restore_admin = admin_login.needed(manager, options.stack_name, options.listeners.sasl, cluster_kept)
     rollout.controllers_one_at_a_time(progress, options.stall_timeout)
     deployed = rollout.deploy_stack(progress)
@@ -559,7 +569,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
 @dataclass(frozen=True)
 class _Identities:
     allocation: identity.IdAllocation
-    outcomes: dict[str, str]  # swarm node id -> written | replaced | unchanged
+    outcomes: dict[str, identity.Outcome]  # by swarm node id
 
 
 @dataclass(frozen=True)
@@ -611,7 +621,9 @@ class _Rollout:
         service every task is replaced anyway, so nothing is stopped then."""
         service = self.request.broker_service
         restarting = [
-            t for t in self.targets if identities.outcomes[t.member.node.id] == identity.REPLACED and not t.member.via_swarm
+            t
+            for t in self.targets
+            if identities.outcomes[t.member.node.id] == identity.Outcome.REPLACED and not t.member.via_swarm
         ]
         state = dockerapi.service_state(self.manager, service) if restarting else None
         for target in restarting:

@@ -32,6 +32,7 @@ from swarmkit.security.settings import write_private
 from swarmkit.stack import alertmanager, prometheus
 from swarmkit.stack.alertmanager import AlertSpec
 from swarmkit.stack.deployed import DeployedStack, controller_services, overlay_network
+from swarmkit.stack.engines import ENGINES
 from swarmkit.waits import Pause, answers_ok
 
 READY_TIMEOUT = 180.0  # the image's first pull or build is before this; the server starts in seconds
@@ -104,7 +105,8 @@ def receivers_of(settings: MetricsSettings) -> tuple[str, ...]:
 def _spec(manager: Engine, kafka_stack: str, port: int, image: str) -> prometheus.MetricsSpec:
     """What the Kafka stack says: its network, broker and controller services, and the manager's node id."""
     deployed = DeployedStack.require(manager, kafka_stack)
-    if deployed.engine != "apache":
+    engine = ENGINES.get(deployed.engine)
+    if engine is None or not engine.JMX_METRICS:
         raise OperationError(
             f"stack '{kafka_stack}' runs the {deployed.engine} engine, which exports no JMX metrics",
             hint="metrics come from the apache engine's brokers and controllers (swarmkit up --engine apache)",

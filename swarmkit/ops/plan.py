@@ -11,7 +11,7 @@ from swarmkit.errors import SpecError
 from swarmkit.hosts.inventory import DeclaredQuota, Inventory
 from swarmkit.security import acls
 from swarmkit.security.settings import ADMIN_USER, KEEPER_USER
-from swarmkit.stack.compose import StackRequest
+from swarmkit.stack.compose import Advertise, StackRequest
 from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.engines import BrokerEngine, engine_for
 from swarmkit.stack.listeners import ListenerPlan
@@ -51,7 +51,7 @@ class DeployOptions:
         image = self.image or (declared.image if engine == declared.engine else None) or None
         security = self.security or declared.security or self.listeners.security
         command = self.hostname_command or declared.hostname_command or None
-        advertise = self.advertise or declared.advertise or ("command" if command else "hostname")
+        advertise = self.advertise or declared.advertise or (Advertise.COMMAND.value if command else Advertise.HOSTNAME.value)
         env = tuple({**dict(declared.broker_env), **dict(self.extra_env)}.items())
         internal = self.internal_port or declared.internal_port
         external = self.external_port or declared.external_port
@@ -142,7 +142,7 @@ def plan(inventory: Inventory, options: DeployOptions) -> DeployPlan:
 def check_quotas(inventory: Inventory, engine: BrokerEngine, security: str) -> None:
     """Client quotas need Apache Kafka's brokers, and quotas of users need clients that log in."""
     declared = inventory.stack.quotas or ()
-    if declared and engine.NAME != "apache":
+    if declared and not engine.CLIENT_QUOTAS:
         raise SpecError(
             f"stack.quotas: client quotas need Apache Kafka brokers, and this stack's engine is {engine.NAME}",
             hint="set stack.engine: apache, or leave stack.quotas out",

@@ -23,7 +23,7 @@ from swarmkit.kafka.admin import PartitionState
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import DeployedStack
-from swarmkit.stack.engines import apache
+from swarmkit.stack.engines import ENGINES, apache
 from swarmkit.stack.engines.apache import internal_client_config
 from swarmkit.waits import Progress
 
@@ -45,7 +45,8 @@ def require_replicated_stack(inventory: Inventory, manager: Engine, stack_name: 
     """How swarmkit's admin reaches the stack by address; moving replicas needs an Apache Kafka stack
     (tansu brokers each keep their own single copy)."""
     stack = DeployedStack.read(manager, stack_name)
-    if stack is None or stack.engine != "apache":
+    engine = ENGINES.get(stack.engine) if stack else None
+    if stack is None or engine is None or not engine.SHARED_CLUSTER:
         raise SpecError(
             f"stack '{stack_name}' is not a deployed Apache Kafka stack",
             hint="moving replicas needs the apache engine: tansu brokers keep no replicas to move",

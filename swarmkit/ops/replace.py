@@ -22,7 +22,7 @@ from swarmkit import names, waits
 from swarmkit.checks import health
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.hosts.dockerapi import Engine, NodeRole, NodeState, SwarmNode
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import quorum
@@ -244,14 +244,14 @@ def _nodes(manager: Engine, name: str) -> tuple[list[SwarmNode], SwarmNode | Non
 
 def _check_swarm(run: _Run, dead: str, new: str) -> tuple[SwarmNode | None, SwarmNode]:
     _, dead_node = _nodes(run.manager, dead)
-    if dead_node is not None and dead_node.state != "down":
+    if dead_node is not None and dead_node.state != NodeState.DOWN:
         raise SpecError(
             f"{dead} is {dead_node.state} in the swarm: replace-node is for a manager that is gone for good",
             hint="stop it first, or keep it: `swarmkit status` shows whether its controller follows",
         )
     dockerapi.engine_info(run.session.docker[run.inventory.host(new)])  # EngineError when NEW does not answer
     _, new_node = _nodes(run.manager, new)
-    if new_node is None or new_node.state != "ready":
+    if new_node is None or new_node.state != NodeState.READY:
         raise SpecError(
             f"{new} is not a ready node of this swarm",
             hint=f"add {new} as a worker first (`swarmkit up` while every host answers, or `swarmkit join`)",
@@ -292,15 +292,16 @@ def replace_node(session: Session, dead: str, new: str, options: ReplaceOptions 
 
 def _swarm_steps(run: _Run, dead_node: SwarmNode | None, new_node: SwarmNode) -> None:
     if dead_node is not None:
-        if dead_node.role == "manager":
+        if dead_node.role == NodeRole.MANAGER:
             run.step(
                 f"demoting {dead_node.hostname} (down) in the swarm",
-                lambda: dockerapi.set_node_role(run.manager, dead_node.id, "worker"),
+                lambda: dockerapi.set_node_role(run.manager, dead_node.id, NodeRole.WORKER),
             )
         run.step(f"removing {dead_node.hostname} from the swarm", lambda: dockerapi.remove_node(run.manager, dead_node.id))
-    if new_node.role != "manager":
+    if new_node.role != NodeRole.MANAGER:
         run.step(
-            f"promoting {new_node.hostname} to manager", lambda: dockerapi.set_node_role(run.manager, new_node.id, "manager")
+            f"promoting {new_node.hostname} to manager",
+            lambda: dockerapi.set_node_role(run.manager, new_node.id, NodeRole.MANAGER),
         )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from swarmkit import waits
 from swarmkit.errors import DeployError, EngineError, SpecError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.hosts.dockerapi import Engine, SwarmNode, TaskStatus
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
@@ -108,7 +108,7 @@ def _wait_stopped(manager: Engine, service: str, node_id: str, timeout: float) -
     deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
     while True:
         state = dockerapi.service_state(manager, service)
-        if state is None or not any(t.node_id == node_id and t.state == "running" for t in state.tasks):
+        if state is None or not any(t.node_id == node_id and t.state == TaskStatus.RUNNING for t in state.tasks):
             return
         if deadline.passed():
             raise DeployError(

@@ -31,7 +31,7 @@ from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, SecretChange, ServiceState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, SecretChange, ServiceState, TaskStatus
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
@@ -246,7 +246,7 @@ def _targets(
     for host in chosen:
         node = node_for(host, nodes, engines[host.name])
         broker_id = broker_id_of(node) if node else None
-        running = [t for t in state.tasks if node and t.node_id == node.id and t.state == t.desired_state == "running"]
+        running = [t for t in state.tasks if node and t.node_id == node.id and t.state == t.desired_state == TaskStatus.RUNNING]
         if isinstance(engines[host.name], SwarmkitError) or node is None or broker_id is None or not running:
             raise OperationError(
                 f"the broker on {host.name} is not running: a roll needs every broker serving; nothing was changed",
@@ -291,7 +291,7 @@ def _first_taken(manager: Engine, service: str, targets: list[BrokerTarget], tim
         state = dockerapi.service_state(manager, service)
         if state is None:
             raise OperationError(f"service {service} disappeared during the roll", hint="was the stack removed meanwhile?")
-        old = {t.container_id: t for t in state.tasks if t.state == t.desired_state == "running"}
+        old = {t.container_id: t for t in state.tasks if t.state == t.desired_state == TaskStatus.RUNNING}
         taken = [target for target in targets if target.container_id not in old]
         if taken:
             return taken[0]

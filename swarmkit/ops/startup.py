@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from swarmkit.hosts.dockerapi import TaskState
+from swarmkit.hosts.dockerapi import FAILED_START, TaskState, TaskStatus
 
 LOG_LINES = 40  # how much of a starting container's log is read to find its phase
 
 TASK_PHASES = {
-    "new": "task created",
-    "pending": "task waiting for a node's resources",
-    "assigned": "task assigned to the node",
-    "accepted": "task accepted by the node",
-    "preparing": "preparing (pulling the image where it is missing)",
-    "ready": "container created",
-    "starting": "container starting",
-    "running": "container running",
+    TaskStatus.NEW: "task created",
+    TaskStatus.PENDING: "task waiting for a node's resources",
+    TaskStatus.ASSIGNED: "task assigned to the node",
+    TaskStatus.ACCEPTED: "task accepted by the node",
+    TaskStatus.PREPARING: "preparing (pulling the image where it is missing)",
+    TaskStatus.READY: "container created",
+    TaskStatus.STARTING: "container starting",
+    TaskStatus.RUNNING: "container running",
 }
 
 
@@ -25,7 +25,7 @@ def task_phase(task: TaskState | None) -> str:
     """A task's phase as the swarm reports it (what happens before the broker's own log says anything)."""
     if task is None:
         return "no task scheduled yet"
-    if task.state in ("failed", "rejected"):
+    if task.state in FAILED_START:
         return f"task {task.state}: {task.error or task.message}; the swarm starts another"
     return TASK_PHASES.get(task.state, f"task {task.state}")
 

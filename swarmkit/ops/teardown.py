@@ -24,7 +24,7 @@ from swarmkit import names, waits
 from swarmkit.errors import OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, NodeRole, SwarmNode
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
@@ -81,7 +81,7 @@ def labels_to_purge(node: SwarmNode, stack: str, shared: bool = True) -> list[st
     """What ``purge`` removes from one node: this stack's cluster id on a manager, and when ``shared`` (no other
     stack keeps broker ids) the swarm-wide broker id and, on a manager, the id mark."""
     names = [ID_LABEL] if shared else []
-    if node.role == "manager":
+    if node.role == NodeRole.MANAGER:
         names += ([NEXT_LABEL] if shared else []) + [f"{CLUSTER_ID_LABEL}.{stack}", f"{QUORUM_LABEL}.{stack}"]
     return [name for name in names if name in node.labels]
 

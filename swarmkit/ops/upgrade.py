@@ -29,13 +29,14 @@ from swarmkit.defaults import ROLL_BROKER_TIMEOUT
 from swarmkit.errors import BrokerError, OperationError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine
+from swarmkit.hosts.dockerapi import Engine, TaskStatus
 from swarmkit.hosts.session import Session
 from swarmkit.images import image, shipping
 from swarmkit.kafka import quorum, releases
 from swarmkit.ops import controllers, roll
 from swarmkit.ops.roll import RollOptions, RollReport
 from swarmkit.stack.deployed import broker_id_of, host_of
+from swarmkit.stack.kafka_settings import KafkaRole
 from swarmkit.swarm.view import active_manager, engine_states
 
 READ_TIMEOUT = 15.0
@@ -55,7 +56,7 @@ class UpgradeOptions:
 
 @dataclass(frozen=True)
 class NodeVersion:
-    role: str  # controller | broker
+    role: KafkaRole
     name: str  # controller-1, or the broker's host
     node_id: int
     version: str  # "" when its task does not run (or its image names no version)
@@ -138,8 +139,10 @@ def order(current: ClusterVersions, target: str) -> list[NodeVersion]:
     """The nodes still to move, in turn: controllers (followers first, the active one last), then brokers; the
     other way round for a downgrade."""
     pending = [n for n in current.nodes if n.version != target]
-    voters = sorted((n for n in pending if n.role == "controller"), key=lambda n: (n.node_id == current.leader, n.node_id))
-    brokers = sorted((n for n in pending if n.role == "broker"), key=lambda n: n.node_id)
+    voters = sorted(
+        (n for n in pending if n.role == KafkaRole.CONTROLLER), key=lambda n: (n.node_id == current.leader, n.node_id)
+    )
+    brokers = sorted((n for n in pending if n.role == KafkaRole.BROKER), key=lambda n: n.node_id)
     return [*brokers, *voters] if is_downgrade(current, target) else [*voters, *brokers]
 
 
@@ -182,7 +185,7 @@ class _Cluster:
 
 def _running_image(manager: Engine, service: str, container: str = "") -> str:
     state = dockerapi.service_state(manager, service)
-    tasks = [t for t in (state.tasks if state else ()) if t.state == t.desired_state == "running"]
+    tasks = [t for t in (state.tasks if state else ()) if t.state == t.desired_state == TaskStatus.RUNNING]
     task = next((t for t in tasks if not container or t.container_id == container), None)
     return task.image if task else ""
 
@@ -207,11 +210,11 @@ def _hosts_with_brokers(manager: Engine) -> tuple[str, ...]:
 def _read(cluster: _Cluster, options: UpgradeOptions) -> ClusterVersions:
     service = f"{options.stack_name}_broker"
     nodes = [
-        NodeVersion("controller", name, node_id, "", _running_image(cluster.manager, svc))
+        NodeVersion(KafkaRole.CONTROLLER, name, node_id, "", _running_image(cluster.manager, svc))
         for name, node_id, svc in cluster.controllers
     ]
     nodes += [
-        NodeVersion("broker", t.host.name, t.broker_id, "", _running_image(cluster.manager, service, t.container_id))
+        NodeVersion(KafkaRole.BROKER, t.host.name, t.broker_id, "", _running_image(cluster.manager, service, t.container_id))
         for t in cluster.targets
     ]
     host, port = cluster.quorum.addresses[0]
@@ -238,7 +241,7 @@ def _check_healthy(cluster: _Cluster, current: ClusterVersions) -> None:
     except BrokerError as error:
         raise SpecError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
     voters = {v.node_id for v in state.voters}
-    missing = [f"controller {n.node_id}" for n in current.nodes if n.role == "controller" and n.node_id not in voters]
+    missing = [f"controller {n.node_id}" for n in current.nodes if n.role == KafkaRole.CONTROLLER and n.node_id not in voters]
     lagging = [
         f"controller {node_id}: {w}"
         for _, node_id, _ in cluster.controllers
@@ -332,7 +335,7 @@ def _move(
     brokers: RollReport | None = None
     services = {name: service for name, _, service in cluster.controllers}
     for index, node in enumerate(pending):
-        if node.role == "controller":
+        if node.role == KafkaRole.CONTROLLER:
             report = functools.partial(_say, session, index, len(pending), node.name)
             report(f"controller {node.node_id}: {node.version or '?'} -> {new_image}")
 

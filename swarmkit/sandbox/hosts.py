@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from swarmkit import names, waits
-from swarmkit.defaults import SANDBOX_MANAGERS
+from swarmkit.defaults import DEFAULT_ENGINE, SANDBOX_MANAGERS, EngineName
 from swarmkit.errors import SandboxError, SpecError, SwarmkitError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
@@ -32,6 +32,7 @@ from swarmkit.sandbox.system import in_netns as _in_netns
 from swarmkit.sandbox.system import run as _run
 from swarmkit.sandbox.system import spawn_in_host
 from swarmkit.sandbox.system import wait_for as _wait_for
+from swarmkit.stack.engines import ENGINES, BrokerEngine
 from swarmkit.waits import answers_ok
 
 STATE_ROOT = Path(os.environ.get("SWARMKIT_STATE_DIR", "/var/tmp/swarmkit")) / "sandbox"
@@ -94,7 +95,7 @@ class Sandbox:
     registry_pid: int = 0
     images: dict[str, str] = field(default_factory=dict)
     firewall: tuple[FirewallRule, ...] = ()
-    engine: str = "apache"
+    engine: EngineName = DEFAULT_ENGINE
     managers: int = 1
     endpoint: str = "unix"  # how the inventory reaches the engines: unix (their sockets) or ssh
     data_limit: str = ""  # each host's broker data disk, e.g. 256m (disks.py); "" for none
@@ -197,7 +198,7 @@ def load(name: str) -> Sandbox:
         registry_pid=data["registry_pid"],
         images=data["images"],
         firewall=tuple(FirewallRule(**r) for r in data["firewall"]),
-        engine=data.get("engine", "tansu"),
+        engine=EngineName(data.get("engine", DEFAULT_ENGINE)),
         managers=data.get("managers", 1),
         endpoint=data.get("endpoint", "unix"),
         data_limit=data.get("data_limit", ""),
@@ -231,8 +232,6 @@ def check_prerequisites() -> None:
 
 
 def _check_new_sandbox(name: str, nodes: int, prefix: str, subnet: str, engine: str, endpoint: str = "unix") -> None:
-    from swarmkit.stack.engines import ENGINES  # the renderer's registry, loaded only when a sandbox is made
-
     if engine not in ENGINES:
         raise SpecError(f"unknown engine '{engine}'", hint=f"use one of {', '.join(ENGINES)}")
     if endpoint not in ENDPOINTS:
@@ -425,10 +424,10 @@ def inventory_document(sandbox: Sandbox) -> dict:
     return {
         **ssh,
         "stack": {
-            "engine": sandbox.engine,
+            "engine": sandbox.engine.value,
             "image": sandbox.images.get(sandbox.engine, ""),
             "probe_image": sandbox.images.get("probe", ""),
-            **({"kafka_version": sandbox.kafka_version} if sandbox.engine == "apache" else {}),
+            **({"kafka_version": sandbox.kafka_version} if _engine(sandbox).KAFKA_VERSIONED else {}),
         },
         "hosts": [
             {
@@ -454,12 +453,16 @@ def _write_inventory(sandbox: Sandbox) -> None:
     path.write_text(header + yaml.safe_dump(inventory_document(sandbox), sort_keys=False))
 
 
+def _engine(sandbox: Sandbox) -> BrokerEngine:
+    return ENGINES[sandbox.engine]
+
+
 def publish_images(sandbox: Sandbox) -> Sandbox:
     """Build on the first host and push to the sandbox registry; the others pull as servers would."""
     builder = sandbox.hosts[0].docker
-    broker_recipe = image.kafka_recipe(sandbox.kafka_version) if sandbox.engine == "apache" else image.tansu_recipe()
+    recipe = image.kafka_recipe(sandbox.kafka_version) if _engine(sandbox).KAFKA_VERSIONED else image.tansu_recipe()
     images = {
-        sandbox.engine: image.publish(builder, broker_recipe, sandbox.registry),
+        sandbox.engine: image.publish(builder, recipe, sandbox.registry),
         "probe": image.publish(builder, image.probe_recipe(), sandbox.registry),
     }
     updated = replace(sandbox, images=images)
@@ -474,7 +477,7 @@ def up(
     prefix: str,
     subnet: str,
     inventory_path: str,
-    engine: str = "apache",
+    engine: str = DEFAULT_ENGINE,
     managers: int = SANDBOX_MANAGERS,
     *,
     report: Report = _quiet,
@@ -497,7 +500,7 @@ def up(
         subnet=subnet,
         prefix=prefix,
         inventory_path=str(Path(inventory_path).resolve()),
-        engine=engine,
+        engine=EngineName(engine),
         managers=max(1, min(managers, nodes)),
         endpoint=endpoint,
         data_limit=data_limit,
@@ -726,7 +729,7 @@ def status(name: str) -> SandboxStatus:
     def host_status(host: SandboxHost) -> HostStatus:
         try:
             info = dockerapi.engine_info(host.docker)
-            version, swarm = info.version, info.swarm_state
+            version, swarm = info.version, str(info.swarm_state)
         except SwarmkitError:
             version, swarm = "", "unreachable"
         endpoint = sandbox.inventory_endpoint(host)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from swarmkit import names
 from swarmkit.assets import STACKS_DIR
+from swarmkit.defaults import DEFAULT_ENGINE
 from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi.models import SecretChange
 from swarmkit.hosts.inventory import Inventory
@@ -30,7 +32,17 @@ from swarmkit.stack.topics import TopicSpec, format_topic_specs
 COMPOSE_VERSION = "3.8"
 BROKER_SERVICE = "broker"
 IDENTITY_VOLUME = "identity"  # the stack deploys it as <stack_name>_identity
-ADVERTISE_MODES = ("hostname", "inventory-address", "command")
+
+
+class Advertise(StrEnum):
+    """What host a node's broker advertises to clients."""
+
+    HOSTNAME = "hostname"  # the swarm node's hostname (clients resolve it)
+    INVENTORY_ADDRESS = "inventory-address"  # the host's address in the inventory
+    COMMAND = "command"  # what HOSTNAME_COMMAND prints in the container at start
+
+
+ADVERTISE_MODES = tuple(Advertise)
 NODE_HOSTNAME = "{{.Node.Hostname}}"  # swarm template: the node the task runs on
 TASK_NAME = "{{.Task.Name}}"  # swarm template: the task's container name, resolvable on the overlay
 CONTAINER_LIB = "/usr/local/lib/swarmkit"  # where stack scripts are mounted in containers
@@ -44,7 +56,7 @@ STACK_FILE = "stack.yml"
 @dataclass(frozen=True)
 class StackRequest:
     inventory: Inventory
-    engine: str = "apache"
+    engine: str = DEFAULT_ENGINE
     image: str | None = None  # None: the engine's default image
     advertise: str = "hostname"  # hostname | inventory-address | command
     hostname_command: str | None = None  # with advertise="command": run in the container at start
@@ -167,9 +179,9 @@ def config_mount(config: ConfigFile) -> dict[str, Any]:
 
 def expected_advertised_host(advertise: str, node_hostname: str, address: str) -> str | None:
     """The host a node's broker must advertise to clients; None when a HOSTNAME_COMMAND decides at start."""
-    if advertise == "hostname":
+    if advertise == Advertise.HOSTNAME:
         return node_hostname
-    if advertise == "inventory-address":
+    if advertise == Advertise.INVENTORY_ADDRESS:
         return address
     return None
 
@@ -181,7 +193,7 @@ def advertise_env(request: StackRequest) -> dict[str, str]:
         "SWARMKIT_NODE_HOSTNAME": NODE_HOSTNAME,
         "SWARMKIT_IDENTITY_FILE": IDENTITY_FILE,
     }
-    if request.advertise == "command" and request.hostname_command:
+    if request.advertise == Advertise.COMMAND and request.hostname_command:
         env["HOSTNAME_COMMAND"] = swarm_escape(request.hostname_command)
     return env
 

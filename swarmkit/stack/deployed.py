@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarmkit.defaults import DEFAULT_ENGINE
 from swarmkit.errors import OperationError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine, ServiceState, SwarmNode
@@ -30,7 +31,6 @@ PROBE_LABEL = "swarmkit.probe"  # preflight's probe containers
 IDENTITY_DIR = "/swarmkit/identity"  # where a broker finds its node's identity file
 IDENTITY_FILE = f"{IDENTITY_DIR}/node.env"
 MAX_BROKER_ID = 9000  # broker ids are 1..9000; apache controller i has id 9000 + i
-DEFAULT_ENGINE = "apache"
 
 
 def broker_service(stack: str) -> str:

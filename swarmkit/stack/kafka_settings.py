@@ -5,6 +5,8 @@ Hosts default to the placeholders the entrypoint fills in per node; tests and ch
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from swarmkit.security.settings import (
     ADMIN_USER,
     CA_TARGET,
@@ -19,9 +21,16 @@ from swarmkit.stack.listeners import ADVERTISED_HOST, INTERNAL_HOST, ListenerPla
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
-def listeners_setting(plan: ListenerPlan, role: str = "broker") -> str:
+class KafkaRole(StrEnum):
+    """What a KRaft process is (``process.roles``): the stacks run each role in its own process."""
+
+    BROKER = "broker"
+    CONTROLLER = "controller"
+
+
+def listeners_setting(plan: ListenerPlan, role: KafkaRole = KafkaRole.BROKER) -> str:
     """``listeners`` for a ``broker`` or ``controller`` process."""
-    served = plan.broker_listeners() if role == "broker" else plan.controller_listeners()
+    served = plan.broker_listeners() if role == KafkaRole.BROKER else plan.controller_listeners()
     return ",".join(item.bind() for item in served)
 
 
@@ -43,7 +52,7 @@ def broker_settings(
 ) -> dict[str, str]:
     """The listener settings of a broker-only KRaft process."""
     return {
-        "listeners": listeners_setting(plan, "broker"),
+        "listeners": listeners_setting(plan, KafkaRole.BROKER),
         "advertised.listeners": advertised_listeners(plan, advertised_host, internal_host),
         "listener.security.protocol.map": security_protocol_map(plan),
         "inter.broker.listener.name": plan.inter_broker,
@@ -54,13 +63,13 @@ def broker_settings(
 def controller_settings(plan: ListenerPlan) -> dict[str, str]:
     """The listener settings of a controller-only KRaft process (no advertised.listeners)."""
     return {
-        "listeners": listeners_setting(plan, "controller"),
+        "listeners": listeners_setting(plan, KafkaRole.CONTROLLER),
         "listener.security.protocol.map": security_protocol_map(plan),
         "controller.listener.names": plan.controller or "",
     }
 
 
-def security_settings(plan: ListenerPlan, role: str = "broker") -> dict[str, str]:
+def security_settings(plan: ListenerPlan, role: KafkaRole = KafkaRole.BROKER) -> dict[str, str]:
     """TLS and SASL settings of a ``broker`` or ``controller`` process (none in plaintext).
 
     Inside the swarm every connection is mutual TLS with the internal certificate; peers are task
@@ -80,7 +89,7 @@ def security_settings(plan: ListenerPlan, role: str = "broker") -> dict[str, str
         "ssl.endpoint.identification.algorithm": "",
     }
     settings |= authorizer_settings(plan)
-    if role != "broker":
+    if role != KafkaRole.BROKER:
         return settings
     external = f"listener.name.{plan.external.lower()}"
     settings[f"{external}.ssl.client.auth"] = "none" if plan.sasl else "required"

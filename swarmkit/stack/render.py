@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from swarmkit.stack.compose import (
     COMPOSE_VERSION,
     IDENTITY_VOLUME,
     STACK_FILE,
+    Advertise,
     ConfigFile,
     FileMode,
     StackRequest,
@@ -78,19 +80,19 @@ def check_request(request: StackRequest) -> BrokerEngine:
             hint=f"use one of {', '.join(ADVERTISE_MODES)}",
         )
     command = (request.hostname_command or "").strip()
-    if request.advertise == "command" and not command:
+    if request.advertise == Advertise.COMMAND and not command:
         raise SpecError(
             "advertise: 'command' needs a HOSTNAME_COMMAND",
             hint="e.g. --hostname-command 'wget -qO- http://169.254.169.254/latest/meta-data/public-hostname'",
         )
-    if request.advertise != "command" and command:
+    if request.advertise != Advertise.COMMAND and command:
         raise SpecError(
             f"advertise: a HOSTNAME_COMMAND is given but the advertise mode is '{request.advertise}'",
             hint="use --advertise command to advertise the command's output",
         )
     if "\n" in command:
         raise SpecError("HOSTNAME_COMMAND: must be one line", hint="join the commands with ';' or '&&'")
-    if request.advertise == "command" and request.listeners.secure:
+    if request.advertise == Advertise.COMMAND and request.listeners.secure:
         raise SpecError(
             f"security: {request.listeners.security} cannot certify a name a HOSTNAME_COMMAND prints only at start",
             hint="advertise hostname or inventory-address with TLS (each broker's certificate names exactly that host)",
@@ -130,6 +132,7 @@ class _Dumper(yaml.SafeDumper):
 
 
 _Dumper.add_representer(FileMode, lambda dumper, data: dumper.represent_scalar("tag:yaml.org,2002:int", f"0{data:o}"))
+_Dumper.add_multi_representer(StrEnum, lambda dumper, data: dumper.represent_str(data.value))  # engine, advertise mode
 
 
 def _security_lines(request: StackRequest) -> list[str]:
@@ -158,7 +161,7 @@ def _header(request: StackRequest, engine: BrokerEngine) -> list[str]:
         ]
     else:
         lines.append(f"By hand: docker stack deploy -c FILE {request.stack_name}")
-    if engine.NEEDS_IDENTITY or request.advertise == "inventory-address":
+    if engine.NEEDS_IDENTITY or request.advertise == Advertise.INVENTORY_ADDRESS:
         lines += [
             f"  first give every node a volume {request.identity_volume} holding node.env with a unique,",
             "  never reused BROKER_ID and the node's NODE_ADDRESS, e.g. on each node:",

@@ -14,7 +14,7 @@ from swarmkit import names
 from swarmkit.errors import SwarmError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, NodeRole, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.deployed import HOST_LABEL
 from swarmkit.waits import Pause
@@ -65,21 +65,21 @@ def plan(inventory: Inventory, infos: dict[str, EngineInfo], members: set[str]) 
     for host in inventory.hosts:
         info = infos[host.name]
         if host == first:
-            action = MEMBER if first_info.swarm_state == "active" else INIT
-        elif info.swarm_state == "inactive":
+            action = MEMBER if first_info.swarm_state == SwarmState.ACTIVE else INIT
+        elif info.swarm_state == SwarmState.INACTIVE:
             action = JOIN
-        elif info.swarm_state == "active" and info.swarm_node_id in members:
+        elif info.swarm_state == SwarmState.ACTIVE and info.swarm_node_id in members:
             action = MEMBER
         else:
             raise _foreign(host, info)
-        if action == INIT and first_info.swarm_state != "inactive":
+        if action == INIT and first_info.swarm_state != SwarmState.INACTIVE:
             raise _foreign(host, info)
         actions.append(HostAction(host.name, action, host.role))
     return actions
 
 
 def _foreign(host: Host, info: EngineInfo) -> SwarmError:
-    if info.swarm_state == "active":
+    if info.swarm_state == SwarmState.ACTIVE:
         return SwarmError(
             f"{host.name} is already in another swarm (node {info.swarm_node_id}); swarmkit leaves it untouched",
             hint=f"if it should join this group, run 'docker swarm leave' on {host.name} yourself, then retry",
@@ -92,7 +92,7 @@ def _foreign(host: Host, info: EngineInfo) -> SwarmError:
 
 def current_members(inventory: Inventory, docker: DockerHosts, infos: dict[str, EngineInfo]) -> list[SwarmNode]:
     first = inventory.first_manager
-    if infos[first.name].swarm_state != "active":
+    if infos[first.name].swarm_state != SwarmState.ACTIVE:
         return []
     return dockerapi.swarm_nodes(docker[first])
 
@@ -113,9 +113,9 @@ def swarm_up(inventory: Inventory, *, docker: DockerHosts, infos: Mapping[str, E
         tokens = {role: dockerapi.join_token(docker[first], role) for role in {h.role for h in joining}}
         # Managers one at a time (each changes the raft membership), then workers together.
         for host in (h for h in joining if h.is_manager):
-            _join(docker, host, first, tokens["manager"])
+            _join(docker, host, first, tokens[NodeRole.MANAGER])
         workers = [h for h in joining if not h.is_manager]
-        fan_out(lambda h: _join(docker, h, first, tokens["worker"]), workers)
+        fan_out(lambda h: _join(docker, h, first, tokens[NodeRole.WORKER]), workers)
     changed = [inventory.host(a.host) for a in actions if a.action != MEMBER]
     ids = {name: info.swarm_node_id for name, info in infos.items()}
     ids.update(
@@ -130,8 +130,8 @@ def _join(docker: DockerHosts, host: Host, first: Host, token: str) -> None:
     if not dockerapi.swarm_join(docker[host], first.address, token, host.address):
         return
     deadline, pause = time.monotonic() + JOIN_FOLLOW_S, Pause()
-    while (state := dockerapi.engine_info(docker[host]).swarm_state) != "active":
-        if state not in ("pending", "inactive") or time.monotonic() > deadline:
+    while (state := dockerapi.engine_info(docker[host]).swarm_state) != SwarmState.ACTIVE:
+        if state not in (SwarmState.PENDING, SwarmState.INACTIVE) or time.monotonic() > deadline:
             raise SwarmError(
                 f"{host.name} did not finish joining the swarm (state {state} after {JOIN_FOLLOW_S:g}s in the background)",
                 hint=f"see `docker info` on {host.name}: it must reach {first.address}:2377/tcp; then rerun `swarmkit up`",
@@ -141,7 +141,11 @@ def _join(docker: DockerHosts, host: Host, first: Host, token: str) -> None:
 
 def node_ids(inventory: Inventory, *, docker: DockerHosts) -> dict[str, str]:
     """Inventory host name -> swarm node id, from each engine's own view (names may differ from hostnames)."""
-    return {name: info.swarm_node_id for name, info in engine_infos(inventory, docker).items() if info.swarm_state == "active"}
+    return {
+        name: info.swarm_node_id
+        for name, info in engine_infos(inventory, docker).items()
+        if info.swarm_state == SwarmState.ACTIVE
+    }
 
 
 def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]) -> list[SwarmNode]:
@@ -167,7 +171,7 @@ def swarm_down(inventory: Inventory, *, docker: DockerHosts) -> list[HostAction]
     ordered = sorted(inventory.hosts, key=lambda h: (h.is_manager, h == inventory.first_manager))
     actions = []
     for host in ordered:
-        if infos[host.name].swarm_state == "inactive":
+        if infos[host.name].swarm_state == SwarmState.INACTIVE:
             actions.append(HostAction(host.name, "not in a swarm", host.role))
             continue
         dockerapi.swarm_leave(docker[host], force=host.is_manager)
@@ -175,11 +179,11 @@ def swarm_down(inventory: Inventory, *, docker: DockerHosts) -> list[HostAction]
     return actions
 
 
-def join_command(inventory: Inventory, role: str, show_token: bool, *, docker: DockerHosts) -> str:
+def join_command(inventory: Inventory, role: NodeRole, show_token: bool, *, docker: DockerHosts) -> str:
     """The exact command for a server swarmkit cannot reach; the token stays hidden unless asked.  The first
     manager must answer and be in a swarm (its token is read either way): else there is nothing to join."""
     first = inventory.first_manager
-    if dockerapi.engine_info(docker[first]).swarm_state != "active":
+    if dockerapi.engine_info(docker[first]).swarm_state != SwarmState.ACTIVE:
         raise SwarmError(
             f"{first.name}, the first manager, is in no swarm: there is nothing to join yet",
             hint="form the swarm first: swarmkit swarm up -i INV (or swarmkit up)",

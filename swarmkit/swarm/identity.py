@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from swarmkit.assets import STACKS_DIR
 from swarmkit.errors import DeployError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import Engine, SwarmNode
+from swarmkit.hosts.dockerapi import Engine, NodeRole, SwarmNode
 from swarmkit.hosts.dockerapi.stacks import STACK_LABEL
 from swarmkit.stack.controllers import ControllerSet
 from swarmkit.stack.deployed import (
@@ -40,10 +41,20 @@ from swarmkit.stack.deployed import (
 )
 
 LABEL_HINT = "fix or remove the label with `docker node update --label-rm LABEL NODE` on a manager, then deploy again"
-UNCHANGED = "unchanged"  # what stacks/write-identity.sh prints
-WRITTEN = "written"
-REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
-UNUSED = "unused"  # not written: the engine and advertise mode never read it
+
+
+class Outcome(StrEnum):
+    """What became of a file swarmkit puts in a node's volume (the scripts print all but ``unused``)."""
+
+    UNCHANGED = "unchanged"
+    WRITTEN = "written"
+    REPLACED = "replaced"  # the content changed (e.g. the inventory address): the running broker must restart
+    UNUSED = "unused"  # not written: the engine and advertise mode never read it
+    ABSENT = "absent"  # the metrics agent only: the image holds no jar to copy
+
+
+IDENTITY_OUTCOMES = (Outcome.WRITTEN, Outcome.REPLACED, Outcome.UNCHANGED)  # what stacks/write-identity.sh prints
+AGENT_OUTCOMES = (Outcome.WRITTEN, Outcome.UNCHANGED, Outcome.ABSENT)  # what stacks/fill-agent.sh prints
 
 
 @dataclass(frozen=True)
@@ -82,7 +93,7 @@ def ids_from_labels(nodes: Iterable[SwarmNode]) -> tuple[dict[str, int], list[in
                 )
             owners[broker_id] = node
             ids[node.id] = broker_id
-        if node.role == "manager" and NEXT_LABEL in node.labels:
+        if node.role == NodeRole.MANAGER and NEXT_LABEL in node.labels:
             marks.append(_parse_id(node, NEXT_LABEL, node.labels[NEXT_LABEL], MAX_BROKER_ID + 1))  # 9001: all used
     return ids, marks
 
@@ -120,7 +131,7 @@ def node_env(broker_id: int, address: str, rack: str = "") -> str:
 def kept_cluster_id(nodes: Iterable[SwarmNode], stack: str) -> str | None:
     """The KRaft cluster id kept on the managers for a stack, if any; managers that disagree are an error."""
     label = f"{CLUSTER_ID_LABEL}.{stack}"
-    found = {node.labels[label] for node in nodes if node.role == "manager" and node.labels.get(label)}
+    found = {node.labels[label] for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label)}
     if len(found) > 1:
         raise DeployError(
             f"the managers keep different cluster ids for stack {stack}: {', '.join(sorted(found))}",
@@ -133,7 +144,9 @@ def kept_controllers(nodes: Iterable[SwarmNode], stack: str) -> ControllerSet | 
     """The controllers kept on the managers for a stack, if any; where managers disagree (a change that stopped
     half way), the latest one: the one that handed out the most ids."""
     label = f"{QUORUM_LABEL}.{stack}"
-    found = [ControllerSet.parse(node.labels[label]) for node in nodes if node.role == "manager" and node.labels.get(label)]
+    found = [
+        ControllerSet.parse(node.labels[label]) for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label)
+    ]
     return max(found, key=lambda kept: kept.next_id) if found else None
 
 
@@ -148,7 +161,7 @@ def assign_broker_ids(manager: Engine, nodes: Sequence[SwarmNode], wanted: Seque
     existing, marks = ids_from_labels(nodes)
     allocation = allocate_broker_ids(existing, wanted, marks)
     mark = str(allocation.next_id)
-    stale = [node.id for node in nodes if node.role == "manager" and node.labels.get(NEXT_LABEL) != mark]
+    stale = [node.id for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(NEXT_LABEL) != mark]
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {NEXT_LABEL: mark}), stale)
     fan_out(
         lambda node_id: dockerapi.update_node_labels(manager, node_id, {ID_LABEL: str(allocation.ids[node_id])}), allocation.new
@@ -159,18 +172,18 @@ def assign_broker_ids(manager: Engine, nodes: Sequence[SwarmNode], wanted: Seque
 def keep_cluster_id(manager: Engine, nodes: Sequence[SwarmNode], stack: str, cluster_id: str) -> None:
     """Store the cluster id on every manager that lacks it (a manager that joined later included)."""
     label = f"{CLUSTER_ID_LABEL}.{stack}"
-    lacking = [node.id for node in nodes if node.role == "manager" and node.labels.get(label) != cluster_id]
+    lacking = [node.id for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label) != cluster_id]
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: cluster_id}), lacking)
 
 
 def keep_controllers(manager: Engine, nodes: Sequence[SwarmNode], stack: str, controllers: ControllerSet) -> None:
     """Store the controller set on every manager whose label differs."""
     label, value = f"{QUORUM_LABEL}.{stack}", controllers.label()
-    stale = [node.id for node in nodes if node.role == "manager" and node.labels.get(label) != value]
+    stale = [node.id for node in nodes if node.role == NodeRole.MANAGER and node.labels.get(label) != value]
     fan_out(lambda node_id: dockerapi.update_node_labels(manager, node_id, {label: value}), stale)
 
 
-def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> str:
+def write_identity(engine: Engine, image: str, volume: str, stack: str, content: str) -> Outcome:
     """Fill ``node.env`` in the node's identity volume; returns ``written``, ``replaced`` or ``unchanged``.
 
     The volume is created with the label docker stack deploy gives its own volumes, so the stack
@@ -181,7 +194,7 @@ def write_identity(engine: Engine, image: str, volume: str, stack: str, content:
     return _outcome(output, f"writing {IDENTITY_FILE} into volume {volume} on {engine.endpoint}", image)
 
 
-def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> str:
+def write_identity_through_swarm(manager: Engine, node: SwarmNode, image: str, volume: str, stack: str, content: str) -> Outcome:
     """``write_identity`` on a node swarmkit reaches only through the swarm (one joined by hand with
     ``swarmkit join``): a one-off job pinned to that node mounts the volume, labelled for the stack."""
     mount = f"type=volume,source={volume},target={IDENTITY_DIR},volume-label={STACK_LABEL}={stack}"
@@ -198,18 +211,17 @@ def _writer_env(content: str) -> dict[str, str]:
     return {"SWARMKIT_IDENTITY_FILE": IDENTITY_FILE, "SWARMKIT_NODE_ENV": content}
 
 
-def _outcome(output: str, doing: str, image: str, allowed: tuple[str, ...] = (WRITTEN, REPLACED, UNCHANGED)) -> str:
+def _outcome(output: str, doing: str, image: str, allowed: tuple[Outcome, ...] = IDENTITY_OUTCOMES) -> Outcome:
     outcome = output.strip().splitlines()[-1] if output.strip() else ""
     if outcome not in allowed:
         raise DeployError(
             f"{doing} failed: {output.strip() or 'no output'}",
             hint=f"the image {image} must have /bin/sh; check the engine's disk space",
         )
-    return outcome
+    return Outcome(outcome)
 
 
 AGENT_MOUNT = "/swarmkit/metrics-agent"  # where the helper container mounts the agent's volume
-AGENT_OUTCOMES = (WRITTEN, UNCHANGED, "absent")
 
 
 @dataclass(frozen=True)
@@ -224,7 +236,7 @@ class AgentCopy:
     stack: str
 
 
-def fill_agent(engine: Engine, copy: AgentCopy) -> str:
+def fill_agent(engine: Engine, copy: AgentCopy) -> Outcome:
     """Copy the jar into the node's volume, created with the stack's label as the identity volume is;
     returns ``written``, ``unchanged`` or ``absent`` (an image without it)."""
     dockerapi.ensure_volume(engine, copy.volume, {STACK_LABEL: copy.stack})
@@ -233,7 +245,7 @@ def fill_agent(engine: Engine, copy: AgentCopy) -> str:
     return _outcome(output, f"copying the metrics agent into {where}", copy.image, AGENT_OUTCOMES)
 
 
-def fill_agent_through_swarm(manager: Engine, node: SwarmNode, copy: AgentCopy) -> str:
+def fill_agent_through_swarm(manager: Engine, node: SwarmNode, copy: AgentCopy) -> Outcome:
     """``fill_agent`` on a node swarmkit reaches only through the swarm: a one-off job pinned to it."""
     mount = f"type=volume,source={copy.volume},target={AGENT_MOUNT},volume-label={STACK_LABEL}={copy.stack}"
     job = f"{identity_job(copy.stack, node.id)}-agent"
@@ -250,6 +262,6 @@ def _filler_env(copy: AgentCopy) -> dict[str, str]:
     return {"SWARMKIT_AGENT_SOURCE": copy.source, "SWARMKIT_AGENT_TARGET": f"{AGENT_MOUNT}/{copy.name}"}
 
 
-def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[str]:
+def write_identities(targets: Sequence[tuple[Engine, str]], image: str, volume: str, stack: str) -> list[Outcome]:
     """``write_identity`` on many engines at once: ``targets`` holds (engine, content) pairs."""
     return fan_out(lambda target: write_identity(target[0], image, volume, stack, target[1]), targets)

@@ -8,7 +8,7 @@ import time
 from swarmkit.errors import EngineError, SwarmkitError, VerifyError
 from swarmkit.fanout import settle_by
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode
+from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.deployed import host_of
 
@@ -37,7 +37,7 @@ def active_manager(inventory: Inventory, engines: dict[str, EngineInfo | Swarmki
     why = []
     for host in inventory.managers:
         info = engines[host.name]
-        if isinstance(info, EngineInfo) and info.swarm_state == "active":
+        if isinstance(info, EngineInfo) and info.swarm_state == SwarmState.ACTIVE:
             return host
         why.append(info.message if isinstance(info, SwarmkitError) else f"{host.name} is {info.swarm_state or 'in no'} swarm")
     failures = [info for host in inventory.managers if isinstance(info := engines[host.name], SwarmkitError)]

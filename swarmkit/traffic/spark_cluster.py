@@ -28,7 +28,7 @@ from swarmkit.defaults import SPARK_UP_TIMEOUT
 from swarmkit.errors import EngineError, SwarmkitError
 from swarmkit.fanout import fan_out, fan_out_settled
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, Engine, SwarmNode
+from swarmkit.hosts.dockerapi import Availability, DockerHosts, Engine, NodeState, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import image as images
@@ -143,12 +143,12 @@ def _master_host(inventory: Inventory, name: str | None) -> Host:
 def _swarm_nodes(engine: Engine, host: Host) -> tuple[str, list[SwarmNode]]:
     """The master host's swarm node id and the swarm's ready, active nodes; an error when it is in no swarm."""
     info = dockerapi.engine_info(engine)
-    if info.swarm_state != "active":
+    if info.swarm_state != SwarmState.ACTIVE:
         raise SparkClusterError(
             f"{host.name} is not in a swarm (state: {info.swarm_state or 'inactive'})",
             hint="run `swarmkit up -i INV` (or `swarmkit swarm up`) first",
         )
-    nodes = [n for n in dockerapi.swarm_nodes(engine) if n.state == "ready" and n.availability == "active"]
+    nodes = [n for n in dockerapi.swarm_nodes(engine) if n.state == NodeState.READY and n.availability == Availability.ACTIVE]
     return info.swarm_node_id, nodes
 
 

@@ -25,7 +25,21 @@ from swarmkit.hosts.dockerapi.containers import (
 )
 from swarmkit.hosts.dockerapi.engine import DockerHosts, Engine, engine_info, wait_until_ready
 from swarmkit.hosts.dockerapi.images import build_image, ensure_image, has_image, load_image, push_image, save_image
-from swarmkit.hosts.dockerapi.models import EngineInfo, SecretChange, ServiceSpec, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi.models import (
+    ENDED,
+    FAILED_START,
+    Availability,
+    EngineInfo,
+    NodeRole,
+    NodeState,
+    SecretChange,
+    ServiceSpec,
+    ServiceState,
+    SwarmNode,
+    SwarmState,
+    TaskState,
+    TaskStatus,
+)
 from swarmkit.hosts.dockerapi.services import (
     create_secret,
     remove_secrets,
@@ -53,14 +67,21 @@ from swarmkit.hosts.dockerapi.swarm import (
 from swarmkit.hosts.dockerapi.volumes import ensure_bind_volume, ensure_volume, remove_labelled_volumes
 
 __all__ = [
+    "ENDED",
+    "FAILED_START",
+    "Availability",
     "DockerHosts",
     "Engine",
     "EngineInfo",
+    "NodeRole",
+    "NodeState",
     "SecretChange",
     "ServiceSpec",
     "ServiceState",
     "SwarmNode",
+    "SwarmState",
     "TaskState",
+    "TaskStatus",
     "build_image",
     "container_output",
     "container_stdout",

@@ -3,6 +3,65 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TypeVar
+
+from swarmkit.hosts.roles import NodeRole
+
+S = TypeVar("S", bound=StrEnum)
+
+
+class TaskStatus(StrEnum):
+    """A swarm task's state (and desired state), as Docker names them."""
+
+    NEW = "new"
+    ALLOCATED = "allocated"
+    PENDING = "pending"
+    ASSIGNED = "assigned"
+    ACCEPTED = "accepted"
+    PREPARING = "preparing"
+    READY = "ready"
+    STARTING = "starting"
+    RUNNING = "running"
+    COMPLETE = "complete"
+    SHUTDOWN = "shutdown"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    REMOVE = "remove"
+    ORPHANED = "orphaned"
+    UNKNOWN = "unknown"  # a state this Docker version has and swarmkit does not know (or none)
+
+
+ENDED = (TaskStatus.COMPLETE, TaskStatus.FAILED, TaskStatus.REJECTED)
+FAILED_START = (TaskStatus.FAILED, TaskStatus.REJECTED)
+
+
+class NodeState(StrEnum):
+    UNKNOWN = "unknown"
+    DOWN = "down"
+    READY = "ready"
+    DISCONNECTED = "disconnected"
+
+
+class Availability(StrEnum):
+    ACTIVE = "active"
+    PAUSE = "pause"
+    DRAIN = "drain"
+
+
+class SwarmState(StrEnum):
+    """An engine's own place in a swarm (``docker info``'s LocalNodeState)."""
+
+    INACTIVE = "inactive"
+    PENDING = "pending"
+    ACTIVE = "active"
+    ERROR = "error"
+    LOCKED = "locked"
+
+
+def member(kind: type[S], value: str, unknown: S) -> S:
+    """``value`` as a member of ``kind``; ``unknown`` for a value Docker has and swarmkit does not."""
+    return kind(value) if value in kind._value2member_map_ else unknown
 
 
 @dataclass(frozen=True)
@@ -12,7 +71,7 @@ class EngineInfo:
     endpoint: str
     version: str
     hostname: str
-    swarm_state: str
+    swarm_state: SwarmState
     swarm_node_id: str
     swarm_cluster_id: str
     memory_bytes: int
@@ -24,9 +83,9 @@ class SwarmNode:
 
     id: str
     hostname: str
-    role: str
-    state: str
-    availability: str
+    role: NodeRole
+    state: NodeState
+    availability: Availability
     address: str
     labels: dict[str, str]
 
@@ -38,8 +97,8 @@ class TaskState:
     id: str
     name: str
     node_id: str
-    desired_state: str
-    state: str
+    desired_state: TaskStatus
+    state: TaskStatus
     message: str
     error: str
     container_id: str

@@ -6,7 +6,19 @@ only an object's ID is required.
 
 from __future__ import annotations
 
-from swarmkit.hosts.dockerapi.models import EngineInfo, ServiceSpec, ServiceState, SwarmNode, TaskState
+from swarmkit.hosts.dockerapi.models import (
+    Availability,
+    EngineInfo,
+    NodeRole,
+    NodeState,
+    ServiceSpec,
+    ServiceState,
+    SwarmNode,
+    SwarmState,
+    TaskState,
+    TaskStatus,
+    member,
+)
 
 SERVICE_NAME_LABEL = "com.docker.swarm.service.name"  # set by swarm on every container of a service
 
@@ -18,7 +30,7 @@ def engine_info(endpoint: str, info: dict) -> EngineInfo:
         endpoint=endpoint,
         version=info.get("ServerVersion") or "",
         hostname=info.get("Name") or "",
-        swarm_state=swarm.get("LocalNodeState") or "inactive",
+        swarm_state=member(SwarmState, swarm.get("LocalNodeState") or "inactive", SwarmState.ERROR),
         swarm_node_id=swarm.get("NodeID") or "",
         swarm_cluster_id=(swarm.get("Cluster") or {}).get("ID") or "",
         memory_bytes=int(info.get("MemTotal") or 0),
@@ -32,9 +44,9 @@ def swarm_node(node: dict) -> SwarmNode:
     return SwarmNode(
         id=node["ID"],
         hostname=(node.get("Description") or {}).get("Hostname", ""),
-        role=spec.get("Role", ""),
-        state=status.get("State", ""),
-        availability=spec.get("Availability", ""),
+        role=member(NodeRole, spec.get("Role", ""), NodeRole.WORKER),
+        state=member(NodeState, status.get("State", ""), NodeState.UNKNOWN),
+        availability=member(Availability, spec.get("Availability", ""), Availability.PAUSE),
         address=status.get("Addr") or "",
         labels=dict(spec.get("Labels") or {}),
     )
@@ -78,8 +90,8 @@ def task_state(service: str, task: dict, wanted: tuple) -> TaskState:
         id=task["ID"],
         name=f"{service}.{slot}.{task['ID']}",
         node_id=node_id,
-        desired_state=task.get("DesiredState", ""),
-        state=status.get("State", ""),
+        desired_state=member(TaskStatus, task.get("DesiredState", ""), TaskStatus.UNKNOWN),
+        state=member(TaskStatus, status.get("State", ""), TaskStatus.UNKNOWN),
         message=status.get("Message", ""),
         error=status.get("Err", ""),
         container_id=(status.get("ContainerStatus") or {}).get("ContainerID", ""),

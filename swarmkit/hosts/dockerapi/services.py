@@ -15,7 +15,7 @@ from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import cli, lookup
 from swarmkit.hosts.dockerapi.engine import Engine
-from swarmkit.hosts.dockerapi.models import SecretChange, ServiceSpec, ServiceState
+from swarmkit.hosts.dockerapi.models import ENDED, SecretChange, ServiceSpec, ServiceState
 
 JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
 
@@ -115,4 +115,4 @@ def run_job_on_node(manager: Engine, job: str, node_id: str, image: str, mount: 
 def _job_ended(manager: Engine, job: str) -> bool:
     """A one-off job ends in one of these states; it is never restarted."""
     state = service_state(manager, job)
-    return state is not None and any(t.state in ("complete", "failed", "rejected") for t in state.tasks)
+    return state is not None and any(t.state in ENDED for t in state.tasks)

@@ -9,7 +9,7 @@ from python_on_whales import exceptions as whales_errors
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import call, failure, request, short
 from swarmkit.hosts.dockerapi.engine import Engine
-from swarmkit.hosts.dockerapi.models import SwarmNode
+from swarmkit.hosts.dockerapi.models import NodeRole, SwarmNode
 
 JOIN_IN_BACKGROUND = "will continue in the background"  # Docker's answer when a join outlasts its own timeout
 
@@ -25,7 +25,7 @@ def swarm_heartbeat(engine: Engine, seconds: int) -> None:
     call(engine, "docker swarm update", lambda c: c.swarm.update(dispatcher_heartbeat=timedelta(seconds=seconds)))
 
 
-def join_token(engine: Engine, role: str) -> str:
+def join_token(engine: Engine, role: NodeRole) -> str:
     """Read from the manager's API into memory only: never printed, logged or stored."""
     return call(engine, f"reading the {role} join token", lambda c: c.swarm.join_token(role))
 
@@ -72,7 +72,7 @@ def remove_node(engine: Engine, node_id: str) -> None:
     call(engine, f"removing node {node_id}", lambda c: c.node.remove(node_id, force=True))
 
 
-def set_node_role(engine: Engine, node_id: str, role: str) -> None:
+def set_node_role(engine: Engine, node_id: str, role: NodeRole) -> None:
     """Promote a node to manager or demote it to worker (a down manager too, while the others keep a majority)."""
-    action = (lambda c: c.node.promote(node_id)) if role == "manager" else (lambda c: c.node.demote(node_id))
+    action = (lambda c: c.node.promote(node_id)) if role == NodeRole.MANAGER else (lambda c: c.node.demote(node_id))
     call(engine, f"making node {node_id} a {role}", action)

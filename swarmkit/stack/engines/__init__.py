@@ -9,17 +9,22 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from swarmkit.defaults import EngineName
 from swarmkit.errors import SpecError
 from swarmkit.stack.compose import ConfigFile, StackRequest
 from swarmkit.stack.engines import apache, tansu
 
 
 class BrokerEngine(Protocol):
-    NAME: str
+    NAME: EngineName
     DEFAULT_IMAGE: str
     KRAFT: bool  # the listener plan needs a controller listener, and the cluster a KRaft cluster id
     NEEDS_IDENTITY: bool  # brokers need the identity volume whatever the advertise mode
-    SHARED_CLUSTER: bool  # the brokers form one cluster (False: each is its own)
+    SHARED_CLUSTER: bool  # the brokers form one cluster with replicas (False: each is its own, a single copy)
+    JMX_METRICS: bool  # brokers and controllers export JMX metrics (what `metrics up` scrapes)
+    CLIENT_QUOTAS: bool  # brokers enforce client quotas (stack.quotas)
+    KAFKA_VERSIONED: bool  # the image is Apache Kafka of one release (a sandbox builds it for --kafka-version)
+    DATA_DIR: str  # where a broker keeps its log in its container ('' for none: the data stays in memory)
     START_MARKERS: tuple[tuple[str, str], ...]  # (text a starting broker logs, the phase it begins)
 
     def generate_cluster_id(self) -> str:

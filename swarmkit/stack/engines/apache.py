@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from swarmkit import names
+from swarmkit.defaults import EngineName
 from swarmkit.errors import SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import Engine
@@ -43,15 +44,24 @@ from swarmkit.stack.compose import (
 )
 from swarmkit.stack.controllers import Controller, ControllerSet, initial_controllers
 from swarmkit.stack.deployed import MAX_BROKER_ID
-from swarmkit.stack.kafka_settings import broker_keystore_setting, broker_settings, controller_settings, security_settings
+from swarmkit.stack.kafka_settings import (
+    KafkaRole,
+    broker_keystore_setting,
+    broker_settings,
+    controller_settings,
+    security_settings,
+)
 from swarmkit.stack.listeners import ListenerPlan
 
-NAME = "apache"
+NAME = EngineName.APACHE
 KAFKA_VERSION = "4.4.0"
 DEFAULT_IMAGE = f"apache/kafka:{KAFKA_VERSION}"
 KRAFT = True
 NEEDS_IDENTITY = True  # the broker id comes from the identity volume
 SHARED_CLUSTER = True
+JMX_METRICS = True
+CLIENT_QUOTAS = True
+KAFKA_VERSIONED = True  # the image is Apache Kafka of one release (stack.kafka_version)
 IMAGE_START = "/etc/kafka/docker/run"  # the official image's CMD (KIP-975)
 DATA_DIR = "/var/lib/kafka/data"  # exists in the image, owned by its user: a new volume inherits that
 DATA_VOLUME = "data"
@@ -171,7 +181,7 @@ def check(request: StackRequest) -> None:
     replication_defaults(request)  # a factor the brokers cannot hold is refused before any engine is asked
 
 
-def _common_env(request: StackRequest, role: str) -> dict[str, str]:
+def _common_env(request: StackRequest, role: KafkaRole) -> dict[str, str]:
     return {
         "KAFKA_PROCESS_ROLES": role,
         "CLUSTER_ID": request.cluster_id or "",
@@ -184,13 +194,13 @@ def _broker(request: StackRequest) -> dict[str, Any]:
     plan = request.listeners
     scripts = _broker_scripts(plan)
     factor, min_isr = replication_defaults(request)
-    settings = broker_settings(plan) | security_settings(plan, "broker")
+    settings = broker_settings(plan) | security_settings(plan, KafkaRole.BROKER)
     env = {
         **advertise_env(request),
         "SWARMKIT_INTERNAL_HOST": TASK_NAME,
         "SWARMKIT_ADVERTISED_LISTENERS": settings.pop("advertised.listeners"),
         "SWARMKIT_MAX_BROKER_ID": str(MAX_BROKER_ID),
-        **_common_env(request, "broker"),
+        **_common_env(request, KafkaRole.BROKER),
         **kafka_env(settings),
         **kafka_env({"initial.broker.registration.timeout.ms": REGISTRATION_TIMEOUT_MS}),
         **kafka_env(
@@ -243,7 +253,7 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
         "KAFKA_NODE_ID": str(controller.node_id),
         "KAFKA_HEAP_OPTS": CONTROLLER_HEAP,
         "KAFKA_JVM_PERFORMANCE_OPTS": CONTROLLER_JVM,
-        **_common_env(request, "controller"),
+        **_common_env(request, KafkaRole.CONTROLLER),
         **metrics.agent_env(),
     }
     env.update(
@@ -252,7 +262,7 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
             | CONTROLLER_IDLE
             | CONTROLLER_SESSION
             | controller_settings(plan)
-            | security_settings(plan, "controller")
+            | security_settings(plan, KafkaRole.CONTROLLER)
         )
     )
     start = ("/bin/sh", stack_script(CONTROLLER_SCRIPT).target) if _controller_formats(request) else (IMAGE_START,)
@@ -323,7 +333,7 @@ def internal_client_config() -> ConfigFile:
     reassignment, unregistering): mutual TLS with the mounted internal certificate, paths only."""
     settings = {"security.protocol": "SSL"} | {
         key: value
-        for key, value in security_settings(ListenerPlan.build(security="ssl"), "controller").items()
+        for key, value in security_settings(ListenerPlan.build(security="ssl"), KafkaRole.CONTROLLER).items()
         if key != "ssl.client.auth"
     }
     return ConfigFile(INTERNAL_CLIENT_FILE, "".join(f"{key}={value}\n" for key, value in settings.items()))

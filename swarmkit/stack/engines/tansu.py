@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from swarmkit.defaults import EngineName
 from swarmkit.errors import SpecError
 from swarmkit.stack.compose import (
     BROKER_SERVICE,
@@ -22,11 +23,15 @@ from swarmkit.stack.compose import (
     with_extra_env,
 )
 
-NAME = "tansu"
+NAME = EngineName.TANSU
 DEFAULT_IMAGE = "swarmkit/tansu:0.6.0"
 KRAFT = False
 NEEDS_IDENTITY = False  # only the inventory-address mode reads the identity volume
 SHARED_CLUSTER = False
+JMX_METRICS = False
+CLIENT_QUOTAS = False
+KAFKA_VERSIONED = False
+DATA_DIR = ""  # memory:// storage: no data directory on the host
 START_MARKERS: tuple[tuple[str, str], ...] = ()  # tansu starts in well under a second: its task state says enough
 
 

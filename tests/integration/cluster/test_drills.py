@@ -52,11 +52,6 @@ def test_a_slow_link_is_named_and_loses_nothing(cluster: Inventory) -> None:
     assert_drill(drill(cluster, NAME, "slow", "dr1", 0, "slow", CLIENT), set())
 
 
-@pytest.mark.xfail(
-    reason="issue 34, open: on Kafka's 9 s broker session verify did not name the full disk in two runs of two on "
-    "2026-11-27 (0 lost; it did on the 6 s session, which the upgrade's controller restarts do not survive)",
-    strict=False,
-)
 def test_a_full_data_disk_is_named_and_loses_nothing(cluster: Inventory) -> None:
     assert_drill(drill(cluster, NAME, "disk-full", "dr2", 0, "disk", CLIENT), {"kafka_broker"})
 
@@ -66,11 +61,5 @@ def test_a_partitioned_broker_host_for_60_s_loses_nothing(cluster: Inventory) ->
     assert_drill(drill(cluster, NAME, "partition", node, 60, "cut", CLIENT), set())
 
 
-@pytest.mark.xfail(
-    reason="issue 34, open: verify names the partitioned quorum leader within 40 s (31.6-32.0 s in three runs of four on"
-    " 2026-11-27, 0 lost), but when the swarm stays leaderless past verify's 15 s swarm bound it exits 1 naming no fault"
-    " (run K: 'the swarm does not have a leader', 28.2 s)",
-    strict=False,
-)
 def test_the_quorum_leaders_host_partitioned_loses_nothing(cluster: Inventory) -> None:
     assert_drill(drill(cluster, NAME, "partition", quorum_leader_host(cluster), 0, "leader", CLIENT), set())

@@ -59,3 +59,18 @@ def test_the_timed_request_is_a_whole_metadata_request() -> None:
     size, api_key, version = struct.unpack(">ihh", request[:8])
     assert (size, api_key, version) == (len(request) - 4, 3, 1)
     assert len(request) > symptoms.REQUEST_PADDING and request.endswith(struct.pack(">i", -1))
+
+
+def test_the_fuller_reading_of_a_data_disk_is_the_one_judged() -> None:
+    cut_short = HostView({"10.0.0.12": True}, -1, 0)  # the broker stopped while its view was read
+    beside = HostView({}, 100, 256)  # the volume read from beside the broker
+    assert symptoms.with_disk(cut_short, beside) == HostView({"10.0.0.12": True}, 100, 256)
+    assert symptoms.with_disk(view({}, 100), HostView({}, 40, 256)) == view({}, 100)
+    assert symptoms.with_disk(cut_short, None) == cut_short
+
+
+def test_a_hosts_own_view_and_its_volume_read_beside_the_broker_make_one_view() -> None:
+    reach = HostView({"10.0.0.12": True}, -1, 0)
+    full = HostView({}, 100, 256)
+    views = symptoms.views_of(["n1", "n2", "n3"], [reach, TimeoutError(), None], [full, full, OSError()])
+    assert views == {"n1": HostView({"10.0.0.12": True}, 100, 256), "n2": HostView({}, 100, 256)}

@@ -11,10 +11,12 @@ import pytest
 
 from swarmkit import waits
 from swarmkit.checks import symptoms, verify
+from swarmkit.checks.diagnose import Probe
 from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import Quorum
+from swarmkit.checks.symptoms import HostView
 from swarmkit.checks.verify import BrokerVerdict, TopicVerdict, VerifyReport, _task_summary, compare
-from swarmkit.errors import EngineError, VerifyError
+from swarmkit.errors import BrokerError, EngineError, VerifyError
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, TaskState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
@@ -158,3 +160,71 @@ def test_a_full_log_directory_read_after_the_brokers_is_named_when_the_hosts_own
     views = verify._disk_views(disks)
     assert set(views) == {"m1", "m2"} and views["m1"].reaches == {}
     assert [(s.node, s.kind) for s in symptoms.full_disks(views)] == [("m1", "disk-full")]
+
+
+def test_a_full_disk_is_named_when_the_hosts_own_view_was_cut_short_by_its_broker_stopping() -> None:
+    mib = 2**20
+    cut_short = {"m1": HostView({"10.9.0.12": True}, -1, 0)}  # the exec ended with the container: no df line
+    disks = verify._disk_views((BrokerDisk("m1", 0, 256 * mib, 0),))
+    views = disks | {node: symptoms.with_disk(view, disks.get(node)) for node, view in cut_short.items()}
+    assert views["m1"] == HostView({"10.9.0.12": True}, 100, 256)
+    assert [(s.node, s.kind) for s in symptoms.full_disks(views)] == [("m1", "disk-full")]
+
+
+# --- a swarm without a leader: verify goes on from the client's side --------------------------------------------
+
+
+NO_LEADER = EngineError("rpc error: The swarm does not have a leader. It's possible that too few managers are online.")
+
+
+def test_without_the_swarms_view_each_broker_is_judged_as_asked_from_here() -> None:
+    options, host = verify.VerifyOptions(), HOSTS.hosts[0]
+    answered = Probe("10.9.0.11", 9094, connect="ok", answered=True, answered_brokers=((1, "m1:9094"),), metadata_ms=3.0)
+    seen = verify._asked_from_here(host, answered, options)
+    assert seen.ok and seen.reachable and seen.node == "m1" and "the swarm has no leader" in seen.detail
+    dropped = verify._asked_from_here(host, Probe("10.9.0.11", 9094, connect="timeout"), options)
+    assert not dropped.ok and not dropped.reachable and "does not answer" in dropped.detail
+    late = verify._asked_from_here(host, TimeoutError(), options)
+    assert not late.ok and not late.reachable and "no answer within 5s" in late.detail
+
+
+def test_a_quorum_the_brokers_did_not_describe_says_why() -> None:
+    assert verify._quorum_answer(Quorum(9002), 5.0) == Quorum(9002)
+    assert "no broker described it within 5s" in verify._quorum_answer(TimeoutError(), 5.0).error
+    assert verify._quorum_answer(BrokerError("refused"), 5.0).error == "not read from the brokers: refused"
+
+
+def test_a_leaderless_swarm_does_not_stop_verify_from_naming_the_partitioned_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    def leaderless(*args: object) -> None:
+        raise NO_LEADER
+
+    def probe(address: str, port: int, *args: object) -> Probe:
+        if address == "10.9.0.13":
+            return Probe(address, port, connect="timeout")
+        return Probe(address, port, connect="ok", answered=True, answered_brokers=((1, "m1:9094"),))
+
+    cut = {
+        "m1": HostView({"10.9.0.12": True, "10.9.0.13": False}, 10, 256),
+        "m2": HostView({"10.9.0.11": True, "10.9.0.13": False}, 10, 256),
+        "m3": HostView({"10.9.0.11": False, "10.9.0.12": False}, 10, 256),
+    }
+    monkeypatch.setattr(verify, "_checked", leaderless)
+    monkeypatch.setattr(verify.diagnose, "probe_address", probe)
+    monkeypatch.setattr(verify.health, "quorum_from_brokers", lambda *args: Quorum(9002))
+    monkeypatch.setattr(verify.symptoms, "read_views", lambda *args: cut)
+    monkeypatch.setattr(verify.symptoms, "read_links", lambda *args: {})
+    report = verify.verify(Session(HOSTS, DockerHosts.from_inventory(HOSTS)), verify.VerifyOptions(budget=30))
+    assert not report.ok and report.cluster_error.startswith("the swarm's view is missing (rpc error: The swarm does not")
+    assert [(f.node, f.kind) for f in report.faults] == [("m3", "partition")]
+    assert "not reachable from here" in report.faults[0].detail
+    assert [b.reachable for b in report.brokers] == [True, True, False]
+
+
+def test_a_swarm_that_fails_otherwise_still_stops_verify(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(*args: object) -> None:
+        raise VerifyError("stack 'kafka' is not deployed (no service kafka_broker)")
+
+    monkeypatch.setattr(verify, "_checked", missing)
+    monkeypatch.setattr(verify.symptoms, "read_views", lambda *args: {})
+    with pytest.raises(VerifyError, match="not deployed"):
+        verify.verify(Session(HOSTS, DockerHosts.from_inventory(HOSTS)), verify.VerifyOptions(budget=30))

@@ -9,6 +9,7 @@ import yaml
 
 from swarmkit.errors import InventoryError
 from swarmkit.hosts.inventory import Host, Inventory, StackDefaults, TlsFiles, load_inventory
+from swarmkit.hosts.roles import NodeRole
 
 SANDBOX_INVENTORY = """\
 # Inventory of swarmkit sandbox 'sk'
@@ -68,6 +69,8 @@ def test_sandbox_inventory_loads_into_typed_objects(tmp_path):
         "node1", "unix:///var/tmp/swarmkit/sandbox/sk/node1/docker.sock", "10.231.0.11", "manager"
     )
     assert inventory.host("node3").role == "worker"
+    assert [h.role for h in inventory.hosts] == [NodeRole.MANAGER, NodeRole.WORKER, NodeRole.WORKER]
+    assert all(type(h.role) is NodeRole for h in inventory.hosts)
     assert not inventory.allow_even_managers
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from swarmkit.hosts.dockerapi import parse
+from swarmkit.hosts.dockerapi import Availability, NodeRole, NodeState, SwarmState, TaskStatus, parse
 from swarmkit.hosts.dockerapi.models import EngineInfo, ServiceSpec, SwarmNode
+from swarmkit.ops import startup
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MANAGER = "rm940idilsdi0dmvb032q2qhw"
@@ -62,7 +63,49 @@ def test_nodes_carry_role_address_and_swarmkit_labels() -> None:
 
 
 def test_a_node_without_labels_status_or_description_reads_empty() -> None:
-    assert parse.swarm_node({"ID": "n1", "Spec": {"Role": "worker"}}) == SwarmNode("n1", "", "worker", "", "", "", {})
+    """No status: its state is unknown and it is not available for tasks (paused) until Docker says otherwise."""
+    node = parse.swarm_node({"ID": "n1", "Spec": {"Role": "worker"}})
+    assert node == SwarmNode("n1", "", NodeRole.WORKER, NodeState.UNKNOWN, Availability.PAUSE, "", {})
+
+
+def test_a_state_swarmkit_does_not_know_is_read_as_unknown() -> None:
+    task = {"ID": "t1", "Slot": 1, "NodeID": "n1", "DesiredState": "running", "Status": {"State": "hibernating"}}
+    (state,) = parse.service_state("kafka_broker", {"Spec": {}}, [task]).tasks
+    assert (state.desired_state, state.state) == (TaskStatus.RUNNING, TaskStatus.UNKNOWN)
+
+
+RECORDED_SERVICES = [
+    ("service_broker.json", "tasks_broker.json"),
+    ("service_paused.json", "tasks_paused.json"),
+    ("service_job.json", "tasks_job.json"),
+]
+
+
+@pytest.mark.parametrize("service_file, tasks_file", RECORDED_SERVICES)
+def test_every_recorded_task_state_is_a_known_member_with_docker_s_word(service_file: str, tasks_file: str) -> None:
+    (service,) = recorded(service_file)
+    raw = recorded(tasks_file)
+    tasks = parse.service_state("svc", service, raw).tasks
+    for task, document in zip(tasks, raw):
+        assert TaskStatus.UNKNOWN not in (task.state, task.desired_state)
+        assert (task.state.value, task.desired_state.value) == (document["Status"]["State"], document["DesiredState"])
+
+
+def test_recorded_nodes_and_engines_parse_into_members() -> None:
+    nodes = list(map(parse.swarm_node, recorded("nodes.json") + recorded("api_nodes.json")))
+    assert {n.role for n in nodes} == {NodeRole.MANAGER, NodeRole.WORKER}
+    assert {n.state for n in nodes} == {NodeState.READY} and {n.availability for n in nodes} == {Availability.ACTIVE}
+    states = [
+        parse.engine_info("e", recorded(f)).swarm_state for f in ("info_manager.json", "info_worker.json", "info_inactive.json")
+    ]
+    assert states == [SwarmState.ACTIVE, SwarmState.ACTIVE, SwarmState.INACTIVE]
+
+
+def test_an_unknown_task_state_reads_as_a_phase_not_a_crash() -> None:
+    task = {"ID": "t1", "Slot": 1, "NodeID": "n1", "DesiredState": "hibernating", "Status": {"State": "hibernating"}}
+    (state,) = parse.service_state("kafka_broker", {"Spec": {}}, [task]).tasks
+    assert startup.task_phase(state) == "task unknown"
+    assert json.dumps([state.state, state.desired_state]) == '["unknown", "unknown"]'
 
 
 def test_the_broker_service_state_has_one_running_current_task_per_node() -> None:
@@ -106,7 +149,7 @@ def test_a_service_without_tasks_labels_or_update_status() -> None:
 
 def test_a_task_without_status_or_spec_is_not_current() -> None:
     task = parse.task_state("svc", {"ID": "t1", "Slot": 2}, parse.container_fingerprint({"Image": "x"}))
-    assert (task.name, task.state, task.container_id, task.current) == ("svc.2.t1", "", "", False)
+    assert (task.name, task.state, task.container_id, task.current) == ("svc.2.t1", TaskStatus.UNKNOWN, "", False)
 
 
 def test_service_spec_reads_image_update_delay_and_labels() -> None:

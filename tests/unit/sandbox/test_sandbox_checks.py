@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
+import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from swarmkit import defaults
+from swarmkit.cli.sandbox import sandbox_up as sandbox_command
+from swarmkit.defaults import EngineName
 from swarmkit.errors import SandboxError, SpecError
 from swarmkit.sandbox import hosts as sandbox
 
@@ -70,3 +76,27 @@ def test_a_sandbox_claims_only_its_own_processes_not_those_of_a_sandbox_whose_na
     monkeypatch.setattr(sandbox, "_all_processes", lambda: table)
     assert sandbox._processes_under(f"{root}/ir") == {10, 11, 30}
     assert sandbox._processes_under(f"{root}/ir/ir1") == {10, 11}
+
+
+def test_the_engine_default_is_one_value_when_a_sandbox_is_made_and_when_it_is_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A state file that names no engine (written before sandboxes had one) loads as what `up` would make."""
+    monkeypatch.setattr(sandbox, "STATE_ROOT", tmp_path)
+    made = sandbox.Sandbox("old", "10.230.0.0/24", "node", str(tmp_path / "inventory.yaml"))
+    sandbox._save(made)
+    state = json.loads((tmp_path / "old" / "sandbox.json").read_text())
+    assert state["engine"] == "apache"
+    del state["engine"]
+    (tmp_path / "old" / "sandbox.json").write_text(json.dumps(state))
+    created = inspect.signature(sandbox.up).parameters["engine"].default
+    assert sandbox.load("old").engine == made.engine == created == defaults.DEFAULT_ENGINE
+    assert inspect.signature(sandbox_command).parameters["engine"].default.default == defaults.DEFAULT_ENGINE
+
+
+def test_a_loaded_sandbox_names_its_engine_as_a_member() -> None:
+    made = sandbox.Sandbox("t", "10.230.0.0/24", "node", "/tmp/inventory.yaml", engine=EngineName.TANSU)
+    document = sandbox.inventory_document(made)
+    assert document["stack"]["engine"] == "tansu" and type(document["stack"]["engine"]) is str
+    assert "kafka_version" not in document["stack"]
+    assert sandbox.inventory_document(replace(made, engine=EngineName.APACHE))["stack"]["kafka_version"] == made.kafka_version

@@ -143,7 +143,23 @@ def test_the_identity_writer_says_written_then_unchanged_then_replaced(tmp_path)
         return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout.strip()
 
     first = "BROKER_ID=2\nNODE_ADDRESS=10.0.0.2\n"
-    assert write(first) == identity.WRITTEN
-    assert write(first) == identity.UNCHANGED
-    assert write("BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n") == identity.REPLACED
+    assert write(first) == identity.Outcome.WRITTEN
+    assert write(first) == identity.Outcome.UNCHANGED
+    assert write("BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n") == identity.Outcome.REPLACED
     assert (tmp_path / "node.env").read_text() == "BROKER_ID=2\nNODE_ADDRESS=10.0.0.22\n"
+
+
+@pytest.mark.parametrize("printed", ["written", "unchanged", "absent"])
+def test_the_agent_copy_outcome_is_parsed_into_a_member(monkeypatch: pytest.MonkeyPatch, printed: str) -> None:
+    monkeypatch.setattr(identity.dockerapi, "ensure_volume", lambda *args: None)
+    monkeypatch.setattr(identity.dockerapi, "run_with_volume", lambda *args: f"copying\n{printed}\n")
+    copy = identity.AgentCopy("probe", "/agent.jar", "kafka_agent", "agent.jar", "kafka")
+    outcome = identity.fill_agent(ENGINE, copy)
+    assert outcome is identity.Outcome(printed) and outcome in identity.AGENT_OUTCOMES
+
+
+def test_an_identity_writer_may_not_say_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(identity.dockerapi, "ensure_volume", lambda *args: None)
+    monkeypatch.setattr(identity.dockerapi, "run_with_volume", lambda *args: "absent\n")
+    with pytest.raises(DeployError, match="absent"):
+        identity.write_identity(ENGINE, "img", "kafka_identity", "kafka", "BROKER_ID=1\n")
