@@ -166,8 +166,8 @@ def node_row(host: str, node: SwarmNode | None, engine: EngineInfo | Exception |
 
 def _kafka_view(bootstrap: str, security: ClientSecurity | None) -> tuple[ClusterMetadata | None, list[PartitionState], str]:
     try:
-        metadata = admin.broker_metadata(bootstrap, READ_TIMEOUT, security)
-        return metadata, admin.partition_states(bootstrap, READ_TIMEOUT, security)[1], ""
+        with admin.KafkaAdmin(bootstrap, security, READ_TIMEOUT) as kafka:
+            return kafka.metadata(), kafka.partition_states()[1], ""
     except BrokerError as error:
         return None, [], error.message
 

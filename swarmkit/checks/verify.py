@@ -319,9 +319,10 @@ def _unanswered(host: Host, where: str, bootstrap: diagnose.Probe, options: Veri
 def _topics_on(bootstrap: str, specs: list[TopicSpec], options: VerifyOptions, settings: bool = False) -> list[TopicVerdict]:
     """Each topic's counts, and with ``settings`` (a shared cluster) its declared settings: drift is a failure."""
     try:
-        topics = {t.name: t for t in admin.broker_metadata(bootstrap, options.timeout, options.security).topics}
-        present = [s.name for s in specs if s.name in topics] if settings else []
-        configs = admin.topic_configs(bootstrap, present, options.timeout, options.security)
+        with admin.KafkaAdmin(bootstrap, options.security, options.timeout) as kafka:
+            topics = {t.name: t for t in kafka.metadata().topics}
+            present = [s.name for s in specs if s.name in topics] if settings else []
+            configs = kafka.topic_configs(present)
     except BrokerError as error:
         return [TopicVerdict(bootstrap, "*", False, error.message)]
     verdicts = []

@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-import confluent_kafka as ck
-import confluent_kafka.admin as ck_admin
-
-from swarmkit.errors import BrokerError
-from swarmkit.kafka.admin import DEFAULT_TIMEOUT, _Client
+from swarmkit.kafka.admin import DEFAULT_TIMEOUT, KafkaAdmin
+from swarmkit.kafka.parse import Partition
 from swarmkit.security.settings import ClientSecurity
-
-Partition = tuple[str, int]  # (topic, partition)
 
 
 @dataclass(frozen=True)
@@ -65,41 +59,9 @@ def by_topic(partitions: Iterable[PartitionLag]) -> tuple[GroupLag, ...]:
     return tuple(GroupLag(group, topic, lag, count) for (group, topic), (lag, count) in sorted(sums.items()))
 
 
-def _result(client: _Client, what: str, future: Any, timeout: float) -> Any:
-    try:
-        return future.result(timeout=timeout)
-    except ck.KafkaException as error:
-        detail = error.args[0].str() if error.args else str(error)
-        raise BrokerError(
-            f"{what} on {client.bootstrap} failed: {detail}",
-            hint="the admin user needs DESCRIBE on the cluster's groups and topics (sasl_ssl: swarmkit's admin has it)",
-        ) from None
-    except TimeoutError:
-        raise BrokerError(
-            f"{what} on {client.bootstrap}: no answer within {timeout:g}s", hint="check the brokers' health first (verify)"
-        ) from None
-
-
-def _committed(client: _Client, group: str, timeout: float) -> dict[Partition, int]:
-    request = [ck.ConsumerGroupTopicPartitions(group)]
-    futures = client.admin.list_consumer_group_offsets(request, request_timeout=timeout)
-    answer = _result(client, f"reading the offsets of group {group}", futures[group], timeout)
-    return {(tp.topic, tp.partition): tp.offset for tp in answer.topic_partitions or () if not tp.error}
-
-
-def _ends(client: _Client, partitions: Iterable[Partition], timeout: float) -> dict[Partition, int]:
-    wanted = {ck.TopicPartition(topic, partition): ck_admin.OffsetSpec.latest() for topic, partition in sorted(set(partitions))}
-    if not wanted:
-        return {}
-    futures = client.admin.list_offsets(wanted, request_timeout=timeout)
-    return {(tp.topic, tp.partition): _result(client, "reading log-end offsets", f, timeout).offset for tp, f in futures.items()}
-
-
 def consumer_lag(
     bootstrap: str, timeout: float = DEFAULT_TIMEOUT, security: ClientSecurity | None = None
 ) -> tuple[PartitionLag, ...]:
     """Every consumer group's lag per partition, read from the cluster at ``bootstrap``."""
-    client = _Client(bootstrap, timeout, security)
-    listed = _result(client, "listing consumer groups", client.admin.list_consumer_groups(request_timeout=timeout), timeout)
-    committed = {g.group_id: _committed(client, g.group_id, timeout) for g in listed.valid}
-    return lags(committed, _ends(client, (p for offsets in committed.values() for p in offsets), timeout))
+    with KafkaAdmin(bootstrap, security, timeout) as kafka:
+        return lags(*kafka.consumer_offsets())

@@ -262,27 +262,25 @@ class Changes:
 # --- reading the cluster and applying ------------------------------------------------------------
 
 
-def topic_states(
-    bootstrap: str, names: Sequence[str], security: ClientSecurity | None, timeout: float = admin.DEFAULT_TIMEOUT
-) -> dict[str, TopicState]:
+def topic_states(kafka: admin.KafkaAdmin, names: Sequence[str]) -> dict[str, TopicState]:
     """The named topics that exist, with their effective settings."""
-    metadata = admin.broker_metadata(bootstrap, timeout, security)
-    present = [t for t in metadata.topics if t.name in names]
-    configs = admin.topic_configs(bootstrap, [t.name for t in present], timeout, security)
+    present = [t for t in kafka.metadata().topics if t.name in names]
+    configs = kafka.topic_configs([t.name for t in present])
     return {t.name: TopicState(t.name, t.partition_count, t.replication_factor, configs.get(t.name, {})) for t in present}
 
 
-def user_states(bootstrap: str, names: Sequence[str], security: ClientSecurity, timeout: float) -> dict[str, tuple[Grant, ...]]:
+def user_states(kafka: admin.KafkaAdmin, names: Sequence[str]) -> dict[str, tuple[Grant, ...]]:
     """The named users the cluster has, with their grants."""
-    present = set(admin.scram_users(bootstrap, security, timeout))
-    return {name: admin.user_grants(bootstrap, name, security, timeout) for name in names if name in present}
+    present = set(kafka.scram_users())
+    return {name: kafka.user_grants(name) for name in names if name in present}
 
 
-def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: ClientSecurity | None, timeout: float) -> None:
+def _await_partitions(kafka: admin.KafkaAdmin, counts: Mapping[str, int]) -> None:
     """Until the metadata lists the added partitions (the controller answers before every broker knows)."""
+    timeout = kafka.timeout
     deadline = waits.Deadline(timeout, first=0.2, longest=1.0)
     while True:
-        topics = {t.name: t.partition_count for t in admin.broker_metadata(bootstrap, timeout, security).topics}
+        topics = {t.name: t.partition_count for t in kafka.metadata().topics}
         if all(topics.get(name, 0) >= count for name, count in counts.items()):
             return
         if deadline.passed():
@@ -290,17 +288,15 @@ def _await_partitions(bootstrap: str, counts: Mapping[str, int], security: Clien
         deadline.sleep()
 
 
-def apply_topic_changes(
-    bootstrap: str, changes: Sequence[TopicChange], security: ClientSecurity | None, timeout: float = admin.DEFAULT_TIMEOUT
-) -> list[str]:
+def apply_topic_changes(kafka: admin.KafkaAdmin, changes: Sequence[TopicChange]) -> list[str]:
     """Set changed settings and add partitions on existing topics, live; returns what was done."""
     altered = [c for c in changes if c.action == "alter"]
     settings = {c.topic: {s.key: s.new for s in c.settings} for c in altered if c.settings}
-    admin.alter_topic_configs(bootstrap, settings, timeout, security)
     counts = {c.topic: c.partitions[1] for c in altered if c.partitions}
-    admin.add_partitions(bootstrap, counts, timeout, security)
+    kafka.alter_topic_configs(settings)
+    kafka.add_partitions(counts)
     if counts:
-        _await_partitions(bootstrap, counts, security, timeout)
+        _await_partitions(kafka, counts)
     return [c.line() for c in altered if c.settings or c.partitions]
 
 
@@ -308,8 +304,9 @@ def reconcile(
     bootstrap: str, specs: Sequence[TopicSpec], security: ClientSecurity | None, timeout: float = admin.DEFAULT_TIMEOUT
 ) -> list[str]:
     """`up`'s live step for existing topics: the declared settings and partition counts, no broker restarted."""
-    states = topic_states(bootstrap, [s.name for s in specs], security, timeout)
-    return apply_topic_changes(bootstrap, diff_topics([s for s in specs if s.name in states], states), security, timeout)
+    with admin.KafkaAdmin(bootstrap, security, timeout) as kafka:
+        states = topic_states(kafka, [s.name for s in specs])
+        return apply_topic_changes(kafka, diff_topics([s for s in specs if s.name in states], states))
 
 
 def reconcile_quotas(

@@ -9,6 +9,7 @@ import yaml
 from swarmkit.hosts.dockerapi import service_spec, swarm_nodes
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import quotas
+from swarmkit.kafka.admin import KafkaAdmin
 from swarmkit.ops import upgrade
 from swarmkit.ops.declared import (
     Changes,
@@ -54,10 +55,9 @@ def read_changes(plan: DeployPlan, session: Session) -> Changes:
     rolls = roll_reasons(env, running if version else image, deployed.service.env, running)
     security = pki.admin_by_address(inventory, options.stack_name, deployed.security)
     bootstrap = f"{inventory.hosts[0].address}:{options.listeners.external_listener.port}"
-    topics = diff_topics(specs, topic_states(bootstrap, [s.name for s in specs], security, ADMIN_TIMEOUT)) if specs else []
-    users = diff_users(
-        declared_users, _user_states(declared_users, bootstrap, security) if deployed.security == "sasl_ssl" else {}
-    )
+    with KafkaAdmin(bootstrap, security, ADMIN_TIMEOUT) as kafka:
+        topics = diff_topics(specs, topic_states(kafka, [s.name for s in specs])) if specs else []
+        users = diff_users(declared_users, _user_states(declared_users, kafka) if deployed.security == "sasl_ssl" else {})
     moves = zone_moves(inventory, swarm_nodes(manager))
     limits = diff_quotas(plan.quotas, _quota_states(plan, bootstrap, security))
     return Changes(options.stack_name, True, tuple(topics), tuple(rolls), tuple(moves), tuple(users), release, tuple(limits))
@@ -68,8 +68,6 @@ def _quota_states(plan: DeployPlan, bootstrap: str, security: ClientSecurity | N
     return quotas.describe_quotas(bootstrap, ADMIN_TIMEOUT, security) if plan.quotas is not None else {}
 
 
-def _user_states(
-    declared: Mapping[str, tuple[Grant, ...]], bootstrap: str, security: ClientSecurity | None
-) -> dict[str, tuple[Grant, ...]]:
+def _user_states(declared: Mapping[str, tuple[Grant, ...]], kafka: KafkaAdmin) -> dict[str, tuple[Grant, ...]]:
     """The declared users the cluster has, with their grants (a sasl_ssl stack: swarmkit logs in as its admin)."""
-    return user_states(bootstrap, list(declared), security, ADMIN_TIMEOUT) if declared and security else {}
+    return user_states(kafka, list(declared)) if declared and kafka.security else {}

@@ -221,15 +221,18 @@ def pending(moves: Sequence[Move], partitions: Sequence[PartitionState]) -> list
     ]
 
 
-def wait_done(bootstrap: str, security: ClientSecurity | None, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
+def wait_done(kafka: admin.KafkaAdmin, moves: Sequence[Move], timeout: float, progress: Progress) -> None:
+    """Until every move is done, read through one client; a failed read while leaders move is said and read again."""
     deadline = waits.Deadline(timeout, first=POLL_INTERVAL)
     left = list(moves)
     while left:
+        unread = ""
         try:
-            left = pending(left, admin.partition_states(bootstrap, security=security)[1])
-        except BrokerError:
-            pass  # a metadata hiccup while leaders move: ask again
-        progress(len(moves) - len(left), len(moves), f"moving replicas: {len(moves) - len(left)}/{len(moves)} partitions done")
+            left = pending(left, kafka.partition_states()[1])
+        except BrokerError as error:
+            unread = f" (reading the partitions failed, reading again: {error.message})"
+        done = f"{len(moves) - len(left)}/{len(moves)} partitions done{unread}"
+        progress(len(moves) - len(left), len(moves), f"moving replicas: {done}")
         if left and deadline.passed():
             names = ", ".join(f"{m.topic}-{m.partition}" for m in left[:5])
             raise DeployError(

@@ -21,7 +21,6 @@ from swarmkit.kafka import admin
 from swarmkit.kafka.admin import PartitionState
 from swarmkit.ops import reassign
 from swarmkit.ops.reassign import Move
-from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.deployed import broker_service
 
 MB = 1_000_000
@@ -67,12 +66,12 @@ def _chosen(partitions: list[PartitionState], topics: tuple[str, ...]) -> list[P
     return [p for p in partitions if not p.topic.startswith("__")]
 
 
-def _elected(bootstrap: str, security: ClientSecurity | None, wanted: set[tuple[str, int]]) -> list[PartitionState]:
+def _elected(kafka: admin.KafkaAdmin, wanted: set[tuple[str, int]]) -> list[PartitionState]:
     """The wanted partitions once metadata shows each led by its first replica (or after ELECTION_WAIT_S):
     the election's answer comes before every broker's metadata has the new leaders."""
     deadline = waits.Deadline(ELECTION_WAIT_S, first=reassign.POLL_INTERVAL)
     while True:
-        after = [p for p in admin.partition_states(bootstrap, security=security)[1] if (p.topic, p.partition) in wanted]
+        after = [p for p in kafka.partition_states()[1] if (p.topic, p.partition) in wanted]
         if all(p.leader == p.replicas[0] for p in after) or deadline.passed():
             return after
         deadline.sleep()
@@ -86,19 +85,20 @@ def rebalance(session: Session, options: RebalanceOptions) -> RebalanceResult:
     security = reassign.require_replicated_stack(inventory, docker[inventory.first_manager], options.stack_name)
     via = inventory.hosts[0]
     bootstrap = f"{via.address}:{options.external_port}"
-    registered, partitions = admin.partition_states(bootstrap, security=security)
-    chosen = _chosen(partitions, options.topics)
-    moves = reassign.plan_balance(chosen, registered, admin.broker_racks(bootstrap, security=security))
-    service = broker_service(options.stack_name)
-    connection = reassign.tool_connection(options.internal_port, security)
-    if moves:
-        reassign.start(docker[via], service, moves, connection, int(options.throttle_mb_s * MB))
-        reassign.wait_done(bootstrap, security, moves, options.timeout, progress)
-        if options.throttle_mb_s:
-            reassign.clear_throttle(docker[via], service, moves, connection)
-    progress(0, 1, "electing preferred leaders")
-    refused = admin.elect_preferred_leaders(bootstrap, [(p.topic, p.partition) for p in chosen], security=security)
-    after = _elected(bootstrap, security, {(p.topic, p.partition) for p in chosen})
+    with admin.KafkaAdmin(bootstrap, security) as kafka:
+        registered, partitions = kafka.partition_states()
+        chosen = _chosen(partitions, options.topics)
+        moves = reassign.plan_balance(chosen, registered, kafka.broker_racks())
+        service = broker_service(options.stack_name)
+        connection = reassign.tool_connection(options.internal_port, security)
+        if moves:
+            reassign.start(docker[via], service, moves, connection, int(options.throttle_mb_s * MB))
+            reassign.wait_done(kafka, moves, options.timeout, progress)
+            if options.throttle_mb_s:
+                reassign.clear_throttle(docker[via], service, moves, connection)
+        progress(0, 1, "electing preferred leaders")
+        refused = kafka.elect_preferred_leaders([(p.topic, p.partition) for p in chosen])
+        after = _elected(kafka, {(p.topic, p.partition) for p in chosen})
     replicas = {b: sum(b in p.replicas for p in after) for b in registered}
     leaders = {b: sum(p.leader == b for p in after) for b in registered}
     return RebalanceResult(tuple(moves), tuple(refused), replicas, leaders, time.monotonic() - started)

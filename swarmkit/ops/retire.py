@@ -89,13 +89,15 @@ def retire(session: Session, host_name: str, options: RetireOptions = RetireOpti
     node, broker_id = _broker_node(manager, leaving)
     staying = next(h for h in inventory.hosts if h != leaving)
     bootstrap = f"{staying.address}:{options.external_port}"
-    registered, partitions = admin.partition_states(bootstrap, security=security)
+    kafka = admin.KafkaAdmin(bootstrap, security)  # the command's one client: the reads and the wait
+    registered, partitions = kafka.partition_states()
     moves = reassign.plan_moves_off(partitions, broker_id, [b for b in registered if b != broker_id])
     service = broker_service(options.stack_name)
     connection = reassign.tool_connection(options.internal_port, security)
     if moves:
         reassign.start(docker[staying], service, moves, connection)
-        reassign.wait_done(bootstrap, security, moves, options.timeout, progress)
+        reassign.wait_done(kafka, moves, options.timeout, progress)
+    kafka.close()
     progress(0, 1, f"stopping the broker on {leaving.name}")
     dockerapi.set_node_availability(manager, node.id, "drain")
     _wait_stopped(manager, service, node.id, options.timeout)

@@ -473,10 +473,11 @@ def _spread(cluster: ClusterView) -> dict[int, int]:
 def _elect(cluster: ClusterView, progress: Progress) -> tuple[dict[int, int], list[str]]:
     """Give each partition back to its preferred replica (a restarted broker leads nothing until then), and wait
     until the metadata shows it; the leader spread after, and the partitions that refused."""
+    kafka = admin.KafkaAdmin(cluster.bootstrap, cluster.security, CHECK_TIMEOUT)  # one client for the reads and the election
     try:
-        _, partitions = admin.partition_states(cluster.bootstrap, CHECK_TIMEOUT, cluster.security)
+        _, partitions = kafka.partition_states()
         wanted = not_preferred(partitions)
-        refused = admin.elect_preferred_leaders(cluster.bootstrap, wanted, CHECK_TIMEOUT, cluster.security) if wanted else []
+        refused = kafka.elect_preferred_leaders(wanted, CHECK_TIMEOUT) if wanted else []
     except BrokerError as error:
         return {}, [f"no preferred-leader election: {error.message}"]
     progress(0, 0, f"preferred-leader election: {len(wanted)} partition(s) handed back to their preferred replica")
@@ -484,7 +485,7 @@ def _elect(cluster: ClusterView, progress: Progress) -> tuple[dict[int, int], li
     def look() -> str:
         nonlocal partitions
         try:
-            _, partitions = admin.partition_states(cluster.bootstrap, CHECK_TIMEOUT, cluster.security)
+            _, partitions = kafka.partition_states()
         except BrokerError as error:
             return error.message
         left = len(not_preferred(partitions)) - len(refused)

@@ -84,10 +84,16 @@ def _client_user(name: str) -> str:
     return name
 
 
-def _keep_credentials(bootstrap: str, security: ClientSecurity) -> None:
+def _kafka(session: Session, stack_name: str, port: int) -> admin.KafkaAdmin:
+    """swarmkit's admin on the stack's cluster, for one command."""
+    bootstrap, security = _admin(session, stack_name, port)
+    return admin.KafkaAdmin(bootstrap, security, TIMEOUT)
+
+
+def _keep_credentials(kafka: admin.KafkaAdmin) -> None:
     """Make ``KEEPER_USER`` (with a password nobody keeps) unless the cluster has it: see the module's docstring."""
-    if KEEPER_USER not in admin.scram_users(bootstrap, security, TIMEOUT):
-        admin.set_scram_user(bootstrap, KEEPER_USER, secrets.token_urlsafe(32), security, TIMEOUT)
+    if KEEPER_USER not in kafka.scram_users():
+        kafka.set_scram_user(KEEPER_USER, secrets.token_urlsafe(32))
 
 
 def add_user(session: Session, stack_name: str, name: str, allow: Sequence[str] = (), port: int = 9094) -> UserInfo:
@@ -95,13 +101,13 @@ def add_user(session: Session, stack_name: str, name: str, allow: Sequence[str] 
     given, become the user's whole set of grants, else its grants are left as they are (none for a new user)."""
     _client_user(name)
     grants = acls.parse_grants(allow)
-    bootstrap, security = _admin(session, stack_name, port)
-    password = pki.Pki(pki.store_dir(session.inventory, stack_name)).password(name) or ""
-    _keep_credentials(bootstrap, security)
-    admin.set_scram_user(bootstrap, name, password, security, TIMEOUT)
-    if allow:
-        admin.set_grants(bootstrap, name, grants, security, TIMEOUT)
-    return UserInfo(name, admin.user_grants(bootstrap, name, security, TIMEOUT))
+    with _kafka(session, stack_name, port) as kafka:  # refuses a stack not in sasl_ssl before a password is made
+        password = pki.Pki(pki.store_dir(session.inventory, stack_name)).password(name) or ""
+        _keep_credentials(kafka)
+        kafka.set_scram_user(name, password)
+        if allow:
+            kafka.set_grants(name, grants)
+        return UserInfo(name, kafka.user_grants(name))
 
 
 def reconcile_users(
@@ -109,25 +115,25 @@ def reconcile_users(
 ) -> list[str]:
     """`up`'s step for the inventory's declared users: each one missing is made (its password kept here), each
     one whose grants differ gets exactly the declared ones; returns what was done. Other users are left alone."""
-    bootstrap, security = _admin(session, stack_name, port)
-    changes = diff_users(declared, user_states(bootstrap, list(declared), security, TIMEOUT))
-    if changes:
-        _keep_credentials(bootstrap, security)
-    store = pki.Pki(pki.store_dir(session.inventory, stack_name))
-    for change in changes:
-        if change.action == "create":
-            admin.set_scram_user(bootstrap, change.user, store.password(change.user) or "", security, TIMEOUT)
-        admin.set_grants(bootstrap, change.user, declared[change.user], security, TIMEOUT)
+    with _kafka(session, stack_name, port) as kafka:
+        changes = diff_users(declared, user_states(kafka, list(declared)))
+        if changes:
+            _keep_credentials(kafka)
+        store = pki.Pki(pki.store_dir(session.inventory, stack_name))
+        for change in changes:
+            if change.action == "create":
+                kafka.set_scram_user(change.user, store.password(change.user) or "")
+            kafka.set_grants(change.user, declared[change.user])
     return [change.line() for change in changes]
 
 
 def remove_user(session: Session, stack_name: str, name: str, port: int = 9094) -> None:
     """Remove the user's grants, then its credential and kept password (a user made again starts with none)."""
     _client_user(name)
-    bootstrap, security = _admin(session, stack_name, port)
-    admin.set_grants(bootstrap, name, (), security, TIMEOUT)
-    _keep_credentials(bootstrap, security)
-    admin.remove_scram_user(bootstrap, name, security, TIMEOUT)
+    with _kafka(session, stack_name, port) as kafka:
+        kafka.set_grants(name, ())
+        _keep_credentials(kafka)
+        kafka.remove_scram_user(name)
     pki.Pki(pki.store_dir(session.inventory, stack_name)).forget(name)
 
 
@@ -142,9 +148,9 @@ class UserInfo:
 
 def list_users(session: Session, stack_name: str, port: int = 9094) -> list[UserInfo]:
     """The cluster's SCRAM users but ``KEEPER_USER``, with their grants."""
-    bootstrap, security = _admin(session, stack_name, port)
-    found = [user for user in admin.scram_users(bootstrap, security, TIMEOUT) if user != KEEPER_USER]
-    return [UserInfo(user, () if user == ADMIN_USER else admin.user_grants(bootstrap, user, security, TIMEOUT)) for user in found]
+    with _kafka(session, stack_name, port) as kafka:
+        found = [user for user in kafka.scram_users() if user != KEEPER_USER]
+        return [UserInfo(user, () if user == ADMIN_USER else kafka.user_grants(user)) for user in found]
 
 
 @dataclass(frozen=True)
@@ -205,13 +211,14 @@ def check_user(session: Session, stack_name: str, name: str, topics: Sequence[st
 
     Not part of ``verify``: verify logs in as swarmkit's admin, a super user the authorizer never refuses."""
     _client_user(name)
-    bootstrap, security = _admin(session, stack_name, port)
     login = pki.for_stack(session.inventory, stack_name, "sasl_ssl", name)
     assert login is not None
-    grants = admin.user_grants(bootstrap, name, security, TIMEOUT)
-    wanted = list(topics) or [topic.name for topic in admin.broker_metadata(bootstrap, TIMEOUT, security).topics]
+    with _kafka(session, stack_name, port) as kafka:
+        grants = kafka.user_grants(name)
+        wanted = list(topics) or [topic.name for topic in kafka.metadata().topics]
     try:
-        found = admin.authorized_topic_operations(bootstrap, wanted, replace(login, verify_hostname=False), TIMEOUT)
+        with admin.KafkaAdmin(kafka.bootstrap, replace(login, verify_hostname=False), TIMEOUT) as as_user:
+            found = as_user.authorized_topic_operations(wanted)
     except BrokerError as error:
         cause, fix = diagnose.security_failure(error.message) or (error.message, error.hint)
         return UserCheck(name, grants, (), bool(topics), cause, fix)

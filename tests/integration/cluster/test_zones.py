@@ -113,7 +113,7 @@ def broker_tasks(inventory: Inventory) -> set[str]:
 
 def test_each_broker_is_in_its_hosts_zone_and_each_partition_in_every_zone(deployed: tuple[Inventory, DeployResult]) -> None:
     inventory, result = deployed
-    racks = admin.broker_racks(BOOTSTRAP, ADMIN_TIMEOUT)
+    racks = admin.KafkaAdmin(BOOTSTRAP, timeout=ADMIN_TIMEOUT).broker_racks()
     assert racks == {node.broker_id: inventory.zones[node.host] for node in result.nodes}
     for topic, count in (("orders", 6), ("spread", 12)):
         assert partitions_by_zone(racks, topic, count) == [{"a", "b", "c"}] * count
@@ -126,14 +126,14 @@ def test_plan_on_the_unchanged_cluster_says_no_changes(deployed: tuple[Inventory
 
 def test_a_setting_changed_by_hand_is_drift_for_verify_and_a_change_for_plan(deployed: tuple[Inventory, DeployResult]) -> None:
     inventory, _ = deployed
-    admin.alter_topic_configs(BOOTSTRAP, {"orders": {"retention.ms": HOUR}}, ADMIN_TIMEOUT)
+    admin.KafkaAdmin(BOOTSTRAP, timeout=ADMIN_TIMEOUT).alter_topic_configs({"orders": {"retention.ms": HOUR}})
     report = verify(Session.of(inventory), VerifyOptions(budget=180, timeout=15))
     (orders,) = [t for t in report.topics if t.topic == "orders"]
     assert not orders.ok and f"drift: retention.ms={HOUR}, declared {WEEK}" in orders.detail
     done = swarmkit("plan", "-i", inventory.path, "--json")
     assert done.returncode == 3
     assert [t["line"] for t in json.loads(done.stdout)["topics"]] == [f"alter topic orders: retention.ms {HOUR} -> {WEEK}"]
-    admin.alter_topic_configs(BOOTSTRAP, {"orders": {"retention.ms": WEEK}}, ADMIN_TIMEOUT)
+    admin.KafkaAdmin(BOOTSTRAP, timeout=ADMIN_TIMEOUT).alter_topic_configs({"orders": {"retention.ms": WEEK}})
 
 
 def test_an_edited_retention_is_exactly_one_change_and_up_applies_it_live(deployed: tuple[Inventory, DeployResult]) -> None:
@@ -153,7 +153,7 @@ def test_an_edited_retention_is_exactly_one_change_and_up_applies_it_live(deploy
     assert applied.returncode == 0
     assert json.loads(applied.stdout)["altered"] == [f"alter topic orders: retention.ms {WEEK} -> {DAY}"]
     assert broker_tasks(inventory) == before
-    assert admin.topic_configs(BOOTSTRAP, ["orders"], ADMIN_TIMEOUT)["orders"]["retention.ms"] == DAY
+    assert admin.KafkaAdmin(BOOTSTRAP, timeout=ADMIN_TIMEOUT).topic_configs(["orders"])["orders"]["retention.ms"] == DAY
     lost, duplicated = lost_and_duplicated(producer.acknowledged, read_everything(BOOTSTRAP, "orders", 6))
     print(f"up applying a retention: {len(producer.acknowledged)} acknowledged, {len(lost)} lost, {len(duplicated)} duplicated")
     assert (lost, duplicated) == ([], [])
@@ -166,7 +166,7 @@ def test_rebalance_spreads_a_partition_held_twice_in_one_zone(deployed: tuple[In
     skewed = [[*by_zone["a"], by_zone["b"][0]], [*by_zone["b"], by_zone["c"][0]], [*by_zone["c"], by_zone["a"][0]]]
     client = AdminClient({"bootstrap.servers": BOOTSTRAP})
     client.create_topics([NewTopic("skewed", num_partitions=3, replica_assignment=skewed)])["skewed"].result(30)
-    racks = admin.broker_racks(BOOTSTRAP, ADMIN_TIMEOUT)
+    racks = admin.KafkaAdmin(BOOTSTRAP, timeout=ADMIN_TIMEOUT).broker_racks()
     assert all(len(zones) == 2 for zones in partitions_by_zone(racks, "skewed", 3))
     producer = CountingProducer(BOOTSTRAP, "skewed", rate_per_s=200).start()
     producer.acked_after(200, timeout=60)

@@ -9,20 +9,25 @@ from hypothesis import strategies as st
 from swarmkit.errors import SpecError
 from swarmkit.hosts.dockerapi import SwarmNode
 from swarmkit.hosts.inventory import DeclaredTopic, DeclaredUser, Host, Inventory, StackDefaults
+from swarmkit.kafka.models import BrokerInfo, ClusterMetadata, TopicInfo
 from swarmkit.ops.declared import (
     Changes,
     SettingChange,
     TopicChange,
     TopicState,
     UserChange,
+    apply_topic_changes,
     diff_topics,
     diff_users,
     roll_reasons,
+    topic_states,
+    user_states,
     zone_moves,
 )
 from swarmkit.ops.plan import DeployOptions, declared_users, plan, zone_warnings
 from swarmkit.security.acls import Grant, parse_grants
 from swarmkit.stack.topics import TopicSpec, creation_configs
+from tests.unit.kafka.fake_admin import FakeKafkaAdmin, topic
 
 HOSTS = (
     Host("k1", "unix:///k1", "10.0.0.1", "manager", {"zone": "a"}),
@@ -225,3 +230,26 @@ def test_declared_users_need_a_sasl_ssl_stack_and_good_grants() -> None:
         declared_users(with_users("sasl_ssl", DeclaredUser("orders-app", ("topic:orders:reed",))))
     with pytest.raises(SpecError, match="'swarmkit-admin' is swarmkit's own user"):
         declared_users(with_users("sasl_ssl", DeclaredUser("swarmkit-admin")))
+
+
+def cluster(*topics: TopicInfo) -> ClusterMetadata:
+    return ClusterMetadata("k1:9094", "c", 1, (BrokerInfo(1, "k1", 9094),), topics)
+
+
+def test_topic_states_read_counts_and_settings_through_one_admin() -> None:
+    kafka = FakeKafkaAdmin(cluster(topic("orders", 3), topic("other", 1)), {"orders": {"retention.ms": "1"}, "other": {}})
+    assert topic_states(kafka, ["orders", "gone"]) == {"orders": TopicState("orders", 3, 1, {"retention.ms": "1"})}  # type: ignore[arg-type]
+
+
+def test_changes_are_applied_live_and_added_partitions_awaited() -> None:
+    kafka = FakeKafkaAdmin(cluster(topic("orders", 3)), {"orders": {"retention.ms": "1"}})
+    change = TopicChange("orders", "alter", (SettingChange("retention.ms", "1", "2"),), partitions=(3, 6))
+    assert apply_topic_changes(kafka, [change]) == [change.line()]  # type: ignore[arg-type]
+    assert kafka.changes == [("alter", {"orders": {"retention.ms": "2"}}), ("partitions", {"orders": 6})]
+    assert topic_states(kafka, ["orders"])["orders"].partitions == 6  # type: ignore[arg-type]
+
+
+def test_user_states_name_only_the_users_the_cluster_has() -> None:
+    alice = (Grant("topic", "orders", False, "read"),)
+    kafka = FakeKafkaAdmin(cluster(), grants={"alice": alice, "admin": ()})
+    assert user_states(kafka, ["alice", "bob"]) == {"alice": alice}  # type: ignore[arg-type]

@@ -8,11 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from swarmkit.errors import SpecError
+from swarmkit import waits
+from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.kafka.admin import PartitionState
-from swarmkit.ops.reassign import Move, pending, plan_balance, plan_document, plan_moves_off
+from swarmkit.ops.reassign import Move, pending, plan_balance, plan_document, plan_moves_off, wait_done
 from swarmkit.ops.retire import _leaving_host
+from tests.unit.kafka.fake_admin import FakeKafkaAdmin
 
 
 def state(topic: str, partition: int, replicas: tuple[int, ...], isr: tuple[int, ...] | None = None) -> PartitionState:
@@ -108,3 +110,18 @@ def test_rebalancing_leaves_every_partition_in_three_zones_and_replicas_within_o
     for zone in "abc":
         held = [sum(b in replicas for replicas in after) for b in ZONES if ZONES[b] == zone]
         assert max(held) - min(held) <= 1, (zone, held)
+
+
+def test_the_wait_for_moves_reads_through_one_client_and_says_why_a_read_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waits.Deadline, "sleep", lambda self: None)
+    moves = [Move("orders", 0, (2, 3)), Move("orders", 1, (3, 2))]
+    moving = [state("orders", 0, (2, 3)), state("orders", 1, (1, 2, 3), (1, 2))]
+    done = [state("orders", 0, (2, 3)), state("orders", 1, (3, 2))]
+    kafka = FakeKafkaAdmin(states=[((1, 2, 3), moving), BrokerError("leader moved"), ((2, 3), done)])
+    lines: list[str] = []
+    wait_done(kafka, moves, 60, lambda done, total, message: lines.append(message))  # type: ignore[arg-type]
+    assert lines == [
+        "moving replicas: 1/2 partitions done",
+        "moving replicas: 1/2 partitions done (reading the partitions failed, reading again: leader moved)",
+        "moving replicas: 2/2 partitions done",
+    ]
