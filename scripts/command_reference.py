@@ -12,7 +12,7 @@ import argparse
 import inspect
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,25 +35,27 @@ def render_reference() -> str:
         sys.path.insert(0, str(ROOT))
     import typer
 
-    from swarmkit.cli.app import app
+    from swarmkit.cli.app import app, command
 
     root = typer.main.get_command(app)
     context = root.context_class(root, info_name="swarmkit")
-    commands = list(_walk(root, context, ["swarmkit"]))
+    commands = list(_walk(root, context, ["swarmkit"], command))
     index = [f"- [`{' '.join(path)}`](#{_anchor(path)}): {_summary(command)}" for path, command, _ in commands[1:]]
     sections = [_section(path, command, ctx) for path, command, ctx in commands]
     return "\n".join([HEADER, *index, "", *sections]).rstrip("\n") + "\n"
 
 
-def _walk(command: Any, context: Any, path: list[str]) -> Iterator[tuple[list[str], Any, Any]]:
-    """Every command, depth first, in the order `--help` lists them; hidden ones left out."""
+def _walk(
+    command: Any, context: Any, path: list[str], loaded: Callable[[Any, Any, str], Any]
+) -> Iterator[tuple[list[str], Any, Any]]:
+    """Every command, depth first, in the order `--help` lists them, each as it runs (``loaded``); hidden ones left out."""
     yield path, command, context
     if not hasattr(command, "list_commands"):
         return
     for name in command.list_commands(context):
-        sub = command.get_command(context, name)
+        sub = loaded(command, context, name)
         if sub is not None and not sub.hidden:
-            yield from _walk(sub, sub.context_class(sub, info_name=name, parent=context), [*path, name])
+            yield from _walk(sub, sub.context_class(sub, info_name=name, parent=context), [*path, name], loaded)
 
 
 def _section(path: list[str], command: Any, context: Any) -> str:

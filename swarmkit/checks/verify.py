@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TypeVar, cast
 
-from swarmkit import fanout, files, lazy, waits
+from swarmkit import fanout, files, waits
 from swarmkit.checks import diagnose, disk, health, symptoms
 from swarmkit.checks.diagnose import BrokerCheck
 from swarmkit.checks.disk import BrokerDisk
@@ -40,7 +40,6 @@ from swarmkit.hosts.dockerapi import (
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, lag
-from swarmkit.kafka import quorum as quorum_read
 from swarmkit.kafka.lag import PartitionLag
 from swarmkit.security import certs, pki
 from swarmkit.security.settings import ClientSecurity
@@ -477,9 +476,7 @@ def _checked(
     client security, whether the brokers form one cluster)."""
     inventory, docker = session.inventory, session.docker
     say(f"asking the Docker engines of {', '.join(h.name for h in inventory.hosts)}")
-    quorum_client = quorum_read.CLIENT if _shared(inventory.stack.engine) else ()
-    with lazy.loading(*admin.CLIENT, *quorum_client):  # imported while the Docker engines answer
-        swarm = _swarm_and_controllers(inventory, docker, options, budget, say)
+    swarm = _swarm_and_controllers(inventory, docker, options, budget, say)
     shared = _shared(swarm.stack.engine)
     if options.security is None:
         options = replace(options, security=pki.for_stack(inventory, options.stack_name, swarm.stack.security))

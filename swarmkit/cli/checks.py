@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from swarmkit import defaults, numbers
+from swarmkit.checks import diagnose, verdict_metrics, verify
+from swarmkit.checks import report as pages
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -22,30 +23,17 @@ from swarmkit.cli.common import (
     err,
     expected_failures,
     given,
-    load_hosts,
     out,
     output_files,
     print_json,
     reporting,
     timeout_option,
 )
+from swarmkit.cli.engines import load_hosts
 from swarmkit.errors import SpecError
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.checks import diagnose, verdict_metrics, verify
-    from swarmkit.checks import report as pages
-    from swarmkit.hosts import session as sessions
-    from swarmkit.security import settings
-    from swarmkit.traffic import spark_streaming
-else:
-    sessions = lazy("swarmkit.hosts.session")
-    diagnose = lazy("swarmkit.checks.diagnose")
-    settings = lazy("swarmkit.security.settings")
-    spark_streaming = lazy("swarmkit.traffic.spark_streaming")
-    verify = lazy("swarmkit.checks.verify")
-    pages = lazy("swarmkit.checks.report")
-    verdict_metrics = lazy("swarmkit.checks.verdict_metrics")
+from swarmkit.hosts import session as sessions
+from swarmkit.security import settings
+from swarmkit.traffic import spark_streaming
 
 EVERY_OPTION = timeout_option(None, "Verify again every SECONDS (start to start) until interrupted.", name="--every")
 METRICS_PORT_OPTION = typer.Option(

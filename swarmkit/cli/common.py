@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -20,14 +20,7 @@ from typer.core import TyperGroup
 
 from swarmkit import files, names, numbers
 from swarmkit.errors import SpecError, SwarmkitError
-from swarmkit.hosts.inventory import DEFAULT_INVENTORIES, INVENTORY_ENV, Inventory, find_inventory, load_inventory
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import dockerapi
-    from swarmkit.hosts.dockerapi import DockerHosts
-else:
-    dockerapi = lazy("swarmkit.hosts.dockerapi")
+from swarmkit.hosts.inventory import DEFAULT_INVENTORIES, INVENTORY_ENV, find_inventory
 
 # Neither console reads markup or emoji codes: names, specs, paths and what brokers report are printed as they
 # are (styles come as rich Text); a spinner's text is made Text here too (rich would read a str as markup).
@@ -203,13 +196,6 @@ def output_files(option: str, *paths: str | Path | None) -> None:
 def this_machine() -> str:
     """This machine's Docker engine, where swarmkit builds its own images before shipping them."""
     return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-
-
-def load_hosts(path: str) -> tuple[Inventory, DockerHosts]:
-    """The inventory and its Docker engines, each client with that host's own TLS settings; their shared
-    SSH connections (ssh:// hosts) end when the command drops them, at the latest when swarmkit exits."""
-    inventory = load_inventory(path)
-    return inventory, dockerapi.DockerHosts.from_inventory(inventory)
 
 
 def print_json(data: Any) -> None:

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import typer
 
+from swarmkit import waits
 from swarmkit.cli.common import JSON_OPTION, SANDBOX_NAME, checked, err, expected_failures, out, print_json
 from swarmkit.errors import SpecError
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit import waits
-    from swarmkit.sandbox import faults
-else:
-    faults, waits = lazy("swarmkit.sandbox.faults"), lazy("swarmkit.waits")
+from swarmkit.sandbox import faults
 
 DURATION = re.compile(r"^([1-9][0-9]{0,4})(s|m)?$")
 fault_app = typer.Typer(

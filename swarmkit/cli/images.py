@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 from rich.text import Text
 
@@ -16,21 +14,14 @@ from swarmkit.cli.common import (
     err,
     expected_failures,
     given,
-    load_hosts,
     out,
     print_json,
     this_machine,
 )
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import dockerapi
-    from swarmkit.images import shipping
-    from swarmkit.stack import engines
-else:
-    dockerapi = lazy("swarmkit.hosts.dockerapi")
-    engines = lazy("swarmkit.stack.engines")
-    shipping = lazy("swarmkit.images.shipping")
+from swarmkit.cli.engines import load_hosts
+from swarmkit.hosts import dockerapi
+from swarmkit.images import shipping
+from swarmkit.stack import engines
 
 image_app = typer.Typer(help="Images on the servers, without a registry.", no_args_is_help=True)
 

@@ -3,11 +3,10 @@ node and sending alerts to the inventory's receivers (docs/metrics.md)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from swarmkit import names, numbers
+from swarmkit.checks import diagnose
 from swarmkit.cli.common import (
     INVENTORY_OPTION,
     JSON_OPTION,
@@ -15,23 +14,14 @@ from swarmkit.cli.common import (
     checked,
     count_option,
     expected_failures,
-    load_hosts,
     out,
     print_json,
     reporting,
     timeout_option,
 )
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.checks import diagnose
-    from swarmkit.hosts import session as sessions
-    from swarmkit.ops import metrics, metrics_status
-else:
-    diagnose = lazy("swarmkit.checks.diagnose")
-    sessions = lazy("swarmkit.hosts.session")
-    metrics = lazy("swarmkit.ops.metrics")
-    metrics_status = lazy("swarmkit.ops.metrics_status")
+from swarmkit.cli.engines import load_hosts
+from swarmkit.hosts import session as sessions
+from swarmkit.ops import metrics, metrics_status
 
 metrics_app = typer.Typer(
     help="Prometheus and Alertmanager on the swarm: every broker's, controller's and node's metrics, alert rules, receivers."

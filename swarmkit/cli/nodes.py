@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 from rich.text import Text
 
@@ -18,21 +16,13 @@ from swarmkit.cli.common import (
     checked,
     err,
     expected_failures,
-    load_hosts,
     out,
     print_json,
     timeout_option,
 )
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import session as sessions
-    from swarmkit.ops import rebalance, replace, retire
-else:
-    sessions = lazy("swarmkit.hosts.session")
-    rebalance = lazy("swarmkit.ops.rebalance")
-    replace = lazy("swarmkit.ops.replace")
-    retire = lazy("swarmkit.ops.retire")
+from swarmkit.cli.engines import load_hosts
+from swarmkit.hosts import session as sessions
+from swarmkit.ops import rebalance, replace, retire
 
 
 @expected_failures

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from swarmkit import defaults, names
+from swarmkit.checks import status
 from swarmkit.cli import tables
 from swarmkit.cli.common import (
     EXTERNAL_PORT_OPTION,
@@ -16,27 +15,16 @@ from swarmkit.cli.common import (
     each,
     err,
     expected_failures,
-    load_hosts,
     out,
     print_json,
     this_machine,
     timeout_option,
 )
+from swarmkit.cli.engines import load_hosts
 from swarmkit.cli.stack import run_reported, with_progress
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.checks import status
-    from swarmkit.hosts import dockerapi
-    from swarmkit.hosts import session as sessions
-    from swarmkit.ops import roll, teardown, upgrade
-else:
-    dockerapi = lazy("swarmkit.hosts.dockerapi")
-    sessions = lazy("swarmkit.hosts.session")
-    roll = lazy("swarmkit.ops.roll")
-    status = lazy("swarmkit.checks.status")
-    teardown = lazy("swarmkit.ops.teardown")
-    upgrade = lazy("swarmkit.ops.upgrade")
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts import session as sessions
+from swarmkit.ops import roll, teardown, upgrade
 
 ROLL_IMAGE_OPTION = typer.Option(None, "--image", help="Upgrade the brokers to this image (controllers keep theirs).")
 SET_OPTION = typer.Option([], "--set", help="A broker setting key=value (a Kafka property); repeatable.")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from swarmkit import defaults, numbers
@@ -21,13 +19,8 @@ from swarmkit.cli.common import (
 )
 from swarmkit.cli.faults import fault_app
 from swarmkit.errors import SpecError
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.sandbox import disks, faults
-    from swarmkit.sandbox import hosts as sandbox
-else:
-    sandbox, disks, faults = lazy("swarmkit.sandbox.hosts"), lazy("swarmkit.sandbox.disks"), lazy("swarmkit.sandbox.faults")
+from swarmkit.sandbox import disks, faults
+from swarmkit.sandbox import hosts as sandbox
 
 HOST_COUNT = checked(lambda value: numbers.count(value, 1, sandbox.MAX_NODES))
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,27 +18,18 @@ from swarmkit.cli.common import (
     checked,
     each,
     expected_failures,
-    load_hosts,
     out,
     output_files,
     print_json,
     timeout_option,
 )
+from swarmkit.cli.engines import load_hosts
 from swarmkit.cli.stack import run_reported
+from swarmkit.hosts import session as sessions
 from swarmkit.hosts.inventory import check_rack, load_inventory
-from swarmkit.lazy import lazy
-from swarmkit.security import acls
+from swarmkit.ops import certs, users
+from swarmkit.security import acls, pki
 from swarmkit.security.settings import ADMIN_USER, settings_text, write_private
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import session as sessions
-    from swarmkit.ops import certs, users
-    from swarmkit.security import pki
-else:
-    sessions = lazy("swarmkit.hosts.session")
-    pki = lazy("swarmkit.security.pki")
-    users = lazy("swarmkit.ops.users")
-    certs = lazy("swarmkit.ops.certs")
 
 users_app = typer.Typer(help="SCRAM users of a sasl_ssl cluster (passwords kept beside the inventory).", no_args_is_help=True)
 certs_app = typer.Typer(help="The TLS certificates of a secure cluster and its CA.", no_args_is_help=True)

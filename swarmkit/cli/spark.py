@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 from rich.text import Text
 
@@ -15,19 +13,13 @@ from swarmkit.cli.common import (
     checked,
     err,
     expected_failures,
-    load_hosts,
     out,
     print_json,
     timeout_option,
 )
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import session as sessions
-    from swarmkit.traffic import spark_cluster
-else:
-    sessions = lazy("swarmkit.hosts.session")
-    spark_cluster = lazy("swarmkit.traffic.spark_cluster")
+from swarmkit.cli.engines import load_hosts
+from swarmkit.hosts import session as sessions
+from swarmkit.traffic import spark_cluster
 
 spark_app = typer.Typer(help="A Spark standalone cluster on the swarm: a master on a manager, a worker per node.")
 

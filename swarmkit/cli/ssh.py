@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 
 from swarmkit.cli.common import JSON_OPTION, expected_failures, out, print_json
 from swarmkit.errors import SpecError
+from swarmkit.hosts import ssh
 from swarmkit.hosts.inventory import load_inventory
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import ssh
-else:
-    ssh = lazy("swarmkit.hosts.ssh")
 
 ssh_app = typer.Typer(help="The SSH connections swarmkit keeps to ssh:// servers between commands.", no_args_is_help=True)
 

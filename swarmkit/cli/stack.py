@@ -7,7 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -25,29 +25,20 @@ from swarmkit.cli.common import (
     err,
     exit_with,
     expected_failures,
-    load_hosts,
     out,
     print_json,
     this_machine,
     timeout_option,
 )
+from swarmkit.cli.engines import load_hosts
 from swarmkit.cli.swarm import show_preflight
 from swarmkit.errors import CHANGES_PENDING, SpecError
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import dockerapi
-    from swarmkit.hosts import session as sessions
-    from swarmkit.hosts.inventory import Inventory
-    from swarmkit.ops import deploy, drift
-    from swarmkit.ops import plan as planning
-    from swarmkit.ops.plan import DeployOptions, DeployPlan
-else:
-    deploy = lazy("swarmkit.ops.deploy")
-    drift = lazy("swarmkit.ops.drift")
-    dockerapi = lazy("swarmkit.hosts.dockerapi")
-    planning = lazy("swarmkit.ops.plan")
-    sessions = lazy("swarmkit.hosts.session")
+from swarmkit.hosts import dockerapi
+from swarmkit.hosts import session as sessions
+from swarmkit.hosts.inventory import Inventory
+from swarmkit.ops import deploy, drift
+from swarmkit.ops import plan as planning
+from swarmkit.ops.plan import DeployOptions, DeployPlan
 
 ENGINE_OPTION = typer.Option(None, "--engine", help="apache or tansu (default: the inventory's, else apache).")
 IMAGE_OPTION = typer.Option(None, "--image", help="Broker image (default: the engine's, or the inventory's).")

@@ -4,7 +4,6 @@ passphrase for a backup or a second operator, and checked against the running cl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -15,22 +14,15 @@ from swarmkit.cli.common import (
     JSON_OPTION,
     STACK_OPTION,
     expected_failures,
-    load_hosts,
     out,
     output_files,
     print_json,
 )
+from swarmkit.cli.engines import load_hosts
 from swarmkit.errors import SpecError
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import session as sessions
-    from swarmkit.ops import state
-    from swarmkit.security import backup
-else:
-    sessions = lazy("swarmkit.hosts.session")
-    state = lazy("swarmkit.ops.state")
-    backup = lazy("swarmkit.security.backup")
+from swarmkit.hosts import session as sessions
+from swarmkit.ops import state
+from swarmkit.security import backup
 
 state_app = typer.Typer(
     help="The CA, certificates and passwords kept beside the inventory: export, import, check.", no_args_is_help=True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -16,30 +15,20 @@ from swarmkit.cli.common import (
     MEMORY_OPTION,
     err,
     expected_failures,
-    load_hosts,
     out,
     print_json,
 )
+from swarmkit.cli.engines import load_hosts
 from swarmkit.errors import PreflightError, SpecError
+from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.roles import NodeRole
-from swarmkit.lazy import lazy
+from swarmkit.network import preflight
+from swarmkit.ops import deploy
+from swarmkit.ops import plan as planning
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import declared_topics
-
-if TYPE_CHECKING:
-    from swarmkit.hosts import dockerapi
-    from swarmkit.hosts.dockerapi import DockerHosts
-    from swarmkit.network import preflight
-    from swarmkit.ops import deploy
-    from swarmkit.ops import plan as planning
-    from swarmkit.swarm import bootstrap as swarm
-else:
-    dockerapi = lazy("swarmkit.hosts.dockerapi")
-    preflight = lazy("swarmkit.network.preflight")
-    deploy = lazy("swarmkit.ops.deploy")
-    planning = lazy("swarmkit.ops.plan")
-    swarm = lazy("swarmkit.swarm.bootstrap")
+from swarmkit.swarm import bootstrap as swarm
 
 
 def _preflight(hosts: Inventory, docker: DockerHosts, memory_gib: float, plan: ListenerPlan) -> preflight.PreflightReport:

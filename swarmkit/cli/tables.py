@@ -4,25 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from swarmkit.kafka.releases import METADATA_VERSION, metadata_name
-from swarmkit.lazy import lazy
+from swarmkit.network import preflight
 from swarmkit.security import acls
+from swarmkit.swarm import bootstrap as swarm
 
 if TYPE_CHECKING:
-    from swarmkit.checks import diagnose, health, status, verify
+    from rich.console import Console
+
     from swarmkit.checks.diagnose import DiagnoseReport
     from swarmkit.checks.health import ClusterHealth
     from swarmkit.checks.status import ClusterStatus
     from swarmkit.checks.verify import VerifyReport
-    from swarmkit.images import shipping
     from swarmkit.images.shipping import PushResult
-    from swarmkit.network import preflight
     from swarmkit.network.preflight import Check, Failure, PortSpec, PreflightReport
-    from swarmkit.ops import deploy, rebalance, roll, teardown
     from swarmkit.ops.certs import RotateReport
     from swarmkit.ops.deploy import DeployResult
     from swarmkit.ops.rebalance import RebalanceResult
@@ -30,26 +28,9 @@ if TYPE_CHECKING:
     from swarmkit.ops.teardown import DownReport
     from swarmkit.ops.upgrade import UpgradeReport
     from swarmkit.ops.users import UserCheck
-    from swarmkit.sandbox import hosts as sandbox
     from swarmkit.sandbox.hosts import SandboxStatus
-    from swarmkit.swarm import bootstrap as swarm
     from swarmkit.swarm.bootstrap import SwarmResult
-    from swarmkit.traffic import spark as sparkjob
     from swarmkit.traffic.spark import SparkReport
-else:
-    deploy = lazy("swarmkit.ops.deploy")
-    diagnose = lazy("swarmkit.checks.diagnose")
-    health = lazy("swarmkit.checks.health")
-    preflight = lazy("swarmkit.network.preflight")
-    rebalance = lazy("swarmkit.ops.rebalance")
-    roll = lazy("swarmkit.ops.roll")
-    sandbox = lazy("swarmkit.sandbox.hosts")
-    shipping = lazy("swarmkit.images.shipping")
-    sparkjob = lazy("swarmkit.traffic.spark")
-    status = lazy("swarmkit.checks.status")
-    swarm = lazy("swarmkit.swarm.bootstrap")
-    teardown = lazy("swarmkit.ops.teardown")
-    verify = lazy("swarmkit.checks.verify")
 
 
 def _table(title: str, columns: tuple[str, ...], **column_options: Any) -> Table:

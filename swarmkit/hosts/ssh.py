@@ -24,7 +24,6 @@ swarmkit's masters end one idle second later).  Nothing is contacted before the 
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import select
@@ -35,26 +34,19 @@ import subprocess
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 from urllib.parse import quote, urlsplit
+
+import python_on_whales as whales
 
 from swarmkit import fanout
 from swarmkit.errors import EngineError, SshError
 from swarmkit.hosts import sshmasters
+from swarmkit.hosts.inventory import Inventory
 from swarmkit.hosts.sshmasters import MasterFiles
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    import python_on_whales as whales
-    from python_on_whales import client_config as whales_config
-
-    from swarmkit.hosts.inventory import Inventory
-else:
-    whales = lazy("python_on_whales")
-    whales_config = lazy("python_on_whales.client_config")
 
 CONNECT_TIMEOUT_S = 10
 ALIVE_INTERVAL_S = 15  # a server that stops answering is given up after 3 missed keep-alives
@@ -110,21 +102,6 @@ def _private_directory() -> Path:
     return Path(tempfile.mkdtemp(prefix="swarmkit-ssh-", dir=base))
 
 
-@functools.cache
-def _forwarded_config() -> type[whales_config.ClientConfig]:
-    """python-on-whales' client settings, opening the host's forward before the first command is built."""
-
-    class ForwardedConfig(whales_config.ClientConfig):
-        opener: Callable[[], None] = staticmethod(lambda: None)
-
-        @property
-        def docker_cmd(self) -> whales_config.Command:
-            self.opener()
-            return super().docker_cmd
-
-    return ForwardedConfig
-
-
 class SshMux:
     """One SSH connection per host for the Docker CLI calls of a command, kept for the next (see the module doc)."""
 
@@ -152,12 +129,12 @@ class SshMux:
         self._finalizer = weakref.finalize(self, _shut, self._holds, private, ssh)
 
     def client(self, endpoint: str) -> whales.DockerClient:
-        """The host's Docker client: its forwarded local socket, opened by the first command built."""
+        """The host's Docker client on its forwarded local socket: opens the host's connection and forward first
+        (once per host, as the Engine API client does)."""
         if not self.share:
             return whales.DockerClient(host=endpoint, client_call=self._per_call_ssh())
-        config = _forwarded_config()(host=f"unix://{self.files(endpoint).docker}")
-        config.opener = functools.partial(self.open, endpoint)  # type: ignore[attr-defined]
-        return whales.DockerClient(client_config=config)
+        self.open(endpoint)
+        return whales.DockerClient(host=self.forwarded(endpoint))
 
     def forwarded(self, endpoint: str) -> str:
         """Where the host's Docker socket is (or will be) forwarded to, as a ``unix://`` URL for the Engine API."""

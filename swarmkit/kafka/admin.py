@@ -17,24 +17,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
+
+import confluent_kafka as ck
+from confluent_kafka import admin as ck_admin
 
 from swarmkit import waits
 from swarmkit.errors import BrokerError
 from swarmkit.fanout import fan_out_settled, first_answer
 from swarmkit.kafka import answers, parse
 from swarmkit.kafka.models import BrokerInfo, ClusterMetadata, PartitionInfo, PartitionState, TopicInfo, TopicResult, TopicStatus
-from swarmkit.lazy import lazy
 from swarmkit.security.acls import Grant
 from swarmkit.security.settings import ClientSecurity
 from swarmkit.stack.topics import TopicSpec, creation_configs
-
-if TYPE_CHECKING:
-    import confluent_kafka as ck
-    from confluent_kafka import admin as ck_admin
-else:
-    ck = lazy("confluent_kafka")
-    ck_admin = lazy("confluent_kafka.admin")
 
 __all__ = [
     "BrokerInfo",
@@ -47,7 +42,6 @@ __all__ = [
     "TopicStatus",
 ]
 
-CLIENT = ("confluent_kafka.admin",)  # what the first call imports: a caller may import it ahead
 DEFAULT_TIMEOUT = 5.0
 METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its request was lost
 DELETE_WAIT = 30.0

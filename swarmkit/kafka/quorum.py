@@ -17,20 +17,15 @@ import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import kafka.admin as kafka_admin
+import kafka.errors as kafka_errors
 
 from swarmkit.errors import BrokerError
-from swarmkit.lazy import lazy
 from swarmkit.security.settings import MECHANISM, ClientSecurity
 
-if TYPE_CHECKING:
-    import kafka.admin as kafka_admin
-    import kafka.errors as kafka_errors
-else:
-    kafka_admin, kafka_errors = lazy("kafka.admin"), lazy("kafka.errors")
-
 METADATA_TOPIC = "__cluster_metadata"
-CLIENT = ("kafka.admin",)  # what the first quorum read imports (about 0.2 s): a caller may import it ahead
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,15 @@ from __future__ import annotations
 import contextlib
 import ssl
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import kafka.errors as kafka_errors
+import kafka.net.compat as kafka_net
+import kafka.protocol.admin as kafka_protocol
 
 from swarmkit.errors import BrokerError
 from swarmkit.kafka.quorum import client_settings
-from swarmkit.lazy import lazy
 from swarmkit.security.settings import ClientSecurity
-
-if TYPE_CHECKING:
-    import kafka.errors as kafka_errors
-    import kafka.net.compat as kafka_net
-    import kafka.protocol.admin as kafka_protocol
-else:
-    kafka_errors, kafka_net, kafka_protocol = lazy("kafka.errors"), lazy("kafka.net.compat"), lazy("kafka.protocol.admin")
 
 Entity = tuple[tuple[str, str], ...]  # (entity type, name) pairs, user first
 ENTITY_TYPES = ("user", "client-id")

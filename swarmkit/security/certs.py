@@ -11,25 +11,14 @@ import datetime
 import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+from cryptography import exceptions as crypto_errors
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.x509 import oid
 
 from swarmkit.errors import SpecError
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from cryptography import exceptions as crypto_errors
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec, rsa
-    from cryptography.x509 import oid
-else:
-    crypto_errors = lazy("cryptography.exceptions")
-    x509 = lazy("cryptography.x509")
-    hashes = lazy("cryptography.hazmat.primitives.hashes")
-    serialization = lazy("cryptography.hazmat.primitives.serialization")
-    ec = lazy("cryptography.hazmat.primitives.asymmetric.ec")
-    rsa = lazy("cryptography.hazmat.primitives.asymmetric.rsa")
-    oid = lazy("cryptography.x509.oid")
 
 CA_DAYS = 3650
 LEAF_DAYS = 825  # what browsers and most CAs allow for a server certificate

@@ -185,3 +185,43 @@ def test_a_thread_or_a_sleep_elsewhere_is_caught(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
     assert _modules_with(lambda node: _imports_any(node, ("threading",))) == {"swarmkit/poll.py"}
     assert _modules_with(lambda node: _calls(node, "time", "sleep")) == {"swarmkit/poll.py"}
+
+
+REGISTRY = "swarmkit/cli/app.py"
+
+
+def _loads_a_module_later(node: ast.AST) -> bool:
+    """A module imported at run time by name (importlib.import_module, __import__), a ``lazy(...)`` proxy, or an
+    import of the old ``swarmkit.lazy``."""
+    if isinstance(node, ast.Call):
+        called = node.func
+        return _calls(called, "importlib", "import_module") or _named(called) & {"lazy", "import_module", "__import__"} != set()
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "swarmkit.lazy"
+    return isinstance(node, ast.alias) and node.name in ("lazy", "swarmkit.lazy")
+
+
+def _mirrors_imports(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING: <imports> else: <something bound at run time>``: a module that only looks imported."""
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in _named(node.test) and bool(node.orelse)
+
+
+def test_modules_are_imported_lazily_only_by_the_command_registry() -> None:
+    """A command's module is imported when the command runs (the registry); every other module imports what it
+    uses at its top, so a call site shows what runs."""
+    assert _modules_with(_loads_a_module_later) == {REGISTRY}
+    assert _modules_with(_mirrors_imports) == set()
+
+
+def test_a_lazy_import_elsewhere_is_caught(tmp_path, monkeypatch) -> None:
+    fake = tmp_path / "swarmkit"
+    fake.mkdir()
+    (fake / "adapter.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom swarmkit.lazy import lazy\n\n"
+        "if TYPE_CHECKING:\n    import docker\nelse:\n    docker = lazy('docker')\n"
+    )
+    (fake / "later.py").write_text("import importlib\n\nwhales = importlib.import_module('python_on_whales')\n")
+    (fake / "proxy.py").write_text("from swarmkit import lazy\n")
+    monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
+    assert _modules_with(_loads_a_module_later) == {"swarmkit/adapter.py", "swarmkit/later.py", "swarmkit/proxy.py"}
+    assert _modules_with(_mirrors_imports) == {"swarmkit/adapter.py"}

@@ -5,24 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import requests.exceptions as http_errors
+from docker import errors as sdk_errors
+from python_on_whales import exceptions as whales_errors
+from python_on_whales import utils as whales_utils
+
 from swarmkit.errors import EngineError
 from swarmkit.hosts.ssh import diagnose
-from swarmkit.lazy import lazy
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only (the engine module imports this one)
     import docker as sdk
     import python_on_whales as whales
-    import requests.exceptions as http_errors
-    from docker import errors as sdk_errors
-    from python_on_whales import exceptions as whales_errors
-    from python_on_whales import utils as whales_utils
 
     from swarmkit.hosts.dockerapi.engine import Engine
-else:
-    sdk_errors = lazy("docker.errors")
-    http_errors = lazy("requests.exceptions")
-    whales_errors = lazy("python_on_whales.exceptions")
-    whales_utils = lazy("python_on_whales.utils")
 
 T = TypeVar("T")
 

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, cast
+from typing import cast
+
+import docker as sdk
+from python_on_whales import exceptions as whales_errors
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import call, failed, lookup, output, request
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.images import ensure_image
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    import docker as sdk
-    from python_on_whales import exceptions as whales_errors
-else:
-    whales_errors = lazy("python_on_whales.exceptions")
 
 
 def run_detached(

@@ -11,18 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
+
+import docker as sdk
+import python_on_whales as whales
 
 from swarmkit import fanout, waits
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    import docker as sdk
-    import python_on_whales as whales
-else:
-    sdk = lazy("docker")
-    whales = lazy("python_on_whales")
-
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import failure, sdk_failures, short, unanswered_hint

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from python_on_whales import exceptions as whales_errors
 
 from swarmkit.hosts.dockerapi.calls import call, failed, failure, short, unanswered_hint
 from swarmkit.hosts.dockerapi.engine import Engine
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from python_on_whales import exceptions as whales_errors
-else:
-    whales_errors = lazy("python_on_whales.exceptions")
 
 PUSH_HINT = "is the registry running and is it listed as --insecure-registry for that engine?"
 

@@ -9,7 +9,6 @@ import contextlib
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from swarmkit import waits
 from swarmkit.errors import EngineError
@@ -17,12 +16,6 @@ from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import cli, lookup
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.models import ENDED, SecretChange, ServiceSpec, ServiceState
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from python_on_whales import exceptions as whales_errors
-else:
-    whales_errors = lazy("python_on_whales.exceptions")
 
 JOB_TIMEOUT = 120.0  # a one-off job on a node: pulling the image included
 

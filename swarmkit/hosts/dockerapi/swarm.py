@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
+
+from python_on_whales import exceptions as whales_errors
 
 from swarmkit.hosts.dockerapi import parse
 from swarmkit.hosts.dockerapi.calls import call, failure, request, short
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.models import NodeRole, SwarmNode
-from swarmkit.lazy import lazy
-
-if TYPE_CHECKING:
-    from python_on_whales import exceptions as whales_errors
-else:
-    whales_errors = lazy("python_on_whales.exceptions")
 
 JOIN_IN_BACKGROUND = "will continue in the background"  # Docker's answer when a join outlasts its own timeout
 

@@ -15,6 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from swarmkit.cli.app import app
+from swarmkit.cli.app import command as loaded
 
 runner = CliRunner()
 HOST = {"name": "node1", "endpoint": "unix:///nonexistent/node1.sock", "address": "10.9.0.1", "role": "manager"}
@@ -26,9 +27,8 @@ def _commands() -> Iterator[tuple[list[str], list[str]]]:
     pending = [([], typer.main.get_command(app))]
     while pending:
         path, command = pending.pop()
-        subcommands = getattr(command, "commands", None)
-        if subcommands:
-            pending += [([*path, name], sub) for name, sub in subcommands.items()]
+        if hasattr(command, "list_commands"):
+            pending += [([*path, name], loaded(command, None, name)) for name in command.list_commands(None)]
         else:
             arguments = [DUMMY_ARGUMENTS.get(p.name or "", "node1") for p in command.params if p.param_type_name == "argument"]
             yield [*path, *arguments], [option for p in command.params for option in p.opts]

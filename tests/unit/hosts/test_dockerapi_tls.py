@@ -33,8 +33,8 @@ def test_tls_material_reaches_the_client_of_that_host_only() -> None:
         "/certs/cert.pem",
         "/certs/key.pem",
     )
-    plain = docker[PLAIN].client.client_config  # the host's socket forwarded over SSH (see test_ssh.py)
-    assert str(plain.host).startswith("unix://") and not plain.tlsverify and plain.tlscacert is None
+    plain = docker[PLAIN]  # its clients dial the host's socket forwarded over SSH (see test_ssh.py), opened by the first
+    assert plain.address.startswith("unix://") and plain.tls is None
     docker.close()
 
 

@@ -132,7 +132,7 @@ TWO_HOSTS = Inventory(hosts=(Host("a", ENDPOINT, "10.0.0.2", "manager"), Host("b
 def test_hosts_are_local_sockets_in_the_users_own_directory_made_by_the_first_call(own_control_directory: Path) -> None:
     with DockerHosts.from_inventory(TWO_HOSTS) as docker:
         assert docker.mux is not None and docker.mux.directory == own_control_directory and docker.mux.persist == 60
-        hosts = [docker[h].client.client_config.host for h in TWO_HOSTS.hosts]
+        hosts = [docker[h].address for h in TWO_HOSTS.hosts]
         assert len(set(hosts)) == 2 and all(h and h.startswith(f"unix://{own_control_directory}/") for h in hosts)
         assert not own_control_directory.exists()  # nothing made, nothing contacted before a call
 
@@ -145,7 +145,7 @@ def test_without_persistence_the_sockets_live_in_a_private_directory_removed_on_
         assert docker.mux is not None and docker.mux.persist == 0
         directory = docker.mux.directory
         assert directory != own_control_directory and stat.S_IMODE(directory.stat().st_mode) == 0o700
-        assert docker[TWO_HOSTS.hosts[0]].client.client_config.host == f"unix://{docker.mux.files(ENDPOINT).docker}"
+        assert docker[TWO_HOSTS.hosts[0]].address == f"unix://{docker.mux.files(ENDPOINT).docker}"
     assert not directory.exists() and not own_control_directory.exists()
 
 
@@ -159,11 +159,11 @@ def test_a_failed_connection_fails_every_call_to_that_host_without_reconnecting(
         assert docker.mux is not None
         started = []
         monkeypatch.setattr(docker.mux, "_start", lambda *args, start=docker.mux._start: started.append(1) or start(*args))
-        client = docker[inventory.hosts[0]].client
+        engine = docker[inventory.hosts[0]]  # its CLI client is made on the forward, opened first
         with pytest.raises(SshError, match="nothing answers SSH on kafka2.example.net port 22") as first:
-            client.system.info()
+            engine.client.system.info()
         with pytest.raises(SshError) as second:
-            client.container.list()
+            engine.client.container.list()
         assert second.value.message == first.value.message and started == [1]
         files = docker.mux.files(ENDPOINT)
         assert stat.S_IMODE(files.directory.stat().st_mode) == 0o700
