@@ -16,15 +16,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-from swarmkit.checks import disk, health, symptoms
+from swarmkit.checks import disk, health, symptoms, verify
 from swarmkit.checks.disk import BrokerDisk
 from swarmkit.checks.health import Quorum
-from swarmkit.checks.verify import VerifyOptions, quorum_of
-from swarmkit.errors import BrokerError, OperationError
+from swarmkit.checks.verify import BrokerVerdict, VerifyOptions, quorum_of
+from swarmkit.errors import BrokerError, OperationError, SwarmkitError
 from swarmkit.fanout import in_background
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState, TaskStatus
-from swarmkit.hosts.inventory import Inventory
+from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin, lag, releases
 from swarmkit.kafka.admin import ClusterMetadata, PartitionState
@@ -94,11 +94,12 @@ class ClusterStatus:
     disks: tuple[BrokerDisk, ...] = ()  # apache: each node's broker log directory
     controller_versions: tuple[tuple[int, str], ...] = ()  # (controller id, the Kafka release its task runs)
     metadata_version: str = ""  # the finalized metadata.version ("" when it cannot be read)
+    swarm_error: str = ""  # the swarm's view is missing (it has no leader): the rows are what the hosts and brokers show
 
     @property
     def ok(self) -> bool:
         """Everything could be read (the cluster's own health is what the tables show, not this)."""
-        return not self.kafka_error and not (self.quorum and self.quorum.error)
+        return not self.kafka_error and not (self.quorum and self.quorum.error) and not self.swarm_error
 
     def to_dict(self) -> dict:
         return {**asdict(self), "ok": self.ok, "read_s": round(self.read_s, 2)}
@@ -161,6 +162,32 @@ def node_row(host: str, node: SwarmNode | None, engine: EngineInfo | Exception |
     return NodeStatus(host, node.hostname, node.role, node.state, node.availability, node.address, _broker_id(node))
 
 
+def leaderless_row(host: Host, engine: EngineInfo | Exception) -> NodeStatus:
+    """A host as its own engine shows it while the swarm has no leader (no role, availability or broker id to read)."""
+    if not isinstance(engine, EngineInfo):
+        return node_row(host.name, None, engine)
+    return NodeStatus(host.name, engine.hostname, "", f"{engine.swarm_state or 'no'} swarm, no leader", "", host.address, None)
+
+
+def asked_row(host: Host, asked: BrokerVerdict, metadata: ClusterMetadata | None, engine: EngineInfo | Exception) -> BrokerStatus:
+    """A host's broker asked from here without the swarm: the metadata's broker advertising the host's name, hostname
+    or address, if any (its task is not read)."""
+    names = {host.name, host.address} | ({engine.hostname} if isinstance(engine, EngineInfo) else set())
+    listed = next((b for b in metadata.brokers if b.host in names), None) if metadata else None
+    task = f"{verify.NOT_READ} (" + ("answers from here" if asked.ok else asked.detail) + ")"
+    return BrokerStatus(
+        broker_id=listed.node_id if listed else None,
+        node=host.name,
+        advertised=listed.endpoint if listed else "",
+        registered=listed is not None,
+        task=task,
+        since="",
+        image="",
+        current=False,
+        container_id="",
+    )
+
+
 # --- reading -------------------------------------------------------------------------------------
 
 
@@ -191,8 +218,9 @@ def _broker_service(docker: DockerHosts, manager: dockerapi.Engine, stack: str) 
 
 
 def status(session: Session, stack: str = "kafka", external_port: int = 9094) -> ClusterStatus:
-    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed.  What each
-    host sees of its peers and its data directory is read meanwhile, then judged with what was read (symptoms.py)."""
+    """Read the cluster once; OperationError only when no manager answers or the stack is not deployed (a swarm without
+    a leader is read without its view: ``_leaderless``).  What each host sees of its peers and its data directory is
+    read meanwhile, then judged with what was read (symptoms.py)."""
     inventory = session.inventory
     with in_background(lambda: symptoms.read_views(session.docker, inventory, stack, symptoms.BOUND)) as views:
         read = _read(session, stack, external_port)
@@ -201,50 +229,125 @@ def status(session: Session, stack: str = "kafka", external_port: int = 9094) ->
     return replace(read, faults=symptoms.named(inventory, views.result(), external_port, plaintext, None, fenced, symptoms.BOUND))
 
 
+@dataclass(frozen=True)
+class _KafkaReads:
+    """What status reads of the brokers at the hosts' addresses, without the swarm."""
+
+    metadata: ClusterMetadata | None
+    partitions: list[PartitionState]
+    kafka_error: str
+    metadata_version: str
+    lag: tuple[tuple[GroupLag, ...], str]
+    disks: tuple[BrokerDisk, ...]
+
+
+def _kafka_reads(session: Session, stack: str, engine: str, security: ClientSecurity | None, port: int) -> _KafkaReads:
+    """The metadata, the partitions, the finalized metadata.version, the consumer lag and the log directories, at once."""
+    inventory, docker = session.inventory, session.docker
+    data_dir = ENGINES[engine].DATA_DIR if engine in ENGINES else ""
+    bootstrap = ",".join(f"{host.address}:{port}" for host in inventory.hosts)
+    with (
+        in_background(lambda: _lag(bootstrap, security)) as lags,
+        in_background(lambda: disk.broker_disks(docker, inventory.hosts, stack, data_dir) if data_dir else ()) as disks,
+    ):
+        metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
+        finalized = health.metadata_version(inventory, port, security) if _kraft(engine) else ""
+    return _KafkaReads(metadata, partitions, kafka_error, finalized, lags.result(), disks.result())
+
+
+def _kraft(engine: str) -> bool:
+    """Whether the engine has a quorum of controllers and a metadata version to read."""
+    return engine in ENGINES and ENGINES[engine].KRAFT
+
+
 def _read(session: Session, stack: str, external_port: int) -> ClusterStatus:
     started = time.monotonic()
     inventory, docker = session.inventory, session.docker
     engines = engine_states(inventory, docker)
     manager = docker[active_manager(inventory, engines)]
-    nodes = dockerapi.swarm_nodes(manager)
-    service, image = _broker_service(docker, manager, stack)
+    try:
+        nodes = dockerapi.swarm_nodes(manager)
+        service, image = _broker_service(docker, manager, stack)
+    except SwarmkitError as error:
+        if verify.NO_SWARM_LEADER not in error.message:
+            raise
+        return _leaderless(session, stack, external_port, engines, error, started)
     deployed = DeployedStack(stack, service)
-    engine = deployed.engine
-    kraft = engine in ENGINES and ENGINES[engine].KRAFT  # a quorum of controllers and a metadata version to read
-    data_dir = ENGINES[engine].DATA_DIR if engine in ENGINES else ""
-    bootstrap = ",".join(f"{host.address}:{external_port}" for host in inventory.hosts)
+    engine, kraft = deployed.engine, _kraft(deployed.engine)
     security = pki.admin_by_address(inventory, stack, deployed.security)
     options = VerifyOptions(stack_name=stack, security=security)
-    with (
-        in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum,
-        in_background(lambda: _lag(bootstrap, security)) as lags,
-        in_background(lambda: disk.broker_disks(docker, inventory.hosts, stack, data_dir) if data_dir else ()) as disks,
-    ):
-        metadata, partitions, kafka_error = _kafka_view(bootstrap, security)
-        finalized = health.metadata_version(inventory, external_port, security) if kraft else ""
+    with in_background(lambda: quorum_of(inventory, docker, service, options)) as quorum:
+        reads = _kafka_reads(session, stack, engine, security, external_port)
     by_host = {host.name: node_for(host, nodes, engines[host.name]) for host in inventory.hosts}
     listed = {node.id for node in by_host.values() if node}
     strangers = [node for node in nodes if node.id not in listed]
     rows = [node_row(name, node, engines[name]) for name, node in by_host.items()] + [node_row("", n, None) for n in strangers]
     members = [(name, node) for name, node in by_host.items() if node] + [(n.hostname, n) for n in strangers]
-    brokers = tuple(broker_row(node, name, service, image, metadata) for name, node in members if _has_broker(node, service))
-    return ClusterStatus(
-        stack=stack,
-        engine=engine,
+    brokers = tuple(
+        broker_row(node, name, service, image, reads.metadata) for name, node in members if _has_broker(node, service)
+    )
+    controllers = _controllers(inventory, nodes, stack) if kraft else ()
+    read = _assembled(session, stack, engine, security, reads, started)
+    return replace(
+        read,
         image=image,
         nodes=tuple(rows),
         brokers=brokers,
         quorum=quorum.result() if kraft else None,
-        controllers=tuple((c.node_id, c.host) for c in _controllers(inventory, nodes, stack)) if kraft else (),
-        topics=topic_rows(partitions),
-        kafka_error=kafka_error,
+        controllers=tuple((c.node_id, c.host) for c in controllers),
+        controller_versions=health.controller_versions(manager, controllers, stack) if kraft else (),
+    )
+
+
+def _assembled(
+    session: Session, stack: str, engine: str, security: ClientSecurity | None, reads: _KafkaReads, started: float
+) -> ClusterStatus:
+    """The status of what was read without the swarm (its nodes, brokers and controllers are left empty here)."""
+    store = pki.store_dir(session.inventory, stack)
+    return ClusterStatus(
+        stack=stack,
+        engine=engine,
+        image="",
+        nodes=(),
+        brokers=(),
+        quorum=None,
+        controllers=(),
+        topics=topic_rows(reads.partitions),
+        kafka_error=reads.kafka_error,
         read_s=time.monotonic() - started,
-        certificates=pki.expiry(pki.Pki(pki.store_dir(inventory, stack))) if security else None,
-        lag=lags.result()[0],
-        lag_error=lags.result()[1],
-        disks=disks.result(),
-        controller_versions=health.controller_versions(manager, _controllers(inventory, nodes, stack), stack) if kraft else (),
-        metadata_version=finalized,
+        certificates=pki.expiry(pki.Pki(store)) if security else None,
+        lag=reads.lag[0],
+        lag_error=reads.lag[1],
+        disks=reads.disks,
+        metadata_version=reads.metadata_version,
+    )
+
+
+def _leaderless(
+    session: Session,
+    stack: str,
+    port: int,
+    engines: dict[str, EngineInfo | SwarmkitError],
+    missing: SwarmkitError,
+    started: float,
+) -> ClusterStatus:
+    """The swarm has no leader: no node, service or task to read.  The hosts as their own engines show them, every
+    broker and the controller quorum asked from here as verify does (``verify.asked_from_here``), and what the brokers
+    tell of the cluster; the status says the swarm's view is missing."""
+    inventory = session.inventory
+    engine, kraft = inventory.stack.engine, _kraft(inventory.stack.engine)
+    security = pki.admin_by_address(inventory, stack, inventory.stack.security or "plaintext")
+    options = VerifyOptions(stack_name=stack, external_port=port, timeout=READ_TIMEOUT, security=security)
+    with in_background(lambda: verify.asked_from_here(inventory, options, READ_TIMEOUT)) as asked:
+        reads = _kafka_reads(session, stack, engine, security, port)
+    verdicts, quorum = asked.result()
+    hosts = inventory.hosts
+    return replace(
+        _assembled(session, stack, engine, security, reads, started),
+        nodes=tuple(leaderless_row(h, engines[h.name]) for h in hosts),
+        brokers=tuple(asked_row(h, v, reads.metadata, engines[h.name]) for h, v in zip(hosts, verdicts)),
+        quorum=quorum if kraft else None,
+        swarm_error=verify.view_missing(missing, quorum if kraft else None),
     )
 
 

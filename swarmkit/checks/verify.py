@@ -59,6 +59,10 @@ SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 
 SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
 NO_SWARM_LEADER = "does not have a leader"  # Docker's answer while the managers elect one
+LEADERLESS = "the swarm has no leader"
+ENGINE_LATE = "did not answer in time"  # engine_states' words for an engine silent past its bound: busy, not stopped
+NOT_READ = "not read"  # the task of a broker asked from here only
+ENGINE_BUSY = "its Docker engine did not answer in time: busy (e.g. while the swarm elects a leader), not refusing"
 BROKER_BOUND = 30.0  # every broker checked from here, the controller quorum read beside them
 READS_BOUND = 20.0  # the topics, the lag, the log directories, the releases and the cluster's state, read at once
 LINKS_SHARE = 2.0  # seconds of the budget kept for timing the links once everything else is read
@@ -223,6 +227,20 @@ def _ready_node(host: Host, engine: EngineInfo | SwarmkitError, node: SwarmNode 
     return BrokerCheck(-1, "", False, False, False, detail, fix=fix)
 
 
+def late_engines(engines: dict[str, EngineInfo | SwarmkitError]) -> str:
+    """Pure: the engines that gave no answer in time, whose brokers were asked from here only ("" when none)."""
+    late = [name for name, engine in engines.items() if _late(engine)]
+    if not late:
+        return ""
+    return f"the Docker engines of {', '.join(late)} did not answer in time: their brokers were asked from here only"
+
+
+def _late(engine: EngineInfo | SwarmkitError) -> bool:
+    """Pure: whether an engine gave no answer within its bound (it may well run: busy, or its managers electing a
+    leader), as against one that refused or failed."""
+    return isinstance(engine, SwarmkitError) and ENGINE_LATE in engine.message
+
+
 def _judge_node(
     host: Host,
     engine: EngineInfo | SwarmkitError,
@@ -231,6 +249,8 @@ def _judge_node(
     mode: str,
     options: VerifyOptions,
 ) -> BrokerVerdict:
+    if _late(engine):  # a busy engine (its managers electing a leader): its broker is asked from here all the same
+        return _asked_from_here(host, _probe_here(host, options, options.timeout), options, ENGINE_BUSY)
     ready = _ready_node(host, engine, node)
     if isinstance(ready, BrokerCheck):
         return BrokerVerdict.of(host, "", "", ready)
@@ -380,7 +400,7 @@ def compare(previous: dict[str, str] | None, current: list[BrokerVerdict]) -> li
             changes.append(f"node lost: {node} is no longer in the inventory (was {advertised})")
         elif not verdict.ok:
             changes.append(f"node lost: {node}'s broker ({advertised}) no longer passes: {verdict.detail}")
-        elif verdict.advertised != advertised:
+        elif verdict.advertised != advertised and verdict.task != NOT_READ:  # asked from here: what it advertises unread
             changes.append(f"broker moved: {node} advertised {advertised}, now {verdict.advertised}")
     return changes
 
@@ -429,22 +449,36 @@ def _without_swarm(
     inventory: Inventory, options: VerifyOptions, budget: waits.Budget, missing: SwarmkitError
 ) -> tuple[VerifyReport, VerifyOptions]:
     """The swarm has no leader (its managers elect one, or the leader's host is cut off), so there is no node, service
-    or task to read: every broker is asked from here at its host's address, and the controller quorum through them, at
-    once within one probe timeout.  The report fails, saying the swarm's view is missing; the faults are still named
-    from the hosts' own views, which their engines give without a leader."""
+    or task to read: every broker is asked from here (``asked_from_here``) within one probe timeout.  The report fails,
+    saying the swarm's view is missing; the faults are still named from the hosts' own views, which their engines give
+    without a leader."""
     if options.security is None:
         options = replace(options, security=pki.for_stack(inventory, options.stack_name, inventory.stack.security or "plaintext"))
-    seconds, security = max(1.0, budget.left(options.timeout)), pki.by_address(options.security)
+    brokers, quorum = asked_from_here(inventory, options, max(1.0, budget.left(options.timeout)))
+    return VerifyReport(tuple(brokers), (), (), cluster_error=view_missing(missing, quorum)), options
+
+
+def asked_from_here(inventory: Inventory, options: VerifyOptions, seconds: float) -> tuple[list[BrokerVerdict], health.Quorum]:
+    """Without the swarm's view (it has no leader): every broker asked from here at its host's address, and the
+    controller quorum through them, at once within ``seconds``."""
     addresses = [(host.address, options.external_port) for host in inventory.hosts]
-    calls: list[Callable[[], object]] = [
-        functools.partial(diagnose.probe_address, address, port, seconds, security) for address, port in addresses
-    ]
+    security = pki.by_address(options.security)
+    calls: list[Callable[[], object]] = [functools.partial(_probe_here, host, options, seconds) for host in inventory.hosts]
     calls.append(lambda: health.quorum_from_brokers(addresses, seconds, security, health.Controllers((), ())))
     answers = fanout.settle_by(calls, time.monotonic() + seconds)
-    brokers = [_asked_from_here(host, answer, options) for host, answer in zip(inventory.hosts, answers)]
-    quorum = _quorum_answer(answers[-1], seconds)
+    brokers = [_asked_from_here(host, answer, options, LEADERLESS) for host, answer in zip(inventory.hosts, answers)]
+    return brokers, _quorum_answer(answers[-1], seconds)
+
+
+def view_missing(missing: SwarmkitError, quorum: health.Quorum | None) -> str:
+    """Pure: what a report without the swarm's view says of it, with what the quorum showed (None: no quorum)."""
     why = f"the swarm's view is missing ({missing.message}): each broker was asked from here at its host's address only"
-    return VerifyReport(tuple(brokers), (), (), cluster_error="; ".join([why, *health.quorum_problems(quorum)])), options
+    return "; ".join([why, *(health.quorum_problems(quorum) if quorum else [])])
+
+
+def _probe_here(host: Host, options: VerifyOptions, seconds: float) -> diagnose.Probe:
+    """The host's broker asked from here at the host's address, within ``seconds``."""
+    return diagnose.probe_address(host.address, options.external_port, seconds, pki.by_address(options.security))
 
 
 def _quorum_answer(answer: object, seconds: float) -> health.Quorum:
@@ -455,18 +489,18 @@ def _quorum_answer(answer: object, seconds: float) -> health.Quorum:
     return health.Quorum(-1, error=f"not read from the brokers: {why}")
 
 
-def _asked_from_here(host: Host, answer: object, options: VerifyOptions) -> BrokerVerdict:
-    """Pure: a broker asked at its host's address without the swarm's view: reachable and answering, or why not (its
-    advertised address and its task are not checked)."""
+def _asked_from_here(host: Host, answer: object, options: VerifyOptions, unchecked: str) -> BrokerVerdict:
+    """Pure: a broker asked at its host's address without the swarm's or its engine's view (``unchecked``: why not):
+    reachable and answering, or why not (its advertised address and its task are not checked)."""
     where = diagnose.endpoint(host.address, options.external_port)
     if not isinstance(answer, diagnose.Probe):
         check = BrokerCheck(-1, "", False, False, False, f"{where} gave no answer within {options.timeout:g}s")
     elif not answer.answered:
         check = _unanswered(host, where, answer, options)
     else:
-        detail = f"{where} answers (its advertised address and task not checked: the swarm has no leader)"
+        detail = f"{where} answers (its advertised address and task not checked: {unchecked})"
         check = BrokerCheck(-1, where, True, True, True, detail, metadata_ms=answer.metadata_ms)
-    return BrokerVerdict.of(host, "", "", check)
+    return BrokerVerdict.of(host, "", NOT_READ, check)
 
 
 def _checked(
@@ -487,6 +521,7 @@ def _checked(
     changes = compare(_load_previous(verified_state_path(inventory, options.stack_name)), brokers)
     expiry = pki.expiry(pki.Pki(pki.store_dir(inventory, options.stack_name))) if options.security else None
     (cluster, cluster_error), (lags, lag_error) = reads.cluster, reads.lag
+    cluster_error = "; ".join(e for e in (cluster_error, late_engines(swarm.engines)) if e)
     report = VerifyReport(
         tuple(brokers),
         tuple(reads.topics),

@@ -344,6 +344,8 @@ def print_status(status: ClusterStatus, console: Console) -> None:
         topics.add_row(topic.topic, str(topic.partitions), str(topic.replication_factor), *counts)
     console.print(topics)
     _print_lag_and_disks(status, console)
+    if status.swarm_error:
+        console.print(_red(f"swarm: {status.swarm_error}"))
     if status.kafka_error:
         console.print(_red(f"brokers: {status.kafka_error}"))
     for fault in status.faults:

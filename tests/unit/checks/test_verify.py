@@ -21,6 +21,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, Task
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.stack.deployed import DeployedStack
+from swarmkit.swarm import view
 
 
 def verdict(node: str, advertised: str, ok: bool = True) -> BrokerVerdict:
@@ -180,11 +181,12 @@ NO_LEADER = EngineError("rpc error: The swarm does not have a leader. It's possi
 def test_without_the_swarms_view_each_broker_is_judged_as_asked_from_here() -> None:
     options, host = verify.VerifyOptions(), HOSTS.hosts[0]
     answered = Probe("10.9.0.11", 9094, connect="ok", answered=True, answered_brokers=((1, "m1:9094"),), metadata_ms=3.0)
-    seen = verify._asked_from_here(host, answered, options)
+    seen = verify._asked_from_here(host, answered, options, verify.LEADERLESS)
     assert seen.ok and seen.reachable and seen.node == "m1" and "the swarm has no leader" in seen.detail
-    dropped = verify._asked_from_here(host, Probe("10.9.0.11", 9094, connect="timeout"), options)
+    assert seen.task == verify.NOT_READ
+    dropped = verify._asked_from_here(host, Probe("10.9.0.11", 9094, connect="timeout"), options, verify.LEADERLESS)
     assert not dropped.ok and not dropped.reachable and "does not answer" in dropped.detail
-    late = verify._asked_from_here(host, TimeoutError(), options)
+    late = verify._asked_from_here(host, TimeoutError(), options, verify.LEADERLESS)
     assert not late.ok and not late.reachable and "no answer within 5s" in late.detail
 
 
@@ -228,3 +230,48 @@ def test_a_swarm_that_fails_otherwise_still_stops_verify(monkeypatch: pytest.Mon
     monkeypatch.setattr(verify.symptoms, "read_views", lambda *args: {})
     with pytest.raises(VerifyError, match="not deployed"):
         verify.verify(Session(HOSTS, DockerHosts.from_inventory(HOSTS)), verify.VerifyOptions(budget=30))
+
+
+# --- a manager's engine busy while the swarm elects a leader: its broker is asked from here ---------------------------
+
+
+def answering(address: str, port: int, *args: object) -> Probe:
+    return Probe(address, port, connect="ok", answered=True, answered_brokers=((2, "m2:9094"),), metadata_ms=2.0)
+
+
+def test_an_engine_late_past_its_bound_is_busy_not_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The words engine_states gives an engine silent past its bound are the ones verify takes for a busy engine."""
+    monkeypatch.setattr(view, "settle_by", lambda calls, deadline: [TimeoutError()] * len(calls))
+    engines = view.engine_states(HOSTS, DockerHosts.from_inventory(HOSTS))
+    assert all(verify._late(engine) for engine in engines.values())
+    refused = EngineError("the Docker engine at unix:///run/m2.sock does not answer: connection refused", hint="start dockerd")
+    assert not verify._late(refused) and not verify._late(EngineInfo("e", "27.0", "m2", "active", "", "", 0))
+    assert verify.late_engines({"m1": refused} | {k: v for k, v in engines.items() if k != "m1"}) == (
+        "the Docker engines of m2, m3 did not answer in time: their brokers were asked from here only"
+    )
+    assert verify.late_engines({"m1": refused}) == ""
+
+
+def test_a_late_engines_broker_is_asked_from_here_and_dockerd_is_not_blamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verify.diagnose, "probe_address", answering)
+    host, options = HOSTS.hosts[1], verify.VerifyOptions()
+    late = EngineError("the Docker engine of m2 did not answer in time (unix:///run/m2.sock)")
+    seen = verify._judge_node(host, late, None, [], "hostname", options)
+    assert seen.ok and seen.advertised == "10.9.0.12:9094" and seen.task == verify.NOT_READ
+    assert verify.ENGINE_BUSY in seen.detail and "dockerd" not in seen.detail + seen.fix
+    stopped = EngineError("the Docker engine at unix:///run/m2.sock does not answer: connection refused")
+    refused = verify._judge_node(host, stopped, None, [], "hostname", options)
+    assert not refused.ok and refused.fix == "start dockerd on m2"  # a refusal: dockerd does not run there
+
+
+def test_the_cluster_is_read_through_a_broker_asked_from_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the managers' engines busy, the brokers they run still answer: the cluster's state (who is fenced) is
+    read through them, and what they advertise is not counted as a move."""
+    asked: list[str] = []
+    monkeypatch.setattr(verify.health, "cluster_health_from", lambda quorum, bootstrap, *args: asked.append(bootstrap))
+    options = verify.VerifyOptions()
+    cut = verify._asked_from_here(HOSTS.hosts[0], Probe("10.9.0.11", 9094, connect="timeout"), options, verify.ENGINE_BUSY)
+    busy = verify._asked_from_here(HOSTS.hosts[1], answering("10.9.0.12", 9094), options, verify.ENGINE_BUSY)
+    assert verify._cluster(HOSTS, [], [cut, busy], Quorum(9002), options) == (None, "")
+    assert asked == ["10.9.0.12:9094"]
+    assert compare({"m2": "m2:9094"}, [busy]) == []
