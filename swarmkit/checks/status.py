@@ -347,6 +347,7 @@ def _leaderless(
         nodes=tuple(leaderless_row(h, engines[h.name]) for h in hosts),
         brokers=tuple(asked_row(h, v, reads.metadata, engines[h.name]) for h, v in zip(hosts, verdicts)),
         quorum=quorum if kraft else None,
+        controllers=tuple((voter.node_id, "") for voter in quorum.voters) if kraft else (),  # their managers: not read
         swarm_error=verify.view_missing(missing, quorum if kraft else None),
     )
 

@@ -7,7 +7,7 @@ import pytest
 
 from swarmkit.checks import status, verify
 from swarmkit.checks.diagnose import Probe
-from swarmkit.checks.health import Quorum
+from swarmkit.checks.health import Quorum, QuorumMember
 from swarmkit.checks.status import asked_row, broker_row, leaderless_row, node_row, topic_rows
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, ServiceState, SwarmNode, TaskState
@@ -126,17 +126,18 @@ def fake_swarm(monkeypatch: pytest.MonkeyPatch, failure: EngineError) -> None:
     monkeypatch.setattr(status.dockerapi, "swarm_nodes", nodes)
     monkeypatch.setattr(status, "_kafka_reads", lambda *args: reads)
     answers = [asked(h, h.name == "k1") for h in HOSTS.hosts]
-    monkeypatch.setattr(status.verify, "asked_from_here", lambda *args: (answers, Quorum(-1)))
+    quorum = Quorum(-1, voters=(QuorumMember(9001, "Follower", 0, None),))
+    monkeypatch.setattr(status.verify, "asked_from_here", lambda *args: (answers, quorum))
 
 
 def test_status_goes_on_without_the_swarms_view_when_it_has_no_leader(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, NO_LEADER)
     read = status._read(Session(HOSTS, DockerHosts.from_inventory(HOSTS)), "kafka", 9094)
     assert not read.ok and read.swarm_error.startswith("the swarm's view is missing (nodes on unix:///run/k1.sock failed")
-    assert "controller quorum has no leader" in read.swarm_error and read.quorum == Quorum(-1)
+    assert "controller quorum has no leader" in read.swarm_error and read.quorum and read.quorum.leader == -1
     assert [n.state for n in read.nodes] == ["active swarm, no leader"] * 3
     assert [(b.node, b.registered) for b in read.brokers] == [("k1", True), ("k2", False), ("k3", False)]
-    assert read.metadata_version == "3.9-IV0" and read.controllers == ()
+    assert read.metadata_version == "3.9-IV0" and read.controllers == ((9001, ""),)  # the quorum's voters
 
 
 def test_status_still_stops_when_the_swarm_fails_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
