@@ -44,6 +44,9 @@ def _quiet(message: str) -> None:
     """No progress lines (a caller that shows none)."""
 
 
+# --- creation -------------------------------------------------------------------------------
+
+
 def _start_registry(sandbox: Sandbox) -> int:
     directory = sandbox.directory / "registry"
     directory.mkdir(parents=True, exist_ok=True)
@@ -256,6 +259,9 @@ def add_node(name: str) -> SandboxHost:
     return added
 
 
+# --- engines on and off (for failure drills) ------------------------------------------------
+
+
 def stop_engine(name: str, host_name: str) -> None:
     """Kill one host's dockerd (and its containers) as a crashed server would lose them."""
     sandbox = state.load(name)
@@ -277,6 +283,9 @@ def start_engine(name: str, host_name: str, tls: TlsFiles | None = None) -> Sand
     _wait_engine(restarted)
     state.save(replace(sandbox, hosts=tuple(restarted if h.name == host.name else h for h in sandbox.hosts)))
     return restarted
+
+
+# --- teardown -------------------------------------------------------------------------------
 
 
 def _remove_directory(directory: Path) -> None:
