@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
@@ -73,7 +74,7 @@ def run_cli(*args: str) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def restarted_tasks(built: sandbox.Sandbox) -> int:
+def restarted_tasks(built: Sandbox) -> int:
     docker = built.hosts[0].docker.client
     return sum(1 for service in docker.service.list() for task in docker.service.ps(service) if task.desired_state != "running")
 
@@ -83,7 +84,7 @@ def _kafka_time(line: str) -> datetime | None:
     return datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S,%f") if found else None
 
 
-def jvm_start_to_serving(built: sandbox.Sandbox) -> dict[str, float]:
+def jvm_start_to_serving(built: Sandbox) -> dict[str, float]:
     """Per broker: from the JVM's first log line to 'Kafka Server started'."""
     seconds = {}
     for host in built.hosts:
@@ -96,7 +97,7 @@ def jvm_start_to_serving(built: sandbox.Sandbox) -> dict[str, float]:
     return seconds
 
 
-def kafka_jvms(built: sandbox.Sandbox) -> dict[str, int]:
+def kafka_jvms(built: Sandbox) -> dict[str, int]:
     """The process id of each Kafka JVM in the sandbox's containers, by host and service.  Only this
     sandbox's: other clusters on the machine (other engineers', other sandboxes) are not counted."""
     pids = {}
@@ -115,7 +116,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def idle_cpu(built: sandbox.Sandbox, seconds: float) -> dict[str, float]:
+def idle_cpu(built: Sandbox, seconds: float) -> dict[str, float]:
     """Percent of one core each of the sandbox's Kafka JVMs uses over ``seconds`` with no client traffic."""
     pids = kafka_jvms(built)
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}

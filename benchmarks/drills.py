@@ -39,7 +39,7 @@ from swarmkit.hosts.session import Session  # noqa: E402
 from swarmkit.kafka.admin import ensure_topics  # noqa: E402
 from swarmkit.ops.deploy import up  # noqa: E402
 from swarmkit.ops.plan import DeployOptions, plan  # noqa: E402
-from swarmkit.sandbox import hosts as sandbox  # noqa: E402
+from swarmkit.sandbox.state import Sandbox  # noqa: E402
 from swarmkit.stack.topics import TopicSpec  # noqa: E402
 from tests.integration.fault_drills import (  # noqa: E402
     CLIENT,
@@ -96,7 +96,7 @@ def run(hold: float, client: dict[str, object], busy_minutes: float) -> dict:
     }
 
 
-def fencing_when_busy(created: sandbox.Sandbox, inventory: Inventory, minutes: float, client: dict[str, object]) -> dict:
+def fencing_when_busy(created: Sandbox, inventory: Inventory, minutes: float, client: dict[str, object]) -> dict:
     """One core kept busy for ``minutes`` under the drills' producer: the brokers the controllers fenced meanwhile
     (their log lines) and the producer's longest write pause."""
     assert ensure_topics(f"{inventory.hosts[0].name}:9094", [TopicSpec("busy", PARTITIONS, 3)])[0].ok
@@ -122,7 +122,7 @@ def fencing_when_busy(created: sandbox.Sandbox, inventory: Inventory, minutes: f
     }
 
 
-def fencing_lines(created: sandbox.Sandbox, since: datetime) -> list[str]:
+def fencing_lines(created: Sandbox, since: datetime) -> list[str]:
     """Every controller's log lines since ``since`` that fence a broker whose session timed out (all hosts)."""
     found = []
     for host in created.hosts:

@@ -43,6 +43,7 @@ from swarmkit.ops.deploy import deploy, up
 from swarmkit.ops.metrics import metrics_up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.stack.metrics import AGENT_PORT
 
 NAME = "hvd"
@@ -88,7 +89,7 @@ def wait_scraped(url: str, brokers: int) -> None:
         time.sleep(2)
 
 
-def broker_pids(built: sandbox.Sandbox) -> dict[str, int]:
+def broker_pids(built: Sandbox) -> dict[str, int]:
     return {name: pid for name, pid in kafka_jvms(built).items() if name.endswith("_broker")}
 
 
@@ -118,14 +119,14 @@ def produce(bootstrap: str, seconds: float) -> int:
     return acked
 
 
-def broker_history(built: sandbox.Sandbox) -> str:
+def broker_history(built: Sandbox) -> str:
     """Every broker task the swarm has kept, for a run in which a broker's JVM went away."""
     state = dockerapi.service_state(built.hosts[0].docker, "kafka_broker")
     tasks = sorted(state.tasks, key=lambda t: t.created_at) if state else []
     return "\n".join(f"{t.created_at} {t.name} {t.state} (desired {t.desired_state}) {t.message} {t.error}" for t in tasks)
 
 
-def produce_run(built: sandbox.Sandbox, bootstrap: str, seconds: float) -> dict[str, float]:
+def produce_run(built: Sandbox, bootstrap: str, seconds: float) -> dict[str, float]:
     pids = broker_pids(built)
     cpu, started = brokers_cpu(pids), time.perf_counter()
     acked = produce(bootstrap, seconds)
@@ -159,7 +160,7 @@ def scrape_seconds(url: str) -> dict[str, float]:
     return {"targets": len(values), "sum_s": sum(values), "max_s": max(values), "mean_s": statistics.mean(values)}
 
 
-def phase(built: sandbox.Sandbox, inventory: Inventory, url: str, agent: bool, args: argparse.Namespace) -> dict[str, Any]:
+def phase(built: Sandbox, inventory: Inventory, url: str, agent: bool, args: argparse.Namespace) -> dict[str, Any]:
     options = DeployOptions(topics=TOPICS, extra_env=() if agent else AGENT_OFF)
     deploy(plan(inventory, options), Session.of(inventory))
     wait_scraped(url, 3 if agent else 0)

@@ -39,6 +39,7 @@ from swarmkit.ops import deploy, teardown
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
+from swarmkit.sandbox.state import Sandbox
 
 NAME = "ss"
 SUBNET = "10.249.0.0/24"
@@ -55,7 +56,7 @@ class Sample:
     connections: list[int]  # opened per host during the command (ssh only)
 
 
-def socket_inventory(built: sandbox.Sandbox, directory: Path) -> str:
+def socket_inventory(built: Sandbox, directory: Path) -> str:
     """The sandbox's inventory with every host named by its own unix socket (no SSH)."""
     document = yaml.safe_load(Path(built.inventory_path).read_text())
     document.pop("ssh_config")
@@ -75,7 +76,7 @@ def command(name: str, inventory: Inventory) -> Callable[[DockerHosts], bool]:
     return lambda docker: teardown.down(Session(inventory, docker)) is not None
 
 
-def run(built: sandbox.Sandbox, way: str, inventory: Inventory, name: str) -> Sample:
+def run(built: Sandbox, way: str, inventory: Inventory, name: str) -> Sample:
     """One command with DockerHosts of its own (closed at its end), timed; its SSH connections counted.
     ssh-cold: the kept connections are closed first (not timed)."""
     if way == "ssh-cold":

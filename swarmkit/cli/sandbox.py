@@ -19,15 +19,17 @@ from swarmkit.cli.common import (
 )
 from swarmkit.cli.faults import fault_app
 from swarmkit.errors import SpecError
-from swarmkit.sandbox import disks, faults
+from swarmkit.sandbox import disks, faults, plumbing, validation
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.status import SandboxStatus
+from swarmkit.sandbox.status import read as read_status
 
-HOST_COUNT = checked(lambda value: numbers.count(value, 1, sandbox.MAX_NODES))
+HOST_COUNT = checked(lambda value: numbers.count(value, 1, validation.MAX_NODES))
 sandbox_app = typer.Typer(help="A real server group on this machine, for demos and tests.", no_args_is_help=True)
 sandbox_app.add_typer(fault_app, name="fault")
 
 
-def _show_sandbox(status: sandbox.SandboxStatus, as_json: bool) -> None:
+def _show_sandbox(status: SandboxStatus, as_json: bool) -> None:
     active = faults.active(status.name) if status.exists else ()
     if as_json:
         print_json(status.to_dict() | {"faults": [f.to_dict() for f in active]})
@@ -82,7 +84,7 @@ def sandbox_up(
             data_limit=data_limit,
             kafka_version=kafka_version,
         )
-    _show_sandbox(sandbox.status(name), as_json)
+    _show_sandbox(read_status(name), as_json)
 
 
 @sandbox_app.command("add-node")
@@ -93,7 +95,7 @@ def sandbox_add_node(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> N
         host = sandbox.add_node(name)
     if not as_json:
         out.print(f"added {host.name} at {host.address}")
-    _show_sandbox(sandbox.status(name), as_json)
+    _show_sandbox(read_status(name), as_json)
 
 
 @sandbox_app.command("down")
@@ -111,7 +113,7 @@ def sandbox_down(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
 @expected_failures
 def sandbox_status(name: str = SANDBOX_NAME, as_json: bool = JSON_OPTION) -> None:
     """Hosts, engines, registry and firewall blocks of the sandbox."""
-    _show_sandbox(sandbox.status(name), as_json)
+    _show_sandbox(read_status(name), as_json)
 
 
 @sandbox_app.command("firewall")
@@ -125,7 +127,7 @@ def sandbox_firewall(
     """Simulate a host firewall dropping PORT/PROTO inbound on HOST."""
     if action not in ("block", "unblock"):
         raise SpecError(f"unknown firewall action '{action}'", hint="use block or unblock")
-    state = sandbox.firewall(name, host, port, block=action == "block")
+    state = plumbing.firewall(name, host, port, block=action == "block")
     out.print(f"{action}ed {port} on {host}; blocks now: {', '.join(map(str, state.firewall)) or 'none'}")
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from swarmkit.ops.teardown import DownReport
     from swarmkit.ops.upgrade import UpgradeReport
     from swarmkit.ops.users import UserCheck
-    from swarmkit.sandbox.hosts import SandboxStatus
+    from swarmkit.sandbox.status import SandboxStatus
     from swarmkit.swarm.bootstrap import SwarmResult
     from swarmkit.traffic.spark import SparkReport
 

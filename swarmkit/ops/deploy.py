@@ -10,7 +10,7 @@ Order matters, so that bad input changes nothing and a redeploy restarts nothing
    where the content differs, and only where the brokers read it: not for tansu advertising hostnames);
 5. ``docker stack deploy`` (an unchanged stack leaves every task running);
 6. wait until each eligible node runs a task of the present spec whose external port, asked from
-   this machine, answers Kafka metadata advertising the host expected for that node;
+   this machine, answers Kafka metadata advertising the host expected for that node (swarmkit.ops.converge);
 7. ensure the topics: once for a shared cluster, on every broker when brokers share no storage.
 """
 
@@ -28,24 +28,15 @@ from swarmkit import waits
 from swarmkit.errors import BrokerError, DeployError, EngineError, SpecError
 from swarmkit.fanout import fan_out, fan_out_settled, in_background
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import (
-    FAILED_START,
-    Availability,
-    DockerHosts,
-    Engine,
-    NodeState,
-    ServiceState,
-    SwarmNode,
-    SwarmState,
-    TaskState,
-)
+from swarmkit.hosts.dockerapi import Availability, DockerHosts, Engine, NodeState, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import ZONE_LABEL, Host, Inventory
 from swarmkit.hosts.session import Session
 from swarmkit.images import shipping
-from swarmkit.kafka.admin import BrokerInfo, ClusterMetadata, TopicResult, broker_metadata, ensure_topics, ensure_topics_on_each
+from swarmkit.kafka.admin import TopicResult, ensure_topics, ensure_topics_on_each
 from swarmkit.network.preflight import DEFAULT_MEMORY_PER_BROKER, GIB, PreflightReport, run_preflight
-from swarmkit.ops import admin_login, declared, startup, upgrade, users
+from swarmkit.ops import admin_login, declared, upgrade, users
 from swarmkit.ops.controllers import QuorumView, redeploy, running_container
+from swarmkit.ops.converge import Member, Target, Watch, until_serving
 from swarmkit.ops.plan import DeployOptions, DeployPlan, stack_request
 from swarmkit.security import pki
 from swarmkit.security.settings import ClientSecurity
@@ -66,12 +57,8 @@ from swarmkit.waits import Progress
 # default a generous time that grows with the nodes (a changed stack rolls one broker at a time).
 BASE_CAP = 600.0
 CAP_PER_NODE = 60.0
-CRASH_LOOP = 3  # a node whose broker failed to start this often during one wait fails it at once
 STOP_GRACE_S = 60  # a broker's controlled shutdown (the stack's stop_grace_period)
-PROBE_TIMEOUT = 2.0
-SECURE_PROBE_TIMEOUT = 20.0  # a TLS handshake and a SCRAM login on a starting broker of a loaded machine (9 s seen)
 TOPIC_TIMEOUT = 30.0  # creating topics right after a start: a SCRAM login to a busy broker timed out at 10 s
-STOPPED_UPDATE = ("paused", "rollback_paused", "rollback_completed")
 
 
 @dataclass(frozen=True)
@@ -208,20 +195,7 @@ def _advertised_names(options: DeployOptions, node_hostname: str, address: str) 
 # --- the swarm's view ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Member:
-    host: Host
-    node: SwarmNode
-    via_swarm: bool = False  # a node joined by hand (`swarmkit join`): no engine of its own to reach
-
-    @property
-    def eligible(self) -> bool:
-        return self.node.state == NodeState.READY and self.node.availability == Availability.ACTIVE
-
-
-def _members(
-    inventory: Inventory, docker: DockerHosts, known: SwarmResult | None = None
-) -> tuple[list[_Member], list[SwarmNode]]:
+def _members(inventory: Inventory, docker: DockerHosts, known: SwarmResult | None = None) -> tuple[list[Member], list[SwarmNode]]:
     """Each inventory host's swarm node (inventory order), then every other node eligible for a broker
     (one joined by hand with `swarmkit join`: reached through the swarm only), and the swarm's node list;
     read from the engines unless ``known`` from the swarm step just before."""
@@ -242,11 +216,11 @@ def _members(
         )
     inventoried = set(ids.values())
     joined = [
-        _Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
+        Member(Host(n.hostname, "", n.address, n.role), n, via_swarm=True)
         for n in nodes
         if n.id not in inventoried and n.state == NodeState.READY and n.availability == Availability.ACTIVE
     ]
-    return [_Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
+    return [Member(host, by_id[ids[host.name]]) for host in inventory.hosts] + joined, nodes
 
 
 def _cluster_id(engine: BrokerEngine, options: DeployOptions, nodes: Sequence[SwarmNode]) -> str:
@@ -284,193 +258,11 @@ def guard_controllers(plan: DeployPlan, session: Session) -> None:
         controllers_for(plan.inventory, plan.options, nodes)
 
 
-# --- convergence ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Target:
-    """One eligible node being waited on."""
-
-    member: _Member
-    broker_id: int
-    bootstrap: str  # where this machine asks for metadata
-    expected: str | None  # the host:port it must advertise (None: cannot be known in advance)
-    security: ClientSecurity | None = None  # how to connect (secure modes), host names unchecked at bootstrap
-    task_id: str = ""  # the task verified to serve (empty until then)
-    advertised: str = ""
-    problem: str = ""  # why it is not verified yet
-    phase: str = ""  # what its broker is doing, as last reported
-    furthest: tuple[str, int] = ("", -1)  # (task id, rank of the furthest start marker its log showed)
-
-    @property
-    def name(self) -> str:
-        return self.member.host.name
-
-
-def _own_broker(metadata: ClusterMetadata, broker_id: int) -> BrokerInfo | None:
-    """This node's broker in the metadata: by id (shared cluster) or the only one (tansu lists itself)."""
-    return metadata.broker(broker_id) or (metadata.brokers[0] if len(metadata.brokers) == 1 else None)
-
-
-def _probe(target: _Target) -> tuple[str, str]:
-    """(advertised endpoint, problem) after asking this node's port for metadata."""
-    try:
-        metadata = broker_metadata(
-            target.bootstrap, SECURE_PROBE_TIMEOUT if target.security else PROBE_TIMEOUT, security=target.security
-        )
-    except BrokerError as error:
-        return "", f"{target.bootstrap} does not answer Kafka metadata yet ({error.message})"
-    broker = _own_broker(metadata, target.broker_id)
-    if target.expected is None:
-        return (broker.endpoint if broker else ""), ""
-    if broker is None or broker.endpoint != target.expected:
-        shown = ", ".join(b.endpoint for b in metadata.brokers) or "no broker"
-        return (broker.endpoint if broker else ""), f"{target.bootstrap} advertises {shown}, expected {target.expected}"
-    return broker.endpoint, ""
-
-
-def _why_not_running(state: ServiceState, target: _Target, output_of: Callable[[TaskState], str]) -> str:
-    """What `docker service ps` says about a node whose broker does not serve, with the last line
-    the failed container printed (``output_of``): usually the entrypoint's own explanation."""
-    tasks = state.tasks_on(target.member.node.id)
-    if not tasks:
-        return f"no broker task on this node (swarm node state {target.member.node.state}, availability {target.member.node.availability})"
-    running = state.running_on(target.member.node.id)
-    if running is not None:
-        said = startup.last_lines(output_of(running)) if running.container_id else ""
-        return f"task {running.name} runs, but {target.problem or 'it was not checked yet'}" + (
-            f"; its log: {said}" if said else ""
-        )
-    latest = tasks[0]
-    line = f"task {latest.name} is {latest.state}"
-    if latest.desired_state != latest.state:
-        line += f" (desired {latest.desired_state})"
-    detail = latest.error or (latest.message if latest.message != latest.state else "")
-    if detail:
-        line += f": {detail}"
-    failed = latest if latest.error else next((t for t in tasks[1:] if t.error), None)
-    if failed is not None:
-        if failed is not latest:
-            line += f"; last failure: {failed.error}"
-        said = startup.last_lines(output_of(failed), 1) if failed.container_id else ""
-        if said:
-            line += f" ({said})"
-    return line
-
-
-def _converge(
-    docker: DockerHosts,
-    manager: Engine,
-    service: str,
-    targets: list[_Target],
-    watch: _Watch,
-    progress: Progress,
-) -> None:
-    """Wait until every target runs a task of the present spec that answers as expected, reporting each
-    broker's phase as it changes; fail on a stall, the cap, a stopped update or a crash-looping broker."""
-    baseline: dict[str, frozenset[str]] = {}
-    seen: list[tuple[ServiceState, list[_Target]]] = []  # the last look's state and the targets not serving then
-
-    def look() -> bool | waits.NotYet:
-        state = dockerapi.service_state(manager, service)
-        if state is None:
-            raise DeployError(f"service {service} disappeared while deploying", hint="was the stack removed meanwhile?")
-        if not baseline:  # the failed starts before this wait are not counted
-            baseline.update({t.name: _failed_tasks(state, t) for t in targets})
-        changed = _look(docker, state, targets, watch)
-        waiting = [t for t in targets if not t.task_id]
-        for target in changed:
-            progress(len(targets) - len(waiting), len(targets), f"{target.name}: {target.phase}")
-        if not waiting:
-            return True
-        _check_not_stopped(state, service)
-        looping = [t for t in waiting if len(_failed_tasks(state, t) - baseline[t.name]) >= CRASH_LOOP]
-        if looping:
-            raise _not_serving(docker, state, looping, f"{CRASH_LOOP} failed starts in a row", len(targets))
-        seen[:] = [(state, waiting)]
-        return waits.NotYet("; ".join(f"{t.name}: {t.phase}" for t in targets))  # a phase changed: progress
-
-    waits.until(look, watch.limits, fail=lambda why: _not_serving(docker, *seen[-1], why, len(targets)))
-
-
-@dataclass(frozen=True)
-class _Watch:
-    """What a wait checks and how long it may take."""
-
-    check_kafka: bool  # False: a running task is enough (an image that serves no Kafka)
-    limits: waits.WaitLimits
-    markers: tuple[tuple[str, str], ...] = ()  # the engine's start log markers
-
-
-def _failed_tasks(state: ServiceState, target: _Target) -> frozenset[str]:
-    return frozenset(t.id for t in state.tasks_on(target.member.node.id) if t.current and t.state in FAILED_START)
-
-
-def _check_not_stopped(state: ServiceState, service: str) -> None:
-    if state.update_state in STOPPED_UPDATE:
-        raise DeployError(
-            f"the update of {service} stopped ({state.update_state}): {state.update_message}",
-            hint=f"see `docker service ps --no-trunc {service}` on a manager, fix the cause, deploy again",
-        )
-
-
-def _look(docker: DockerHosts, state: ServiceState, targets: list[_Target], watch: _Watch) -> list[_Target]:
-    """Probe the targets whose present task runs and read each one's phase; returns those whose phase changed.
-    Only a present task can answer: the state showed it running, so an old one had stopped (a host port has
-    one holder)."""
-    running = {t.name: task for t in targets if (task := state.running_on(t.member.node.id)) is not None}
-    probed = [t for t in targets if t.name in running and running[t.name].id != t.task_id]
-    answers = fan_out(_probe, probed) if watch.check_kafka else [("", "")] * len(probed)
-    for target, (advertised, problem) in zip(probed, answers):
-        target.advertised, target.problem = advertised, problem
-        target.task_id = "" if problem else running[target.name].id
-    for target in targets:
-        if target.name not in running:
-            target.task_id, target.problem = "", "no running task of the present spec yet"
-    phases = fan_out(lambda t: _phase(docker, state, t, running.get(t.name), watch.markers), targets)
-    changed = [t for t, phase in zip(targets, phases) if phase != t.phase]
-    for target, phase in zip(targets, phases):
-        target.phase = phase
-    return changed
-
-
-def _phase(
-    docker: DockerHosts, state: ServiceState, target: _Target, task: TaskState | None, markers: Sequence[tuple[str, str]]
-) -> str:
-    """What the target's broker is doing: serving, else what its log or its task says."""
-    if target.task_id:
-        return f"serving as {target.advertised}" if target.advertised else "running"
-    if task is None:
-        present = [t for t in state.tasks_on(target.member.node.id) if t.current]
-        return startup.task_phase(present[0] if present else None)
-    if not markers or target.member.via_swarm:
-        return "container running, not answering yet"
-    log = dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
-    rank, logged = startup.log_phase(log, markers)
-    if target.furthest[0] == task.id and rank < target.furthest[1]:
-        return target.phase  # its marker scrolled out of the log's tail: the broker is still at least there
-    target.furthest = (task.id, rank)
-    return logged or "container running, not answering yet"
-
-
-def _not_serving(docker: DockerHosts, state: ServiceState, waiting: list[_Target], why: str, total: int) -> DeployError:
-    def output_of(target: _Target) -> Callable[[TaskState], str]:
-        if target.member.via_swarm:
-            return lambda task: ""  # its engine is out of reach; `docker service logs` on a manager has it
-        return lambda task: dockerapi.container_output(docker[target.member.host], task.container_id, startup.LOG_LINES)
-
-    lines = "; ".join(f"{t.name} ({t.phase}): {_why_not_running(state, t, output_of(t))}" for t in waiting)
-    return DeployError(
-        f"brokers not serving ({why}) on {len(waiting)} of {total} node(s): {lines}",
-        hint=f"`docker service ps --no-trunc {state.name}` and `docker service logs {state.name}` on a manager",
-    )
-
-
 # --- topics --------------------------------------------------------------------------------------
 
 
 def _ensure_topics(
-    engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[_Target]
+    engine: BrokerEngine, specs: Sequence[TopicSpec], targets: Sequence[Target]
 ) -> tuple[list[TopicResult], list[str]]:
     """Existing topics of a shared cluster first get their declared settings and partitions (live, no restart);
     then the missing ones are created. Returns the results and what was altered."""
@@ -486,7 +278,7 @@ def _ensure_topics(
         raise DeployError(f"creating topics: {error.message}", hint=error.hint) from None
 
 
-def _ensure_declared(plan: DeployPlan, session: Session, targets: Sequence[_Target], total: int) -> list[str]:
+def _ensure_declared(plan: DeployPlan, session: Session, targets: Sequence[Target], total: int) -> list[str]:
     """The declared users and their grants, then the declared client quotas (live, no broker restarted);
     returns what was done."""
     options, altered = plan.options, []
@@ -530,7 +322,7 @@ def deploy(plan: DeployPlan, session: Session, swarm_result: SwarmResult | None 
     request, security = _secured(inventory, options, request, members, allocation)
     targets = _targets(options, eligible, allocation, security)
     limits = waits.WaitLimits(options.stall_timeout, options.timeout or BASE_CAP + CAP_PER_NODE * total)
-    rollout = _Rollout(docker, request, targets, _Watch(options.check_kafka, limits, engine.START_MARKERS))
+    rollout = _Rollout(docker, request, targets, Watch(options.check_kafka, limits, engine.START_MARKERS))
     if metrics.AGENT_VOLUME in engine.volumes(request):  # before the identities: a broker task that can start has it
         progress(0, total, "copying the metrics agent to every node")
         _deliver_agent(docker, request, members)
@@ -578,8 +370,8 @@ class _Rollout:
 
     docker: DockerHosts
     request: StackRequest
-    targets: list[_Target]
-    watch: _Watch
+    targets: list[Target]
+    watch: Watch
 
     @property
     def manager(self) -> Engine:
@@ -613,7 +405,7 @@ class _Rollout:
             redeploy(view, f"{stack}_{name}", controller.node_id, alone, timeout, said)
 
     def converge(self, progress: Progress) -> None:
-        _converge(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
+        until_serving(self.docker, self.manager, self.request.broker_service, self.targets, self.watch, progress)
 
     def restart_for_new_identity(self, identities: _Identities, progress: Progress) -> None:
         """A broker that read an identity since changed (its inventory address) restarts alone, one at a time,
@@ -632,7 +424,7 @@ class _Rollout:
                 continue
             progress(0, 1, f"restarting the broker on {target.name}: its identity changed")
             dockerapi.stop_container(self.docker[target.member.host], task.container_id, STOP_GRACE_S)
-            _converge(self.docker, self.manager, service, [target], self.watch, progress)
+            until_serving(self.docker, self.manager, service, [target], self.watch, progress)
 
 
 def _say(progress: Progress, total: int, name: str, message: str) -> None:
@@ -640,7 +432,7 @@ def _say(progress: Progress, total: int, name: str, message: str) -> None:
 
 
 def _allocate_ids(
-    manager: Engine, request: StackRequest, members: list[_Member], nodes: list[SwarmNode], progress: Progress
+    manager: Engine, request: StackRequest, members: list[Member], nodes: list[SwarmNode], progress: Progress
 ) -> identity.IdAllocation:
     """Broker ids (kept in node labels) and the apache cluster id, before anything needs them."""
     progress(0, sum(1 for m in members if m.eligible), "allocating broker ids")
@@ -653,7 +445,7 @@ def _allocate_ids(
 
 
 def _write_identities(
-    docker: DockerHosts, request: StackRequest, image: str, members: list[_Member], allocation: identity.IdAllocation
+    docker: DockerHosts, request: StackRequest, image: str, members: list[Member], allocation: identity.IdAllocation
 ) -> _Identities:
     """Each node's identity volume: directly where swarmkit reaches the engine, else through the swarm."""
     manager = docker[request.inventory.first_manager]
@@ -671,7 +463,7 @@ def _write_identities(
     return _Identities(allocation, dict(zip((m.node.id for m in direct + joined), outcomes)))
 
 
-def _deliver_agent(docker: DockerHosts, request: StackRequest, members: list[_Member]) -> None:
+def _deliver_agent(docker: DockerHosts, request: StackRequest, members: list[Member]) -> None:
     """Each node's metrics-agent volume, filled from swarmkit's probe image (shipped where missing, as for
     preflight) before the stack starts: directly where swarmkit reaches the engine, else through the swarm."""
     probe = shipping.with_probe_image(request.inventory, docker).stack.probe_image
@@ -684,7 +476,7 @@ def _deliver_agent(docker: DockerHosts, request: StackRequest, members: list[_Me
 
 
 def _secured(
-    inventory: Inventory, options: DeployOptions, request: StackRequest, members: list[_Member], allocation: identity.IdAllocation
+    inventory: Inventory, options: DeployOptions, request: StackRequest, members: list[Member], allocation: identity.IdAllocation
 ) -> tuple[StackRequest, ClientSecurity | None]:
     """A secure request gets its certificates (one per broker id, for the names it advertises) and
     swarmkit its client settings; bootstrapping through a node's address checks no host name (verify does)."""
@@ -697,19 +489,19 @@ def _secured(
 
 
 def _targets(
-    options: DeployOptions, eligible: list[_Member], allocation: identity.IdAllocation, security: ClientSecurity | None
-) -> list[_Target]:
+    options: DeployOptions, eligible: list[Member], allocation: identity.IdAllocation, security: ClientSecurity | None
+) -> list[Target]:
     """What to wait on: each eligible node's own port, and the address it must advertise when known in advance."""
     port = options.listeners.external_listener.port
 
-    def expected(member: _Member) -> str | None:
+    def expected(member: Member) -> str | None:
         host = expected_advertised_host(options.advertise, member.node.hostname, member.host.address)
         return f"{host}:{port}" if host else None
 
-    return [_Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m), security) for m in eligible]
+    return [Target(m, allocation.ids[m.node.id], f"{m.host.address}:{port}", expected(m), security) for m in eligible]
 
 
-def _node_results(members: list[_Member], identities: _Identities, targets: list[_Target]) -> tuple[NodeResult, ...]:
+def _node_results(members: list[Member], identities: _Identities, targets: list[Target]) -> tuple[NodeResult, ...]:
     by_host = {t.name: t for t in targets}
     allocation = identities.allocation
     return tuple(

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from swarmkit.errors import SandboxError, SpecError
-from swarmkit.sandbox import disks
-from swarmkit.sandbox.hosts import Sandbox, SandboxHost, load
+from swarmkit.sandbox import disks, state
+from swarmkit.sandbox.state import Sandbox, SandboxHost
 from swarmkit.sandbox.system import in_netns, run
 
 TAG = "swarmkit-fault"
@@ -66,12 +66,10 @@ def _bucket_bytes(rate_text: str) -> int:
 
 def sandbox_of_inventory(path: str) -> str:
     """The sandbox whose inventory ``path`` is; refused for any other inventory (real servers)."""
-    from swarmkit.sandbox.hosts import STATE_ROOT
-
     wanted = Path(path).resolve()
-    for state in sorted(STATE_ROOT.glob("*/sandbox.json")):
-        if Path(json.loads(state.read_text()).get("inventory_path", "")).resolve() == wanted:
-            return state.parent.name
+    for found in sorted(state.STATE_ROOT.glob("*/sandbox.json")):
+        if Path(json.loads(found.read_text()).get("inventory_path", "")).resolve() == wanted:
+            return found.parent.name
     raise SpecError(
         f"{path} is not the inventory of a sandbox on this machine",
         hint="faults are injected only into a sandbox (they change its hosts' iptables, tc and disks); "
@@ -98,7 +96,7 @@ def _state_path(sandbox: Sandbox) -> Path:
 def active(name: str) -> tuple[Fault, ...]:
     """The faults in effect on a sandbox (none for one that does not exist)."""
     try:
-        return tuple(Fault(**f) for f in json.loads(_state_path(load(name)).read_text()))
+        return tuple(Fault(**f) for f in json.loads(_state_path(state.load(name)).read_text()))
     except (FileNotFoundError, SandboxError):
         return ()
 
@@ -122,7 +120,7 @@ def _tagged(kind: str) -> list[str]:
 
 def partition(name: str, node: str, peers: list[str] | None = None, client: bool = True) -> Fault:
     """Drop every packet between ``node`` and its peers (all other hosts unless named), both ways."""
-    sandbox = load(name)
+    sandbox = state.load(name)
     host = sandbox.host(node)
     cut = _peers(sandbox, host, peers, client)
     _heal_rules(host)
@@ -138,7 +136,7 @@ def partition(name: str, node: str, peers: list[str] | None = None, client: bool
 def slow(name: str, node: str, limit: str) -> Fault:
     """Limit ``node``'s link to ``limit`` in both directions (a token bucket on each end)."""
     limit = rate(limit)
-    sandbox = load(name)
+    sandbox = state.load(name)
     host = sandbox.host(node)
     bucket = str(_bucket_bytes(limit))
     shape = ["root", "tbf", "rate", limit, "burst", bucket, "latency", QUEUE_LATENCY]
@@ -151,7 +149,7 @@ def slow(name: str, node: str, limit: str) -> Fault:
 
 def disk_full(name: str, node: str) -> Fault:
     """Fill ``node``'s broker data disk to its limit."""
-    sandbox = load(name)
+    sandbox = state.load(name)
     host = sandbox.host(node)
     if not sandbox.data_limit:
         raise SpecError(
@@ -208,7 +206,7 @@ def _heal_host(sandbox: Sandbox, host: SandboxHost) -> list[str]:
 
 def heal(name: str, node: str | None = None) -> list[str]:
     """Undo every fault on ``node`` (every host when None); what was undone (nothing the second time)."""
-    sandbox = load(name)
+    sandbox = state.load(name)
     hosts = [sandbox.host(node)] if node else list(sandbox.hosts)
     undone = [line for host in hosts for line in _heal_host(sandbox, host)]
     healed = {host.name for host in hosts}

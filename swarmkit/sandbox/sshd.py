@@ -28,7 +28,7 @@ from swarmkit.hosts import sshmasters
 from swarmkit.sandbox.system import run, spawn_in_host, wait_for
 
 if TYPE_CHECKING:
-    from swarmkit.sandbox.hosts import SandboxHost
+    from swarmkit.sandbox.state import SandboxHost
 
 SSH_PORT = 22
 SSHD = "/usr/sbin/sshd"

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import state as sandbox_state
+from swarmkit.sandbox.state import Sandbox
 
 pytestmark = pytest.mark.e2e
 
@@ -23,7 +25,7 @@ def main_job_sandbox():
     sandbox.down("sk")
 
 
-def _restarted_tasks(created: sandbox.Sandbox) -> list[str]:
+def _restarted_tasks(created: Sandbox) -> list[str]:
     """Every task the swarm had to replace: a broker or controller that exited and was started again."""
     docker = created.hosts[0].docker.client
     replaced = []
@@ -60,7 +62,7 @@ def test_readme_main_job_proves_every_broker_with_one_core_busy(main_job_sandbox
         assert broker["produced"] == broker["consumed"] == report["records_per_broker"] > 0
         assert broker["missing"] == broker["duplicates"] == 0 and broker["checksum_ok"]
     assert "per-broker throughput and latency" in (ROOT / "reports" / "verify.html").read_text()
-    assert _restarted_tasks(sandbox.load("sk")) == []
+    assert _restarted_tasks(sandbox_state.load("sk")) == []
     if security != "plaintext":
         client = (ROOT / "reports" / "client.properties").read_text()
         assert "security.protocol=SASL_SSL" in client

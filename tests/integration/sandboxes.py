@@ -12,7 +12,10 @@ from python_on_whales.exceptions import DockerException
 
 from swarmkit.images import image
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import processes as sandbox_processes
 from swarmkit.sandbox import sshd
+from swarmkit.sandbox import state as sandbox_state
+from swarmkit.sandbox.state import Sandbox, SandboxHost
 
 
 @contextlib.contextmanager
@@ -27,7 +30,7 @@ def fresh_sandbox(
     endpoint: str = "unix",
     data_limit: str = "",
     kafka_version: str = image.KAFKA_VERSION,
-) -> Iterator[sandbox.Sandbox]:
+) -> Iterator[Sandbox]:
     sandbox.down(name)
     try:
         inventory = str(directory / f"{name}-inventory.yaml")
@@ -47,7 +50,7 @@ def fresh_sandbox(
         sandbox.down(name)
 
 
-MODULE_SANDBOX = pytest.StashKey[sandbox.Sandbox]()
+MODULE_SANDBOX = pytest.StashKey[Sandbox]()
 
 
 def module_sandbox(
@@ -66,7 +69,7 @@ def module_sandbox(
     node keeps it, so a failing test's report can show the swarm's state (conftest.py)."""
 
     @pytest.fixture(scope="module")
-    def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[sandbox.Sandbox]:
+    def fixture(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Sandbox]:
         directory = tmp_path_factory.mktemp(name)
         with fresh_sandbox(
             name, nodes, subnet, name, directory, engine, managers, endpoint, data_limit, kafka_version
@@ -82,16 +85,16 @@ def leftovers(name: str) -> list[str]:
     found = []
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found += [line.split()[0] for line in namespaces.splitlines() if line.startswith(f"swk-{name}-")]
-    bridge = sandbox.bridge_name(name)  # matched whole: sandbox 'ir' must not see sandbox 'irx' as its own
+    bridge = sandbox_state.bridge_name(name)  # matched whole: sandbox 'ir' must not see sandbox 'irx' as its own
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     names = [line.split(":")[1].strip().split("@")[0] for line in links.splitlines()]
     found += [link for link in names if link == bridge or link.startswith(f"skv-{name}-")]
     rules = subprocess.run(["iptables", "-S", "FORWARD"], capture_output=True, text=True).stdout
     found += [rule for rule in rules.splitlines() if bridge in rule.split()]
-    directory = sandbox.STATE_ROOT / name
+    directory = sandbox_state.STATE_ROOT / name
     if directory.exists():
         found.append(str(directory))
-    processes = sandbox._processes_under(directory)
+    processes = sandbox_processes.processes_under(directory)
     found += [f"pid {pid}" for pid in processes]
     if f"# BEGIN swarmkit sandbox {name}" in Path("/etc/hosts").read_text().splitlines():
         found.append("/etc/hosts entries")
@@ -100,7 +103,7 @@ def leftovers(name: str) -> list[str]:
     return found
 
 
-def in_host(host: sandbox.SandboxHost, *command: str, timeout: float = 10) -> subprocess.CompletedProcess:
+def in_host(host: SandboxHost, *command: str, timeout: float = 10) -> subprocess.CompletedProcess:
     """Run a command inside one sandbox host's network namespace (its own view of the network)."""
     return subprocess.run(
         ["nsenter", f"--net=/var/run/netns/{host.netns}", *command], capture_output=True, text=True, timeout=timeout
@@ -110,7 +113,7 @@ def in_host(host: sandbox.SandboxHost, *command: str, timeout: float = 10) -> su
 LOG_LINES = 15
 
 
-def _task_lines(manager: sandbox.SandboxHost) -> Iterator[str]:
+def _task_lines(manager: SandboxHost) -> Iterator[str]:
     docker = manager.docker.client
     for service in docker.service.list():
         for task in docker.service.ps(service):
@@ -119,7 +122,7 @@ def _task_lines(manager: sandbox.SandboxHost) -> Iterator[str]:
             yield f"{service.spec.name} {task.name or task.id[:12]} node={task.node_id} desired={task.desired_state} state={status.state}{error}"
 
 
-def _stopped_container_logs(host: sandbox.SandboxHost) -> Iterator[str]:
+def _stopped_container_logs(host: SandboxHost) -> Iterator[str]:
     docker = host.docker.client
     for container in docker.container.list(all=True, filters=[("status", "exited")]):
         yield f"--- {host.name} {container.name} exited {container.state.exit_code}"
@@ -134,7 +137,7 @@ def _read(lines: Iterator[str]) -> list[str]:
         return [f"(not readable: {said[-1] if said else error.return_code})"]
 
 
-def swarm_state(created: sandbox.Sandbox) -> str:
+def swarm_state(created: Sandbox) -> str:
     """Every task's state, and the last log lines of every exited container on every host."""
     lines = _read(_task_lines(created.hosts[0]))
     for host in created.hosts:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from swarmkit.checks.verify import SPARK_TOPIC
 from swarmkit.kafka.admin import partition_states
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import SandboxHost
 from swarmkit.traffic.spark import SparkReport
 from tests.integration import browser
 
@@ -25,7 +25,7 @@ ARTIFACTS = Path(__file__).parents[2] / "reports" / "test-artifacts"  # git-igno
 
 
 @contextlib.contextmanager
-def listening(host: sandbox.SandboxHost, port: int) -> Iterator[None]:
+def listening(host: SandboxHost, port: int) -> Iterator[None]:
     """Something else holding a port on a sandbox host (a process in its network namespace), stopped afterwards."""
     code = (
         f"import socket,time; s=socket.socket(); s.bind(('0.0.0.0',{port})); s.listen(); print('up',flush=True); time.sleep(120)"

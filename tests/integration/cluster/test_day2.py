@@ -45,6 +45,7 @@ from swarmkit.ops.deploy import deploy, guard_controllers, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.replace import replace_node
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.stack.compose import KAFKA_UID
 from swarmkit.stack.controllers import ControllerSet, directory_id
 from swarmkit.stack.metrics import AGENT_PORT, NODE_PORT
@@ -75,7 +76,7 @@ VERIFY_PORT = 9466  # the verify loop of the lag test, on the bridge's address
 
 
 @pytest.fixture(scope="module")
-def small_disk(d2: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def small_disk(d2: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """d21's volume kafka_data on a 256 MB ext4 of its own (a loop device), made before `up`, which adopts it as
     it adopts the identity volume (same name, the stack's label): the disk alert's threshold can be passed."""
     image = tmp_path_factory.mktemp("disk") / "d21-data.img"
@@ -91,14 +92,14 @@ def small_disk(d2: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture(scope="module")
-def cluster(d2: sandbox.Sandbox, small_disk: str) -> Inventory:
+def cluster(d2: Sandbox, small_disk: str) -> Inventory:
     inventory = load_inventory(d2.inventory_path)
     assert up(plan(inventory, DeployOptions(topics=TOPICS)), Session.of(inventory)).ok
     return inventory
 
 
 @pytest.fixture(scope="module")
-def receiver(d2: sandbox.Sandbox) -> Iterator[Receiver]:
+def receiver(d2: Sandbox) -> Iterator[Receiver]:
     """Alertmanager's webhook, served here on the bridge's address."""
     started = alert_receiver.start(d2.gateway)
     yield started
@@ -117,7 +118,7 @@ def secret_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def alerting(d2: sandbox.Sandbox, receiver: Receiver, secret_files: dict[str, Path]) -> dict:
+def alerting(d2: Sandbox, receiver: Receiver, secret_files: dict[str, Path]) -> dict:
     """The inventory's metrics block: the test's webhook with a token, an e-mail receiver whose server does not
     answer (it counts as failed), the intervals shortened (group_wait 1 s, group_interval 5 s), lag over 1 min."""
     return {
@@ -254,7 +255,7 @@ def metrics_up(inventory: Inventory, alerting: dict, gateway: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def metrics_url(d2: sandbox.Sandbox, cluster: Inventory, alerting: dict) -> str:
+def metrics_url(d2: Sandbox, cluster: Inventory, alerting: dict) -> str:
     return metrics_up(cluster, alerting, d2.gateway)
 
 
@@ -340,7 +341,7 @@ def exports_kafka_metrics(address: str, port: int) -> bool:
         return False
 
 
-def test_the_metrics_port_answers_on_the_overlay_only(d2: sandbox.Sandbox, cluster: Inventory, metrics_url: str) -> None:
+def test_the_metrics_port_answers_on_the_overlay_only(d2: Sandbox, cluster: Inventory, metrics_url: str) -> None:
     """Plaintext or secure, the stack publishes the same ports: 9404 is never one (tests/unit/stack/test_metrics.py)."""
     published = published_ports(cluster)
     assert published == {9094, 9090, 9093} and AGENT_PORT not in published and NODE_PORT not in published
@@ -387,7 +388,7 @@ def stopped_group(bootstrap: str, topic: str, group: str) -> None:
 
 
 def test_a_filling_disk_and_a_consumer_group_that_stops_raise_their_alerts(
-    d2: sandbox.Sandbox, cluster: Inventory, metrics_url: str, receiver: Receiver, tmp_path: Path
+    d2: Sandbox, cluster: Inventory, metrics_url: str, receiver: Receiver, tmp_path: Path
 ) -> None:
     """d21's log directory past 80 % of its file system: KafkaDiskFilling names d21, and resolves once freed; a
     group that stops consuming while a producer writes: ConsumerLagGrowing names the group after a minute of growth
@@ -634,9 +635,7 @@ def prometheus_started(url: str) -> str:
     return wait_for("Prometheus's own series", started, 60)
 
 
-def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(
-    d2: sandbox.Sandbox, cluster: Inventory, alerting: dict
-) -> None:
+def test_a_scaled_out_broker_is_scraped_without_restarting_prometheus(d2: Sandbox, cluster: Inventory, alerting: dict) -> None:
     url = metrics_up(cluster, alerting, d2.gateway)
     wait_for("3 brokers and 3 controllers scraped", lambda: scraped(url) == EVERY_TARGET, 180)
     server, started = containers(cluster, "prometheus", stack="kafka-metrics"), prometheus_started(url)
@@ -669,7 +668,7 @@ def swapped(inventory: Inventory, path: Path, dead: str, new: str) -> Inventory:
     return load_inventory(str(path))
 
 
-def test_up_refuses_a_swapped_manager_before_changing_anything(d2: sandbox.Sandbox, tmp_path: Path) -> None:
+def test_up_refuses_a_swapped_manager_before_changing_anything(d2: Sandbox, tmp_path: Path) -> None:
     changed = swapped(load_inventory(d2.inventory_path), tmp_path / "swapped.yaml", "d22", "d24")
     with pytest.raises(SpecError) as refused:
         up(plan(changed, DeployOptions()), Session.of(changed))
@@ -677,7 +676,7 @@ def test_up_refuses_a_swapped_manager_before_changing_anything(d2: sandbox.Sandb
     assert {n.hostname: n.role for n in manager_nodes(changed)}["d24"] == "worker"
 
 
-def test_replacing_a_dead_manager_under_traffic_loses_no_record(d2: sandbox.Sandbox) -> None:
+def test_replacing_a_dead_manager_under_traffic_loses_no_record(d2: Sandbox) -> None:
     """d22's engine gone for good, the worker d24 (added by the scale-out) takes its controller: three voters again,
     `status` lists them, `up`'s guard accepts the new inventory, and nothing acknowledged is lost or duplicated.
     The sandbox's inventory is the new one from here on, as an operator's would be."""
@@ -710,7 +709,7 @@ def test_replacing_a_dead_manager_under_traffic_loses_no_record(d2: sandbox.Sand
     assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
 
 
-def test_down_with_purge_removes_volumes_and_kept_labels(d2: sandbox.Sandbox, alerting: dict) -> None:
+def test_down_with_purge_removes_volumes_and_kept_labels(d2: Sandbox, alerting: dict) -> None:
     """With Prometheus watching (it holds the stack's network), `down` removes it first."""
     cluster = load_inventory(d2.inventory_path)  # d24 added by the scale-out, d22 replaced by it
     metrics_up(cluster, alerting, d2.gateway)

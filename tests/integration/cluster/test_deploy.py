@@ -30,6 +30,7 @@ from swarmkit.kafka.admin import broker_metadata
 from swarmkit.ops.deploy import DeployResult, deploy, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL
 from tests.integration.sandboxes import module_sandbox
@@ -50,7 +51,7 @@ dp = module_sandbox("dp", 3, "10.246.0.0/24")
 
 
 @pytest.fixture(scope="module")
-def inventory(dp: sandbox.Sandbox) -> Inventory:
+def inventory(dp: Sandbox) -> Inventory:
     return load_inventory(dp.inventory_path)
 
 
@@ -139,7 +140,7 @@ def test_up_again_restarts_nothing(inventory: Inventory, docker: DockerHosts) ->
 
 
 def test_the_wheel_without_the_spark_extra_runs_up_and_verify(
-    dp: sandbox.Sandbox, inventory: Inventory, installed_without_spark: Path, tmp_path: Path
+    dp: Sandbox, inventory: Inventory, installed_without_spark: Path, tmp_path: Path
 ) -> None:
     """`pip install swarmkit-kafka` (no [spark]): `up` and `verify` work on the running cluster from another
     directory, and `verify --spark` names the extra (exit 2) before it checks anything."""
@@ -223,7 +224,7 @@ def test_inventory_address_mode_advertises_each_hosts_address(inventory: Invento
 
 
 def test_a_changed_inventory_address_restarts_only_that_broker_with_its_id(
-    dp: sandbox.Sandbox, inventory: Inventory, docker: DockerHosts
+    dp: Sandbox, inventory: Inventory, docker: DockerHosts
 ) -> None:
     """dp2 gets a second address on its interface and the inventory names it: on the next deploy its broker
     alone restarts, keeps broker id and advertises the new address; the other brokers' tasks stay."""

@@ -17,7 +17,7 @@ from swarmkit.hosts.session import Session
 from swarmkit.ops.deploy import up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import faults
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from tests.integration.fault_drills import CLIENT, DrillResult, drill, quorum_leader_host, tolerate_partitions
 from tests.integration.sandboxes import module_sandbox
 
@@ -30,7 +30,7 @@ IN_SYNC_WITHIN = 60.0
 
 
 @pytest.fixture(scope="module")
-def cluster(dr: sandbox.Sandbox) -> Inventory:
+def cluster(dr: Sandbox) -> Inventory:
     inventory = load_inventory(dr.inventory_path)
     assert up(plan(inventory, DeployOptions(topics="orders:6:3")), Session.of(inventory)).ok
     tolerate_partitions(inventory)

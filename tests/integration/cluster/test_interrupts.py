@@ -29,6 +29,8 @@ from swarmkit.hosts.dockerapi import DockerHosts
 from swarmkit.hosts.inventory import Inventory, load_inventory
 from swarmkit.kafka.admin import broker_metadata
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import state as sandbox_state
+from swarmkit.sandbox import status as sandbox_status
 from swarmkit.swarm.bootstrap import swarm_up
 from swarmkit.swarm.identity import ID_LABEL, NEXT_LABEL
 from tests.integration.sandboxes import MODULE_SANDBOX, leftovers
@@ -135,9 +137,9 @@ def test_sandbox_up_interrupted_leaves_nothing_and_runs_again(inventory_path: Pa
 @pytest.fixture(scope="module")
 def swarm(inventory_path: Path, request: pytest.FixtureRequest) -> Inventory:
     """The sandbox (the first test's, or a new one when run alone) in one swarm."""
-    if not sandbox.status(NAME).exists:
+    if not sandbox_status.read(NAME).exists:
         sandbox.up(2, NAME, NAME, SUBNET, str(inventory_path), "tansu", 1)
-    request.node.stash[MODULE_SANDBOX] = sandbox.load(NAME)  # a failing test's report shows the swarm
+    request.node.stash[MODULE_SANDBOX] = sandbox_state.load(NAME)  # a failing test's report shows the swarm
     inventory = load_inventory(str(inventory_path))
     swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
     return inventory

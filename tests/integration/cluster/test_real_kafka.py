@@ -41,7 +41,7 @@ from swarmkit.kafka.admin import ClusterMetadata, broker_metadata, ensure_topics
 from swarmkit.ops.deploy import deploy, up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.ops.retire import retire
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.stack.topics import TopicSpec
 from swarmkit.traffic import spark as sparkjob
@@ -79,7 +79,7 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str | Call
 
 
 @pytest.fixture(scope="module")
-def cluster(rk: sandbox.Sandbox) -> Iterator[Inventory]:
+def cluster(rk: Sandbox) -> Iterator[Inventory]:
     inventory = load_inventory(rk.inventory_path)
     result = up(plan(inventory, DeployOptions(topics=TOPICS)), Session.of(inventory))
     assert result.ok, result.deploy.problems
@@ -143,7 +143,7 @@ def test_one_kraft_cluster_with_every_broker_advertising_its_own_node(cluster: I
     assert {b.broker_id for b in health.brokers if b.leaders} == {1, 2, 3}
 
 
-def test_verify_is_bounded_and_names_a_paused_controller(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+def test_verify_is_bounded_and_names_a_paused_controller(cluster: Inventory, rk: Sandbox) -> None:
     """The quorum's leader frozen (`docker pause`): verify still returns, fails, and says which controller."""
     leader = verified(cluster).cluster.quorum.leader  # type: ignore[union-attr]
     host = rk.hosts[leader - 9001]  # controller-i runs on the i-th manager
@@ -200,7 +200,7 @@ def metadata_from(bootstrap: str) -> Callable[[], ClusterMetadata | None]:
     return ask
 
 
-def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+def test_an_unresolvable_advertised_name_is_named_for_every_broker(cluster: Inventory, rk: Sandbox) -> None:
     """The seeds' failure: the bootstrap answers, then each broker advertises a cloud-internal name (like an EC2
     private DNS name) that resolves nowhere; clients fail, and verify and diagnose name every broker."""
     options = DeployOptions(
@@ -262,7 +262,7 @@ def spark_services(inventory: Inventory) -> list[str]:
     return dockerapi.stack_services(DockerHosts.from_inventory(inventory)[inventory.first_manager], SPARK_STACK)
 
 
-def test_spark_up_refuses_bad_input_and_changes_nothing(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+def test_spark_up_refuses_bad_input_and_changes_nothing(cluster: Inventory, rk: Sandbox) -> None:
     with pytest.raises(spark_cluster.SparkClusterError, match="not a manager"):
         spark_cluster.spark_up(Session.of(cluster), master_host="nosuch")
     with pytest.raises(spark_cluster.SparkClusterError, match="is missing on") as missing:
@@ -275,7 +275,7 @@ def test_spark_up_refuses_bad_input_and_changes_nothing(cluster: Inventory, rk: 
 
 
 def test_the_verify_job_runs_on_the_swarms_spark_with_executors_on_every_node(
-    cluster: Inventory, rk: sandbox.Sandbox, tmp_path: Path
+    cluster: Inventory, rk: Sandbox, tmp_path: Path
 ) -> None:
     started = time.monotonic()
     deployed = cli("spark", "up", "-i", rk.inventory_path)
@@ -308,7 +308,7 @@ def test_the_verify_job_runs_on_the_swarms_spark_with_executors_on_every_node(
     assert sparkjob.master_status("rk1") is None
 
 
-def test_verify_every_serves_its_verdicts_to_prometheus_on_the_swarm(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+def test_verify_every_serves_its_verdicts_to_prometheus_on_the_swarm(cluster: Inventory, rk: Sandbox) -> None:
     """The loop on this machine, Prometheus on rk1 scraping it through the node's route to the sandbox gateway."""
     port, series = spark_checks.free_port(), spark_checks.prometheus_series
     loop = subprocess.Popen(
@@ -340,7 +340,7 @@ def runbook(name: str, *arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", str(script), *arguments], capture_output=True, text=True, timeout=900)
 
 
-def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, rk: sandbox.Sandbox) -> None:
+def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, rk: Sandbox) -> None:
     before = broker_containers(cluster)
     run = runbook("scale-out.sh", rk.inventory_path, "--add-node", "--sandbox", NAME, "--", "--topics", TOPICS)
     print(f"\n{run.stdout}")
@@ -357,7 +357,7 @@ def test_scale_out_starts_one_new_broker_and_restarts_none(cluster: Inventory, r
     assert any(note.startswith("broker 4 (rk4) holds no partitions yet") for note in report.cluster.notes)
 
 
-def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(rk: sandbox.Sandbox) -> None:
+def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(rk: Sandbox) -> None:
     """The scratch topic made for 3 brokers (by the run on the swarm's Spark) has no leader on a 4th: verify makes it
     again for 4."""
     grown = load_inventory(rk.inventory_path)
@@ -367,7 +367,7 @@ def test_after_scale_out_verify_spark_sends_traffic_through_the_new_broker(rk: s
     assert all(b.consumed == 5000 and b.partitions for b in report.spark.brokers)
 
 
-def test_rebalance_gives_the_new_broker_its_share_under_acks_all_traffic(rk: sandbox.Sandbox) -> None:
+def test_rebalance_gives_the_new_broker_its_share_under_acks_all_traffic(rk: Sandbox) -> None:
     producer = CountingProducer("rk1:9094,rk2:9094", "orders").start()
     try:
         producer.acked_after(2000, timeout=60)
@@ -389,7 +389,7 @@ def test_rebalance_gives_the_new_broker_its_share_under_acks_all_traffic(rk: san
     assert (lost, duplicated) == ([], []), f"{len(lost)} lost, {len(duplicated)} duplicated"
 
 
-def test_retiring_a_manager_is_refused_before_anything_changes(rk: sandbox.Sandbox) -> None:
+def test_retiring_a_manager_is_refused_before_anything_changes(rk: Sandbox) -> None:
     grown = load_inventory(rk.inventory_path)
     before = broker_containers(grown)
     with pytest.raises(SpecError, match="rk1 is a manager"):
@@ -397,7 +397,7 @@ def test_retiring_a_manager_is_refused_before_anything_changes(rk: sandbox.Sandb
     assert broker_containers(grown) == before
 
 
-def test_retiring_a_node_moves_its_replicas_and_loses_no_acknowledged_record(rk: sandbox.Sandbox) -> None:
+def test_retiring_a_node_moves_its_replicas_and_loses_no_acknowledged_record(rk: Sandbox) -> None:
     grown = load_inventory(rk.inventory_path)
     assert ensure_topics("rk1:9094", [TopicSpec("moving", 8, 3)])[0].ok  # created on 4 brokers: rk4 holds replicas
     producer = CountingProducer("rk1:9094,rk2:9094", "moving").start()

@@ -34,7 +34,7 @@ from swarmkit.ops import upgrade
 from swarmkit.ops.controllers import running_container
 from swarmkit.ops.deploy import up
 from swarmkit.ops.plan import DeployOptions, plan
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, read_everything
 from tests.integration.sandboxes import module_sandbox
 
@@ -51,7 +51,7 @@ ug = module_sandbox(NAME, 3, "10.250.0.0/24", engine="apache", managers=3, kafka
 
 
 @pytest.fixture(scope="module")
-def cluster(ug: sandbox.Sandbox) -> Inventory:
+def cluster(ug: Sandbox) -> Inventory:
     inventory = load_inventory(ug.inventory_path)
     assert inventory.stack.kafka_version == "4.3.1"
     topics = f"{TOPIC}:{PARTITIONS}:3:min.insync.replicas=2"

@@ -14,6 +14,8 @@ from swarmkit.hosts.session import Session
 from swarmkit.ops import deploy
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import plumbing
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.stack.listeners import ListenerPlan
 from swarmkit.swarm import bootstrap as swarm
 from tests.integration.sandboxes import fresh_sandbox
@@ -33,7 +35,7 @@ def vf(tmp_path_factory: pytest.TempPathFactory):
         yield created
 
 
-def inventory_of(box: sandbox.Sandbox) -> Inventory:
+def inventory_of(box: Sandbox) -> Inventory:
     return load_inventory(box.inventory_path)
 
 
@@ -52,7 +54,7 @@ def by_node(report: verify.VerifyReport) -> dict[str, verify.BrokerVerdict]:
     return {b.node: b for b in report.brokers}
 
 
-def test_healthy_cluster_verifies_and_a_second_run_sees_no_change(vf: sandbox.Sandbox) -> None:
+def test_healthy_cluster_verifies_and_a_second_run_sees_no_change(vf: Sandbox) -> None:
     inventory = inventory_of(vf)
     deploy_with(inventory)
     first = timed_verify(inventory)
@@ -66,12 +68,12 @@ def test_healthy_cluster_verifies_and_a_second_run_sees_no_change(vf: sandbox.Sa
     assert timed_verify(inventory).changes == ()
 
 
-def test_a_blocked_client_port_is_named(vf: sandbox.Sandbox) -> None:
-    sandbox.firewall(NAME, "vf2", "9094/tcp", block=True)
+def test_a_blocked_client_port_is_named(vf: Sandbox) -> None:
+    plumbing.firewall(NAME, "vf2", "9094/tcp", block=True)
     try:
         report = timed_verify(inventory_of(vf))
     finally:
-        sandbox.firewall(NAME, "vf2", "9094/tcp", block=False)
+        plumbing.firewall(NAME, "vf2", "9094/tcp", block=False)
     assert not report.ok
     failing = [b for b in report.brokers if not b.ok]
     assert [b.node for b in failing] == ["vf2"]
@@ -79,7 +81,7 @@ def test_a_blocked_client_port_is_named(vf: sandbox.Sandbox) -> None:
     assert any("node lost: vf2" in change for change in report.changes)
 
 
-def test_a_stopped_engine_is_named(vf: sandbox.Sandbox) -> None:
+def test_a_stopped_engine_is_named(vf: Sandbox) -> None:
     sandbox.stop_engine(NAME, "vf3")
     try:
         report = timed_verify(inventory_of(vf))
@@ -96,7 +98,7 @@ def side_stack(name: str, port: int) -> dict:
     return {"stack_name": name, "listeners": ListenerPlan.build(internal_port=port + 100, external_port=port)}
 
 
-def test_a_crashing_broker_is_named(vf: sandbox.Sandbox) -> None:
+def test_a_crashing_broker_is_named(vf: Sandbox) -> None:
     """A HOSTNAME_COMMAND that prints nothing on vf3: that broker exits at start, again and again."""
     inventory = inventory_of(vf)
     command = 'test "$SWARMKIT_NODE_HOSTNAME" != vf3 && echo "$SWARMKIT_NODE_HOSTNAME"'
@@ -117,7 +119,7 @@ def test_a_crashing_broker_is_named(vf: sandbox.Sandbox) -> None:
     assert "exit" in failing.detail or "failed" in failing.detail, failing.detail
 
 
-def test_scale_out_is_reported_with_the_new_broker_checked(vf: sandbox.Sandbox) -> None:
+def test_scale_out_is_reported_with_the_new_broker_checked(vf: Sandbox) -> None:
     """Spark through a broker added by scale-out is test_real_kafka's; `verify --spark` on tansu, test_ssh's."""
     inventory = inventory_of(vf)
     deploy_with(inventory)  # vf3's engine restarted earlier: its memory:// broker lost the topics

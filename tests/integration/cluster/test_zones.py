@@ -31,7 +31,7 @@ from swarmkit.hosts.session import Session
 from swarmkit.kafka import admin
 from swarmkit.ops.deploy import DeployResult, up
 from swarmkit.ops.plan import DeployOptions, plan
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from tests.integration.kafka_traffic import CountingProducer, acknowledged_rate, lost_and_duplicated, read_everything
 from tests.integration.sandboxes import module_sandbox
 
@@ -69,7 +69,7 @@ def declare(path: str, retention: str, quotas: list[dict] | None = None) -> None
 
 
 @pytest.fixture(scope="module")
-def deployed(zn: sandbox.Sandbox) -> tuple[Inventory, DeployResult]:
+def deployed(zn: Sandbox) -> tuple[Inventory, DeployResult]:
     declare(zn.inventory_path, WEEK)
     inventory = load_inventory(zn.inventory_path)
     started = time.monotonic()

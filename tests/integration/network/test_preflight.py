@@ -21,7 +21,8 @@ from swarmkit.network import preflight
 from swarmkit.network.preflight import CLIENT, IN_USE_BY_SWARM, PROBE_LABEL_FILTER, run_preflight
 from swarmkit.ops import deploy
 from swarmkit.ops.plan import DeployOptions, plan
-from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import plumbing
+from swarmkit.sandbox.state import Sandbox
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
@@ -33,7 +34,7 @@ pf = module_sandbox(NAME, 3, "10.232.0.0/24")
 
 
 @pytest.fixture(scope="module")
-def inventory(pf: sandbox.Sandbox) -> Inventory:
+def inventory(pf: Sandbox) -> Inventory:
     return load_inventory(pf.inventory_path)
 
 
@@ -44,11 +45,11 @@ def docker(inventory: Inventory) -> DockerHosts:
 
 @contextlib.contextmanager
 def blocked(host: str, port: str) -> Iterator[None]:
-    sandbox.firewall(NAME, host, port, block=True)
+    plumbing.firewall(NAME, host, port, block=True)
     try:
         yield
     finally:
-        sandbox.firewall(NAME, host, port, block=False)
+        plumbing.firewall(NAME, host, port, block=False)
 
 
 def probe_containers(inventory: Inventory, docker: DockerHosts) -> int:

@@ -33,6 +33,7 @@ from swarmkit.hosts.inventory import load_inventory
 from swarmkit.images.image import PROBE_TAG
 from swarmkit.sandbox import hosts as sandbox
 from swarmkit.sandbox import sshd
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.sandbox.system import wait_for
 from tests.integration.sandboxes import module_sandbox
 
@@ -77,7 +78,7 @@ def closed(tmp: Path, inventory: str) -> list[str]:
     return left_behind(tmp)
 
 
-def master_pids(created: sandbox.Sandbox, tmp: Path) -> list[int | None]:
+def master_pids(created: Sandbox, tmp: Path) -> list[int | None]:
     """The pid of each host's kept master (None: none runs), as `ssh -O check` on its control socket says."""
     directory = sshmasters.control_path({"XDG_RUNTIME_DIR": str(tmp)})
     config = load_inventory(created.inventory_path).ssh_config
@@ -87,7 +88,7 @@ def master_pids(created: sandbox.Sandbox, tmp: Path) -> list[int | None]:
     ]
 
 
-def connections(created: sandbox.Sandbox) -> list[int]:
+def connections(created: Sandbox) -> list[int]:
     return [sshd.connections(h) for h in created.hosts]
 
 
@@ -102,14 +103,14 @@ def processes_naming(marker: str) -> list[str]:
     return found
 
 
-def over_ssh(created: sandbox.Sandbox, host: str, command: str) -> subprocess.CompletedProcess[str]:
+def over_ssh(created: Sandbox, host: str, command: str) -> subprocess.CompletedProcess[str]:
     config = sshd.client_config(created.directory)
     return subprocess.run(
         ["ssh", "-F", str(config), "-o", "BatchMode=yes", f"{USER}@{host}", command], capture_output=True, text=True, timeout=30
     )
 
 
-def test_hosts_are_reached_as_a_user_of_each_hosts_docker_group(ss: sandbox.Sandbox) -> None:
+def test_hosts_are_reached_as_a_user_of_each_hosts_docker_group(ss: Sandbox) -> None:
     document = yaml.safe_load(Path(ss.inventory_path).read_text())
     assert [h["endpoint"] for h in document["hosts"]] == [f"ssh://{USER}@ss{i}" for i in (1, 2, 3)]
     config = Path(document["ssh_config"])
@@ -137,7 +138,7 @@ COMMANDS = (
 )  # and `down`, once the tests that want the stack deployed have run
 
 
-def one_connection_per_host_kept_until_ssh_close(created: sandbox.Sandbox, command: tuple[str, ...], tmp: Path) -> None:
+def one_connection_per_host_kept_until_ssh_close(created: Sandbox, command: tuple[str, ...], tmp: Path) -> None:
     before = connections(created)
     result = swarmkit(tmp, *command, "-i", created.inventory_path)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -148,12 +149,12 @@ def one_connection_per_host_kept_until_ssh_close(created: sandbox.Sandbox, comma
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_command_over_ssh_opens_one_connection_per_host_kept_until_ssh_close(
-    ss: sandbox.Sandbox, command: tuple[str, ...], tmpdir_of_command: Path
+    ss: Sandbox, command: tuple[str, ...], tmpdir_of_command: Path
 ) -> None:
     one_connection_per_host_kept_until_ssh_close(ss, command, tmpdir_of_command)
 
 
-def opened_by(created: sandbox.Sandbox, tmp: Path, *command: str) -> list[int]:
+def opened_by(created: Sandbox, tmp: Path, *command: str) -> list[int]:
     """SSH connections a successful command opened to each host."""
     before = connections(created)
     result = swarmkit(tmp, *command, "-i", created.inventory_path, "--json")
@@ -161,7 +162,7 @@ def opened_by(created: sandbox.Sandbox, tmp: Path, *command: str) -> list[int]:
     return [after - earlier for after, earlier in zip(connections(created), before)]
 
 
-def test_up_then_verify_use_the_same_kept_connections_until_ssh_close(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+def test_up_then_verify_use_the_same_kept_connections_until_ssh_close(ss: Sandbox, tmpdir_of_command: Path) -> None:
     """The second command opens no connection (same masters); a killed master is replaced by the next command."""
     assert opened_by(ss, tmpdir_of_command, "up") == [1, 1, 1]
     masters = master_pids(ss, tmpdir_of_command)
@@ -175,7 +176,7 @@ def test_up_then_verify_use_the_same_kept_connections_until_ssh_close(ss: sandbo
     assert closed(tmpdir_of_command, ss.inventory_path) == []
 
 
-def test_verify_with_spark_over_ssh(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+def test_verify_with_spark_over_ssh(ss: Sandbox, tmpdir_of_command: Path) -> None:
     before = connections(ss)
     result = swarmkit(tmpdir_of_command, "verify", "-i", ss.inventory_path, "--spark", "--json")
     assert result.returncode == 0 and '"ok": true' in result.stdout, result.stdout + result.stderr
@@ -183,7 +184,7 @@ def test_verify_with_spark_over_ssh(ss: sandbox.Sandbox, tmpdir_of_command: Path
 
 
 def test_the_installed_wheel_drives_the_hosts_over_ssh(
-    ss: sandbox.Sandbox, installed: Path, tmp_path: Path, tmpdir_of_command: Path
+    ss: Sandbox, installed: Path, tmp_path: Path, tmpdir_of_command: Path
 ) -> None:
     """As `pipx install .` would: the wheel outside the checkout, run from another directory, no PYTHONPATH."""
     environment = {k: v for k, v in environment_of(tmpdir_of_command).items() if k != "PYTHONPATH"}
@@ -203,14 +204,12 @@ def test_the_installed_wheel_drives_the_hosts_over_ssh(
     assert closed(tmpdir_of_command, ss.inventory_path) == []
 
 
-def test_down_over_ssh_opens_one_connection_per_host_kept_until_ssh_close(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+def test_down_over_ssh_opens_one_connection_per_host_kept_until_ssh_close(ss: Sandbox, tmpdir_of_command: Path) -> None:
     """After the tests that use the deployed stack (one `up` serves them all)."""
     one_connection_per_host_kept_until_ssh_close(ss, ("down",), tmpdir_of_command)
 
 
-def test_image_push_over_ssh_without_persistence_loads_the_image_on_every_host(
-    ss: sandbox.Sandbox, tmpdir_of_command: Path
-) -> None:
+def test_image_push_over_ssh_without_persistence_loads_the_image_on_every_host(ss: Sandbox, tmpdir_of_command: Path) -> None:
     """The image streams from this machine's engine (built here if need be, as `up` does) over each host's one connection."""
     before = connections(ss)
     command = ("image", "push", "-i", ss.inventory_path, "--image", PROBE_TAG, "--json")
@@ -224,7 +223,7 @@ def test_image_push_over_ssh_without_persistence_loads_the_image_on_every_host(
 # --- the usual failures: each names the host and the fix, and nothing changes -------------------
 
 
-def snapshot(created: sandbox.Sandbox) -> list[tuple[str, int, str]]:
+def snapshot(created: Sandbox) -> list[tuple[str, int, str]]:
     """Each host's swarm state and containers, read through its own socket (not over SSH)."""
     return [
         (
@@ -236,14 +235,14 @@ def snapshot(created: sandbox.Sandbox) -> list[tuple[str, int, str]]:
     ]
 
 
-def ssh_config_with(created: sandbox.Sandbox, tmp: Path, option: str, value: str) -> Path:
+def ssh_config_with(created: Sandbox, tmp: Path, option: str, value: str) -> Path:
     """An inventory whose ssh_config differs from the sandbox's in one option."""
     config = sshd.client_config(created.directory).read_text().splitlines()
     (tmp / "ssh_config").write_text("\n".join(f"    {option} {value}" if option in line else line for line in config) + "\n")
     return inventory_with(created, tmp, ssh_config=str(tmp / "ssh_config"))
 
 
-def inventory_with(created: sandbox.Sandbox, tmp: Path, ssh_config: str = "", endpoint: str = "") -> Path:
+def inventory_with(created: Sandbox, tmp: Path, ssh_config: str = "", endpoint: str = "") -> Path:
     document = yaml.safe_load(Path(created.inventory_path).read_text())
     document["ssh_config"] = ssh_config or document["ssh_config"]
     if endpoint:
@@ -254,19 +253,19 @@ def inventory_with(created: sandbox.Sandbox, tmp: Path, ssh_config: str = "", en
 
 
 @contextlib.contextmanager
-def unknown_host_keys(created: sandbox.Sandbox, tmp: Path) -> Iterator[Path]:
+def unknown_host_keys(created: Sandbox, tmp: Path) -> Iterator[Path]:
     (tmp / "known_hosts").write_text("")
     yield ssh_config_with(created, tmp, "UserKnownHostsFile", str(tmp / "known_hosts"))
 
 
 @contextlib.contextmanager
-def another_key(created: sandbox.Sandbox, tmp: Path) -> Iterator[Path]:
+def another_key(created: Sandbox, tmp: Path) -> Iterator[Path]:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp / "other")], check=True)
     yield ssh_config_with(created, tmp, "IdentityFile", str(tmp / "other"))
 
 
 @contextlib.contextmanager
-def out_of_docker_group(created: sandbox.Sandbox, tmp: Path) -> Iterator[Path]:
+def out_of_docker_group(created: Sandbox, tmp: Path) -> Iterator[Path]:
     group = sshd.group_name(NAME, created.hosts[1].name)
     subprocess.run(["gpasswd", "--delete", USER, group], check=True, capture_output=True)
     try:
@@ -276,7 +275,7 @@ def out_of_docker_group(created: sandbox.Sandbox, tmp: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def without_docker(created: sandbox.Sandbox, tmp: Path) -> Iterator[Path]:
+def without_docker(created: Sandbox, tmp: Path) -> Iterator[Path]:
     """The second host's sshd gives sessions a PATH without docker (as a server without Docker)."""
     host = created.hosts[1]
     config = Path(host.directory) / "sshd_config"
@@ -288,7 +287,7 @@ def without_docker(created: sandbox.Sandbox, tmp: Path) -> Iterator[Path]:
         reconfigure(created, config, original, "/usr/local/bin:/usr/bin:/bin:/usr/games")
 
 
-def reconfigure(created: sandbox.Sandbox, config: Path, text: str, sessions_path: str) -> None:
+def reconfigure(created: Sandbox, config: Path, text: str, sessions_path: str) -> None:
     """New sshd settings for the second host: sshd re-executes itself on SIGHUP; wait until sessions see them."""
     host = created.hosts[1]
     config.write_text(text)
@@ -300,7 +299,7 @@ def reconfigure(created: sandbox.Sandbox, config: Path, text: str, sessions_path
 
 
 @contextlib.contextmanager
-def port_closed(created: sandbox.Sandbox, tmp: Path) -> Iterator[Path]:
+def port_closed(created: Sandbox, tmp: Path) -> Iterator[Path]:
     yield inventory_with(created, tmp, endpoint=f"ssh://{USER}@{created.hosts[1].name}:2222")
 
 
@@ -315,7 +314,7 @@ FAILURES = {
 
 @pytest.mark.parametrize("failure", FAILURES)
 def test_ssh_failure_names_host_and_fix_and_changes_nothing(
-    ss: sandbox.Sandbox, failure: str, tmp_path: Path, tmpdir_of_command: Path
+    ss: Sandbox, failure: str, tmp_path: Path, tmpdir_of_command: Path
 ) -> None:
     setup, message, fix = FAILURES[failure]
     before = snapshot(ss)
@@ -327,7 +326,7 @@ def test_ssh_failure_names_host_and_fix_and_changes_nothing(
     assert closed(tmpdir_of_command, str(inventory)) == []
 
 
-def test_a_stopped_docker_is_named_with_its_fix(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+def test_a_stopped_docker_is_named_with_its_fix(ss: Sandbox, tmpdir_of_command: Path) -> None:
     """The Docker CLI only says it cannot connect: the server's own docker is asked why, also when the connection
     was kept from an earlier command (late in the module: it restarts an engine)."""
     swarmkit(tmpdir_of_command, "preflight", "-i", ss.inventory_path)  # keeps a connection to every host
@@ -347,9 +346,7 @@ def masters(tmp: Path) -> list[str]:
     return [c for c in processes_naming(str(tmp)) if c.startswith("ssh: ") and "[mux]" in c]
 
 
-def test_a_killed_swarmkit_without_persistence_leaves_no_ssh_connection_behind(
-    ss: sandbox.Sandbox, tmpdir_of_command: Path
-) -> None:
+def test_a_killed_swarmkit_without_persistence_leaves_no_ssh_connection_behind(ss: Sandbox, tmpdir_of_command: Path) -> None:
     """Each master is held by a connection of swarmkit's: SIGKILL (no clean-up runs) closes it, and with
     SWARMKIT_SSH_PERSIST=0 the master ends a second later.  Late in the module: the `up` it kills may leave the
     stack half deployed."""
@@ -364,7 +361,7 @@ def test_a_killed_swarmkit_without_persistence_leaves_no_ssh_connection_behind(
     wait_for(lambda: processes_naming(str(tmpdir_of_command)) == [], 10, "the ssh processes of a killed swarmkit to end")
 
 
-def test_sandbox_down_ends_the_connections_kept_to_its_hosts(ss: sandbox.Sandbox, tmpdir_of_command: Path) -> None:
+def test_sandbox_down_ends_the_connections_kept_to_its_hosts(ss: Sandbox, tmpdir_of_command: Path) -> None:
     """Last in the module: the sandbox is gone after it (the module's own teardown then finds nothing to remove)."""
     swarmkit(tmpdir_of_command, "preflight", "-i", ss.inventory_path)  # keeps a connection to every host
     assert None not in master_pids(ss, tmpdir_of_command)

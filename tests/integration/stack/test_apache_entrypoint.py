@@ -23,6 +23,7 @@ from swarmkit.images import image
 from swarmkit.ops.deploy import DeployResult, deploy
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.stack.compose import kafka_env
 from swarmkit.stack.kafka_settings import broker_settings
 from swarmkit.stack.listeners import ListenerPlan
@@ -53,12 +54,12 @@ ap = module_sandbox("ap", 3, "10.247.0.0/24")
 
 
 @pytest.fixture(scope="module")
-def recorder(ap: sandbox.Sandbox) -> str:
+def recorder(ap: Sandbox) -> str:
     return image.publish(ap.hosts[0].docker, recorder_recipe(), ap.registry)
 
 
 @pytest.fixture(scope="module")
-def first_deploy(ap: sandbox.Sandbox, recorder: str) -> DeployResult:
+def first_deploy(ap: Sandbox, recorder: str) -> DeployResult:
     inventory = load_inventory(ap.inventory_path)
     docker = DockerHosts.from_inventory(inventory)
     swarm.swarm_up(inventory, docker=docker)
@@ -105,7 +106,7 @@ def all_recorded(inventory: Inventory) -> dict[str, tuple[TaskState, dict[str, s
     }
 
 
-def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: sandbox.Sandbox, first_deploy: DeployResult) -> None:
+def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: Sandbox, first_deploy: DeployResult) -> None:
     inventory = load_inventory(ap.inventory_path)
     seen = all_recorded(inventory)
     ids = {n.host: n.broker_id for n in first_deploy.nodes}
@@ -130,7 +131,7 @@ def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: sandbox.Sandbox,
 
 
 def test_the_cluster_id_is_kept_in_the_swarm_and_a_redeploy_restarts_nothing(
-    ap: sandbox.Sandbox, recorder: str, first_deploy: DeployResult
+    ap: Sandbox, recorder: str, first_deploy: DeployResult
 ) -> None:
     inventory = load_inventory(ap.inventory_path)
     labels = {n.hostname: n.labels for n in dockerapi.swarm_nodes(DockerHosts.from_inventory(inventory)[inventory.first_manager])}
@@ -141,7 +142,7 @@ def test_the_cluster_id_is_kept_in_the_swarm_and_a_redeploy_restarts_nothing(
     assert {name: task.id for name, (task, _) in all_recorded(inventory).items()} == before
 
 
-def test_the_internal_host_resolves_from_another_broker(ap: sandbox.Sandbox, first_deploy: DeployResult) -> None:
+def test_the_internal_host_resolves_from_another_broker(ap: Sandbox, first_deploy: DeployResult) -> None:
     """{{.Task.Name}}, what each broker advertises on the internal listener, seen from a peer over the overlay."""
     inventory = load_inventory(ap.inventory_path)
     seen = all_recorded(inventory)
@@ -153,7 +154,7 @@ def test_the_internal_host_resolves_from_another_broker(ap: sandbox.Sandbox, fir
     assert addresses, answer
 
 
-def test_a_restarted_task_keeps_its_id(ap: sandbox.Sandbox, first_deploy: DeployResult) -> None:
+def test_a_restarted_task_keeps_its_id(ap: Sandbox, first_deploy: DeployResult) -> None:
     inventory = load_inventory(ap.inventory_path)
     before = all_recorded(inventory)
     old_task, old_env = before["ap2"]
@@ -170,7 +171,7 @@ def test_a_restarted_task_keeps_its_id(ap: sandbox.Sandbox, first_deploy: Deploy
 
 
 def test_an_added_node_gets_a_new_id_and_the_other_brokers_keep_running(
-    ap: sandbox.Sandbox, recorder: str, first_deploy: DeployResult
+    ap: Sandbox, recorder: str, first_deploy: DeployResult
 ) -> None:
     inventory = load_inventory(ap.inventory_path)
     before = {name: (task.id, env["KAFKA_NODE_ID"]) for name, (task, env) in all_recorded(inventory).items()}

@@ -15,6 +15,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, Engine
 from swarmkit.hosts.inventory import TlsFiles, load_inventory
 from swarmkit.hosts.roles import NodeRole
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox.state import Sandbox
 from swarmkit.swarm import bootstrap as swarm
 from tests.integration.sandboxes import module_sandbox
 from tests.integration.tls_certs import EngineCerts, authority, engine_certs
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.integration
 sw = module_sandbox("sw", 3, "10.245.0.0/24")
 
 
-def test_swarm_up_makes_a_three_node_swarm_and_is_idempotent(sw: sandbox.Sandbox) -> None:
+def test_swarm_up_makes_a_three_node_swarm_and_is_idempotent(sw: Sandbox) -> None:
     inventory = load_inventory(sw.inventory_path)
     docker = DockerHosts.from_inventory(inventory)
     first = swarm.swarm_up(inventory, docker=docker)
@@ -41,7 +42,7 @@ def test_swarm_up_makes_a_three_node_swarm_and_is_idempotent(sw: sandbox.Sandbox
     assert {n.id for n in again.nodes} == {n.id for n in first.nodes}
 
 
-def test_a_host_in_another_swarm_is_reported_and_left_alone(sw: sandbox.Sandbox) -> None:
+def test_a_host_in_another_swarm_is_reported_and_left_alone(sw: Sandbox) -> None:
     stranger = sandbox.add_node("sw")
     dockerapi.swarm_init(stranger.docker, stranger.address)
     foreign_id = dockerapi.engine_info(stranger.docker).swarm_node_id
@@ -56,7 +57,7 @@ def test_a_host_in_another_swarm_is_reported_and_left_alone(sw: sandbox.Sandbox)
     assert [(a.host, a.action) for a in joined.actions if a.action != "member"] == [("sw4", "join")]
 
 
-def test_join_command_hides_the_token_unless_asked(sw: sandbox.Sandbox) -> None:
+def test_join_command_hides_the_token_unless_asked(sw: Sandbox) -> None:
     inventory = load_inventory(sw.inventory_path)
     docker = DockerHosts.from_inventory(inventory)
     hidden = swarm.join_command(inventory, NodeRole.WORKER, show_token=False, docker=docker)
@@ -64,7 +65,7 @@ def test_join_command_hides_the_token_unless_asked(sw: sandbox.Sandbox) -> None:
     assert "SWMTKN-" in swarm.join_command(inventory, NodeRole.WORKER, show_token=True, docker=docker)
 
 
-def test_swarm_down_leaves_on_every_host(sw: sandbox.Sandbox) -> None:
+def test_swarm_down_leaves_on_every_host(sw: Sandbox) -> None:
     inventory = load_inventory(sw.inventory_path)
     docker = DockerHosts.from_inventory(inventory)
     swarm.swarm_down(inventory, docker=docker)
@@ -72,7 +73,7 @@ def test_swarm_down_leaves_on_every_host(sw: sandbox.Sandbox) -> None:
 
 
 @pytest.fixture(scope="module")
-def tls_certs(sw: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> EngineCerts:
+def tls_certs(sw: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> EngineCerts:
     """sw2's dockerd restarted as a real server's: also on tcp://ADDRESS:2376, --tlsverify, certificates made here."""
     certs = engine_certs(tmp_path_factory.mktemp("certs"), sw.host("sw2").address)
     sandbox.stop_engine("sw", "sw2")
@@ -80,7 +81,7 @@ def tls_certs(sw: sandbox.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> 
     return certs
 
 
-def tls_inventory(sw: sandbox.Sandbox, path: Path, tls: TlsFiles) -> Path:
+def tls_inventory(sw: Sandbox, path: Path, tls: TlsFiles) -> Path:
     """The sandbox's first two hosts, sw2 reached through tcp:// with a tls: block."""
     document = yaml.safe_load(Path(sw.inventory_path).read_text())
     hosts = document["hosts"][:2]
@@ -90,7 +91,7 @@ def tls_inventory(sw: sandbox.Sandbox, path: Path, tls: TlsFiles) -> Path:
 
 
 def test_an_engine_behind_tls_is_reached_through_the_inventory_tls_block(
-    sw: sandbox.Sandbox, tls_certs: EngineCerts, tmp_path: Path
+    sw: Sandbox, tls_certs: EngineCerts, tmp_path: Path
 ) -> None:
     inventory = load_inventory(tls_inventory(sw, tmp_path / "tls.yaml", tls_certs.client))
     docker = DockerHosts.from_inventory(inventory)
@@ -103,7 +104,7 @@ def test_an_engine_behind_tls_is_reached_through_the_inventory_tls_block(
     assert dockerapi.engine_info(docker[inventory.host("sw2")]).swarm_state == "inactive"
 
 
-def test_a_wrong_ca_is_one_clear_error_without_traceback(sw: sandbox.Sandbox, tls_certs: EngineCerts, tmp_path: Path) -> None:
+def test_a_wrong_ca_is_one_clear_error_without_traceback(sw: Sandbox, tls_certs: EngineCerts, tmp_path: Path) -> None:
     stranger = authority(tmp_path, "stranger")  # did not sign sw2's certificate
     wrong = TlsFiles(ca=str(stranger.cert_path), cert=tls_certs.client.cert, key=tls_certs.client.key)
     result = CliRunner().invoke(

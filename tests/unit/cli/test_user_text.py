@@ -12,7 +12,7 @@ from swarmkit.cli import common, tables
 from swarmkit.cli.app import app
 from swarmkit.errors import SwarmkitError
 from swarmkit.ops.teardown import DownReport
-from swarmkit.sandbox.hosts import HostStatus, SandboxStatus
+from swarmkit.sandbox.status import HostStatus, SandboxStatus
 
 runner = CliRunner()
 HOSTILE = ("[/x]", "[red]x", "[bold]y[/bold]", ":thumbs_down:", ":-1:", "[link=file:///etc]z[/link]")

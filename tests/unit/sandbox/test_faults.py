@@ -32,7 +32,7 @@ def test_the_bucket_holds_a_packet_at_slow_rates_and_10_ms_at_fast_ones() -> Non
 
 
 def test_an_inventory_of_real_servers_is_refused(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr("swarmkit.sandbox.hosts.STATE_ROOT", tmp_path)
+    monkeypatch.setattr("swarmkit.sandbox.state.STATE_ROOT", tmp_path)
     inventory = tmp_path / "servers.yaml"
     inventory.write_text("hosts: []\n")
     with pytest.raises(SpecError, match="not the inventory of a sandbox"):

@@ -15,10 +15,11 @@ from swarmkit.cli.sandbox import sandbox_up as sandbox_command
 from swarmkit.defaults import EngineName
 from swarmkit.errors import SandboxError, SpecError
 from swarmkit.sandbox import hosts as sandbox
+from swarmkit.sandbox import plumbing, processes, state, status, validation
 
 
 def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(validation.os, "geteuid", lambda: 1000)
     with pytest.raises(SandboxError, match="needs root") as raised:
         sandbox.up(3, "x", "x", "10.230.0.0/24", "/tmp/unused.yaml")
     assert "sudo" in raised.value.hint
@@ -37,7 +38,7 @@ def test_not_root_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_bad_options_are_refused(name: str, prefix: str, nodes: int, subnet: str, engine: str, message: str) -> None:
     with pytest.raises(SpecError, match=message) as refused:  # bad input: exit 2, as in every command
-        sandbox._check_new_sandbox(name, nodes, prefix, subnet, engine)
+        validation.check_new_sandbox(name, nodes, prefix, subnet, engine)
     assert refused.value.exit_code == 2
 
 
@@ -49,14 +50,21 @@ def test_a_sandbox_name_that_is_no_name_is_refused_before_anything_runs_or_is_re
     root = tmp_path / "sandbox"
     (root / "sk").mkdir(parents=True)
     (root / "sk" / "sandbox.json").write_text("{}")
-    monkeypatch.setattr(sandbox, "STATE_ROOT", root)
+    monkeypatch.setattr(state, "STATE_ROOT", root)
 
     def refused(*args: Any, **kwargs: Any) -> None:
         pytest.fail("a command ran for a refused sandbox name")
 
-    for name_of in ("_run", "_kill", "_processes_under", "_remove_directory", "check_prerequisites"):
-        monkeypatch.setattr(sandbox, name_of, refused)
-    for action in (sandbox.down, sandbox.status, sandbox.add_node):
+    for module, name_of in (
+        (sandbox, "_run"),
+        (plumbing, "_run"),
+        (processes, "kill"),
+        (processes, "processes_under"),
+        (sandbox, "_remove_directory"),
+        (validation, "check_prerequisites"),
+    ):
+        monkeypatch.setattr(module, name_of, refused)
+    for action in (sandbox.down, status.read, sandbox.add_node):
         with pytest.raises(SpecError, match="sandbox name") as raised:
             action(name)
         assert raised.value.exit_code == 2
@@ -73,29 +81,29 @@ def test_a_sandbox_claims_only_its_own_processes_not_those_of_a_sandbox_whose_na
         21: (20, "containerd-shim"),
         30: (1, f"dockerd --data-root {root}/ir/ir10/data"),
     }
-    monkeypatch.setattr(sandbox, "_all_processes", lambda: table)
-    assert sandbox._processes_under(f"{root}/ir") == {10, 11, 30}
-    assert sandbox._processes_under(f"{root}/ir/ir1") == {10, 11}
+    monkeypatch.setattr(processes, "all_processes", lambda: table)
+    assert processes.processes_under(f"{root}/ir") == {10, 11, 30}
+    assert processes.processes_under(f"{root}/ir/ir1") == {10, 11}
 
 
 def test_the_engine_default_is_one_value_when_a_sandbox_is_made_and_when_it_is_loaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A state file that names no engine (written before sandboxes had one) loads as what `up` would make."""
-    monkeypatch.setattr(sandbox, "STATE_ROOT", tmp_path)
-    made = sandbox.Sandbox("old", "10.230.0.0/24", "node", str(tmp_path / "inventory.yaml"))
-    sandbox._save(made)
-    state = json.loads((tmp_path / "old" / "sandbox.json").read_text())
-    assert state["engine"] == "apache"
-    del state["engine"]
-    (tmp_path / "old" / "sandbox.json").write_text(json.dumps(state))
+    monkeypatch.setattr(state, "STATE_ROOT", tmp_path)
+    made = state.Sandbox("old", "10.230.0.0/24", "node", str(tmp_path / "inventory.yaml"))
+    state.save(made)
+    saved = json.loads((tmp_path / "old" / "sandbox.json").read_text())
+    assert saved["engine"] == "apache"
+    del saved["engine"]
+    (tmp_path / "old" / "sandbox.json").write_text(json.dumps(saved))
     created = inspect.signature(sandbox.up).parameters["engine"].default
-    assert sandbox.load("old").engine == made.engine == created == defaults.DEFAULT_ENGINE
+    assert state.load("old").engine == made.engine == created == defaults.DEFAULT_ENGINE
     assert inspect.signature(sandbox_command).parameters["engine"].default.default == defaults.DEFAULT_ENGINE
 
 
 def test_a_loaded_sandbox_names_its_engine_as_a_member() -> None:
-    made = sandbox.Sandbox("t", "10.230.0.0/24", "node", "/tmp/inventory.yaml", engine=EngineName.TANSU)
+    made = state.Sandbox("t", "10.230.0.0/24", "node", "/tmp/inventory.yaml", engine=EngineName.TANSU)
     document = sandbox.inventory_document(made)
     assert document["stack"]["engine"] == "tansu" and type(document["stack"]["engine"]) is str
     assert "kafka_version" not in document["stack"]
