@@ -125,7 +125,8 @@ class Pool:
                 child.stop.set()
         deadline = None if grace is None else time.monotonic() + grace
         for thread in self._threads:
-            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if thread.ident is not None:  # an interrupt (Ctrl-C) can land inside Thread.start, before it ran
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         with _abandoned_lock:  # the list keeps only the living: a long `verify --every` does not grow it
             _abandoned[:] = [thread for thread in [*_abandoned, *self._threads] if thread.is_alive()]
 

@@ -198,6 +198,17 @@ def test_a_closed_pool_stops_the_pools_its_calls_started() -> None:
     assert inner_stopped.is_set()
 
 
+def test_ctrl_c_inside_a_threads_start_leaves_the_pool_closable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interrupt is what the command sees, not "cannot join thread before it is started" from the close."""
+
+    def interrupted(self: threading.Thread) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt), fanout.bounded() as pool:
+        pool.submit(lambda: None)
+
+
 def test_an_exception_in_the_block_cancels_the_calls_not_started() -> None:
     started: list[int] = []
     running = threading.Event()
