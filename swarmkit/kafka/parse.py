@@ -18,6 +18,7 @@ Answer = Mapping[str, Any]
 Partition = tuple[str, int]  # (topic, partition)
 NO_OFFSET = -1001  # librdkafka's OFFSET_INVALID: nothing committed on that partition
 MIN_ISR = "min.insync.replicas"
+KAFKA_DEFAULT_MIN_ISR = 1  # the broker setting's default, for a server that does not list it
 RETRY = "run it again"
 ACCESS_HINT = "swarmkit's admin user has every right; another user needs DESCRIBE on the cluster's topics and groups"
 
@@ -78,13 +79,12 @@ def topic_names(answer: Answer) -> list[str]:
 
 def min_isr(bootstrap: str, described: Mapping[str, Answer]) -> dict[str, int]:
     """Each topic's effective ``min.insync.replicas`` from its ``describe_configs`` answer; BrokerError when a
-    topic's answer failed or lacks the setting (never a guess: a wrong 1 would hide partitions under min ISR)."""
+    topic's answer failed (never a guess: a wrong 1 would hide partitions under min ISR).  Apache Kafka lists every
+    setting, defaults included; a server that leaves this one out (tansu, which keeps no ISR) has Kafka's default."""
     found = {}
     for topic, answer in described.items():
-        entry = checked(f"reading min.insync.replicas of topic {topic}", bootstrap, answer).get(MIN_ISR)
-        if entry is None or entry.get("value") is None:
-            raise BrokerError(f"topic {topic}'s settings through {bootstrap} name no {MIN_ISR}", hint=RETRY)
-        found[topic] = int(entry["value"])
+        entry = checked(f"reading min.insync.replicas of topic {topic}", bootstrap, answer).get(MIN_ISR) or {}
+        found[topic] = int(entry.get("value") or KAFKA_DEFAULT_MIN_ISR)
     return found
 
 

@@ -62,8 +62,11 @@ def test_an_unreadable_min_isr_is_an_error_never_a_guess() -> None:
     assert "UNKNOWN_TOPIC" in raised.value.message.upper().replace(" ", "_") or "unknown" in raised.value.message.lower()
     with pytest.raises(BrokerError, match="authoriz"):
         parse.min_isr(BOOTSTRAP, recorded("describe_configs_unauthorized"))
-    with pytest.raises(BrokerError, match="name no min.insync.replicas"):
-        parse.min_isr(BOOTSTRAP, {"orders": {"retention.ms": {"value": "1"}}})
+
+
+def test_a_server_that_does_not_list_min_isr_has_kafkas_default() -> None:
+    """tansu answers DescribeConfigs without it; Apache Kafka lists it with every default."""
+    assert parse.min_isr(BOOTSTRAP, {"orders": {"retention.ms": {"value": "1"}}}) == {"orders": 1}
 
 
 def test_topic_settings_are_the_values_kafka_reports() -> None:
