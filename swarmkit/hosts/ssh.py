@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import selectors
 import shlex
 import shutil
 import socket
@@ -272,12 +272,14 @@ def _text(log: IO[bytes]) -> str:
 def _first_line(stream: IO[bytes], timeout: float) -> str:
     """The first line a master's session printed (empty when it ended first or took too long)."""
     data, deadline = b"", time.monotonic() + timeout
-    while not data.endswith(b"\n") and time.monotonic() < deadline:
-        readable, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
-        chunk = os.read(stream.fileno(), 4096) if readable else b""
-        if not chunk:
-            break
-        data += chunk
+    with selectors.DefaultSelector() as selector:  # epoll: select() refuses a descriptor numbered past 1023
+        selector.register(stream, selectors.EVENT_READ)
+        while not data.endswith(b"\n") and time.monotonic() < deadline:
+            readable = selector.select(max(0.0, deadline - time.monotonic()))
+            chunk = os.read(stream.fileno(), 4096) if readable else b""
+            if not chunk:
+                break
+            data += chunk
     return data.decode(errors="replace").strip() if data.endswith(b"\n") else ""
 
 
