@@ -40,6 +40,7 @@ from swarmkit.stack.kafka_settings import KafkaRole
 from swarmkit.swarm.view import active_manager, engine_states
 
 READ_TIMEOUT = 15.0
+SETTLE_S = 90.0  # before refusing partitions out of sync: a controller's restart shrinks ISRs for a while
 FINALIZE_TIMEOUT = 60.0  # the controller writes the new levels to the metadata log
 RESUME = "run the same upgrade again to resume"
 
@@ -309,6 +310,7 @@ def upgrade(session: Session, options: UpgradeOptions) -> UpgradeReport:
     check_target(current, target)
     pending = order(current, target)
     if pending:
+        _settle(session, options)
         _check_healthy(cluster, current)
     running = next((n.image for n in current.nodes if n.image), "")
     new_image = provide_image(session, running, target) if pending else running
@@ -351,6 +353,16 @@ def _move(
             if not brokers.ok:
                 break
     return tuple(moved), brokers
+
+
+def _settle(session: Session, options: UpgradeOptions) -> None:
+    """Before the check that refuses an unhealthy cluster, give replicas up to SETTLE_S to catch up: an upgrade run
+    again right after an interrupted one (or a roll) finds ISRs still shrunk by those restarts.  Changes nothing;
+    what is still wrong after it is named by the check."""
+    try:
+        roll.wait_in_sync(session, _roll_options(options), SETTLE_S)
+    except OperationError:  # a broker that does not run at all: the check names it
+        pass
 
 
 def _end_in_sync(session: Session, options: UpgradeOptions, done: str) -> None:

@@ -8,7 +8,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from swarmkit import waits
 
 
 def producer_config(bootstrap: str, **overrides: object) -> dict[str, object]:
@@ -93,6 +95,20 @@ class CountingProducer:
         producer.flush(140)
 
 
+def end_offset(consumer: Consumer, partition: TopicPartition, bound: float = 60.0) -> int:
+    """The partition's log end; asked again while its leadership moves (a broker just restarted: NOT_LEADER)."""
+
+    def look() -> int | waits.NotYet:
+        try:
+            return int(consumer.get_watermark_offsets(partition, timeout=10)[1])
+        except KafkaException as error:
+            if not error.args[0].retriable():
+                raise
+            return waits.NotYet(str(error))
+
+    return waits.until(look, bound, fail=lambda why: AssertionError(f"no end offset of {partition}: {why}"))
+
+
 def read_everything(
     bootstrap: str, topic: str, partitions: int, timeout: float = 60.0, config: dict[str, object] | None = None
 ) -> Counter[int]:
@@ -100,7 +116,7 @@ def read_everything(
     settings = {"bootstrap.servers": bootstrap, "group.id": f"read-{topic}-{time.time()}", "enable.auto.commit": False}
     consumer = Consumer(settings | (config or {}))
     try:
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
+        ends = {p: end_offset(consumer, TopicPartition(topic, p)) for p in range(partitions)}
         consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         found: Counter[int] = Counter()
         positions = dict.fromkeys(ends, 0)
