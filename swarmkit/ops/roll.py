@@ -472,7 +472,11 @@ def _spread(cluster: ClusterView) -> dict[int, int]:
 def _elect(cluster: ClusterView, progress: Progress) -> tuple[dict[int, int], list[str]]:
     """Give each partition back to its preferred replica (a restarted broker leads nothing until then), and wait
     until the metadata shows it; the leader spread after, and the partitions that refused."""
-    kafka = admin.KafkaAdmin(cluster.bootstrap, cluster.security, CHECK_TIMEOUT)  # one client for the reads and the election
+    with admin.KafkaAdmin(cluster.bootstrap, cluster.security, CHECK_TIMEOUT) as kafka:  # one client, closed after
+        return _elect_through(kafka, progress)
+
+
+def _elect_through(kafka: admin.KafkaAdmin, progress: Progress) -> tuple[dict[int, int], list[str]]:
     try:
         _, partitions = kafka.partition_states()
         wanted = not_preferred(partitions)
