@@ -45,6 +45,7 @@ __all__ = [
 DEFAULT_TIMEOUT = 5.0
 METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its request was lost
 DELETE_WAIT = 30.0
+CREATE_RETRY_S = 30.0  # well within what Kafka's own admin client retries for (default.api.timeout.ms, 60 s)
 SCRAM_ITERATIONS = 8192
 SECURITY_HINT = "check that the cluster runs in sasl_ssl mode"
 K = TypeVar("K")
@@ -248,10 +249,20 @@ class KafkaAdmin:
         return [results[spec.name] for spec in specs]
 
     def _create(self, specs: Sequence[TopicSpec]) -> dict[str, TopicResult]:
-        """Create topics; one another client made meanwhile (TOPIC_ALREADY_EXISTS) is compared to its spec."""
-        new = [ck_admin.NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in specs]
-        futures = self._admin.create_topics(new, operation_timeout=self.timeout, request_timeout=self.timeout)
-        settled = self._settle(futures, answers.nothing)
+        """Create topics, sending again for up to CREATE_RETRY_S those Kafka says may pass then (a quorum electing
+        its leader answers "Timed out waiting for controller"); one another client made meanwhile
+        (TOPIC_ALREADY_EXISTS, also our own earlier try) is compared to its spec."""
+        settled: dict[str, Any] = {}
+
+        def attempt() -> None | waits.NotYet:
+            pending = [s for s in specs if s.name not in settled or parse.retriable(settled[s.name])]
+            new = [ck_admin.NewTopic(s.name, s.partitions, s.replicas, config=creation_configs(s)) for s in pending]
+            futures = self._admin.create_topics(new, operation_timeout=self.timeout, request_timeout=self.timeout)
+            settled.update(self._settle(futures, answers.nothing))
+            retried = [s.name for s in specs if parse.retriable(settled[s.name])]
+            return waits.NotYet(", ".join(retried)) if retried else None
+
+        waits.until(attempt, CREATE_RETRY_S)
         results = {spec.name: parse.created(self.bootstrap, spec, settled[spec.name]) for spec in specs}
         raced = [spec for spec in specs if parse.error_name(settled[spec.name]) == "TOPIC_ALREADY_EXISTS"]
         after = self.metadata() if raced else None

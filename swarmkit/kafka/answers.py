@@ -2,8 +2,9 @@
 their attributes.  What comes out is what tests/unit/kafka/fixtures/*.json holds (recorded from a sandbox
 cluster by scripts/record_kafka_answers.py) and what the pure functions of ``swarmkit.kafka.parse`` read.
 
-An error is ``{"code": int, "name": str, "message": str}`` (librdkafka's names: TOPIC_AUTHORIZATION_FAILED…),
-``{}`` for none; a future that did not settle in time is an error named ``TIMED_OUT``.
+An error is ``{"code": int, "name": str, "message": str, "retriable": bool}`` (librdkafka's names:
+TOPIC_AUTHORIZATION_FAILED…), ``{}`` for none; a future that did not settle in time is a retriable error named
+``TIMED_OUT``.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ def error(value: Any) -> Answer:
     kafka_error = args[0] if args and hasattr(args[0], "code") else value
     if not hasattr(kafka_error, "code"):
         return {"code": -1, "name": type(value).__name__, "message": str(value)}
-    return {"code": int(kafka_error.code()), "name": kafka_error.name(), "message": kafka_error.str()}
+    retriable = bool(kafka_error.retriable()) if hasattr(kafka_error, "retriable") else False
+    return {"code": int(kafka_error.code()), "name": kafka_error.name(), "message": kafka_error.str(), "retriable": retriable}
 
 
 def timed_out(seconds: float) -> Answer:
-    return {"error": {"code": -185, "name": "TIMED_OUT", "message": f"no answer within {seconds:g}s"}}
+    return {"error": {"code": -185, "name": "TIMED_OUT", "message": f"no answer within {seconds:g}s", "retriable": True}}
 
 
 def metadata(raw: Any) -> Answer:

@@ -32,6 +32,11 @@ def error_name(answer: Answer) -> str:
     return str(answer["error"].get("name", "")) if failed(answer) else ""
 
 
+def retriable(answer: Answer) -> bool:
+    """A failure Kafka says may pass if the request is sent again (a controller not answering during an election)."""
+    return failed(answer) and bool(answer["error"].get("retriable", False))
+
+
 def failure(what: str, bootstrap: str, error: Answer, hint: str = RETRY) -> BrokerError:
     return BrokerError(f"{what} through {bootstrap} failed: {error.get('message') or error.get('name')}", hint=hint)
 

@@ -180,7 +180,8 @@ def _roll_out(session: Session, plan: _Plan, options: RotateOptions, step: int) 
     if step != RENEW_STEP:
         plan.store.begin_step(step)
     material = pki.material(plan.store, plan.brokers, renew=step in (RENEW_STEP, 1))
-    brokers = roll.roll(session, replace(_roll_options(options), secrets=material.broker_secrets()))
+    # given time to be in sync: the step before restarted every broker and controller
+    brokers = roll.roll(session, replace(_roll_options(options), secrets=material.broker_secrets(), settle=options.timeout))
     if not brokers.ok:
         return StepReport(step, what, brokers, (), time.monotonic() - started)
     restarted = _roll_controllers(session, plan, options, material.controller_secrets(plan.sasl))

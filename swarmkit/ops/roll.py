@@ -67,6 +67,7 @@ class RollOptions:
     broker_timeout: float = ROLL_BROKER_TIMEOUT  # per broker: back, registered and in sync
     secrets: tuple[SecretFile, ...] = ()  # the brokers' secrets as they should be (certificates: certs rotate)
     resume: bool = False  # with a spec change: brokers already on the new spec are not restarted again (upgrade)
+    settle: float = 0.0  # seconds the cluster may take to be in sync before the roll refuses (after an operation's restarts)
 
     @property
     def changes_spec(self) -> bool:
@@ -261,17 +262,27 @@ def not_ready_now(targets: Sequence[BrokerTarget], cluster: ClusterView, timeout
     return next((why for target in targets if (why := not_ready(target.broker_id, registered, partitions))), "")
 
 
-def _check_ready(targets: Sequence[BrokerTarget], cluster: ClusterView) -> None:
-    """Nothing is stopped unless every broker is registered and every partition in sync."""
-    try:
-        why = not_ready_now(targets, cluster, CHECK_TIMEOUT)
-    except BrokerError as error:
-        raise OperationError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
+def _check_ready(targets: Sequence[BrokerTarget], cluster: ClusterView, settle: float, progress: Progress) -> None:
+    """Nothing is stopped unless every broker is registered and every partition in sync, looked at for up to
+    ``settle`` s (0: once): an operation's own restarts just before the roll leave replicas catching up for a while,
+    and a check that waited apart from this one could pass while this one does not."""
+    why = waits.until_ready(lambda: _not_in_sync(targets, cluster), settle, _waiting_for_sync(progress))
     if why:
         raise OperationError(
             f"the cluster is not ready for a roll: {why}; nothing was changed",
             hint="a roll takes one replica away at a time: wait until `swarmkit status` shows every partition in sync",
         )
+
+
+def _not_in_sync(targets: Sequence[BrokerTarget], cluster: ClusterView) -> str:
+    try:
+        return not_ready_now(targets, cluster, CHECK_TIMEOUT)
+    except BrokerError as error:
+        return f"the cluster cannot be read: {error.message}"
+
+
+def _waiting_for_sync(progress: Progress) -> Callable[[str], None]:
+    return lambda why: progress(0, 0, f"waiting for the cluster to be in sync: {why}")
 
 
 def _pull(docker: DockerHosts, targets: Sequence[BrokerTarget], image: str) -> None:
@@ -378,7 +389,7 @@ def _ready(
     """Each broker to roll, and how to read the cluster; OperationError unless every broker runs, is registered
     and every partition is in sync."""
     targets, cluster = _view(session, manager, state, options)
-    _check_ready(targets, cluster)
+    _check_ready(targets, cluster, options.settle, session.progress)
     return targets, cluster
 
 
@@ -389,7 +400,7 @@ def deployed_view(session: Session, options: RollOptions) -> tuple[list[BrokerTa
 
 def check_ready(session: Session, options: RollOptions) -> None:
     """What a roll checks before it changes anything, for an operation that changes something else first."""
-    _check_ready(*deployed_view(session, options))
+    _check_ready(*deployed_view(session, options), options.settle, session.progress)
 
 
 def wait_in_sync(session: Session, options: RollOptions, bound: float) -> str:
@@ -397,14 +408,7 @@ def wait_in_sync(session: Session, options: RollOptions, bound: float) -> str:
     operation's own restarts leave replicas catching up for a while.  Why the cluster is still not ready ("" when
     it is); OperationError when a broker is not running at all."""
     targets, cluster = deployed_view(session, options)
-
-    def look() -> str:
-        try:
-            return not_ready_now(targets, cluster, CHECK_TIMEOUT)
-        except BrokerError as error:
-            return f"the cluster cannot be read: {error.message}"
-
-    return waits.until_ready(look, bound, lambda why: session.progress(0, 0, f"waiting for the cluster to be in sync: {why}"))
+    return waits.until_ready(lambda: _not_in_sync(targets, cluster), bound, _waiting_for_sync(session.progress))
 
 
 def roll(session: Session, options: RollOptions) -> RollReport:

@@ -234,13 +234,29 @@ def read_versions(session: Session, stack_name: str, external_port: int) -> Clus
     return _read(_cluster(session, options), options)
 
 
-def _check_healthy(cluster: _Cluster, current: ClusterVersions) -> None:
-    """Every partition in sync, every broker registered, every voter in the quorum and caught up."""
+def _check_healthy(session: Session, cluster: _Cluster, current: ClusterVersions, bound: float) -> None:
+    """Every partition in sync, every broker registered, every voter in the quorum and caught up, looked at for up
+    to ``bound`` s with progress: an upgrade run again right after an interrupted one (or a roll) finds ISRs still
+    shrunk by those restarts.  Changes nothing."""
+
+    def report(why: str) -> None:
+        session.progress(0, 0, f"waiting for the cluster to be healthy: {why}")
+
+    problem = waits.until_ready(lambda: _unhealthy(cluster, current), bound, report)
+    if problem:
+        raise SpecError(
+            f"the cluster is not healthy for an upgrade: {problem}; nothing was changed",
+            hint="an upgrade takes one node away at a time: wait until `swarmkit status` shows every partition in sync "
+            "and every voter in the quorum",
+        )
+
+
+def _unhealthy(cluster: _Cluster, current: ClusterVersions) -> str:
     try:
         why = roll.not_ready_now(cluster.targets, cluster.view, READ_TIMEOUT)
         state = cluster.quorum.describe()
     except BrokerError as error:
-        raise SpecError(f"the cluster cannot be read: {error.message}; nothing was changed", hint=error.hint) from None
+        return f"the cluster cannot be read: {error.message}"
     voters = {v.node_id for v in state.voters}
     missing = [f"controller {n.node_id}" for n in current.nodes if n.role == KafkaRole.CONTROLLER and n.node_id not in voters]
     lagging = [
@@ -248,13 +264,7 @@ def _check_healthy(cluster: _Cluster, current: ClusterVersions) -> None:
         for _, node_id, _ in cluster.controllers
         if (w := controllers.controller_not_ready(state, node_id, 0))
     ]
-    problem = why or ", ".join(missing + lagging)
-    if problem:
-        raise SpecError(
-            f"the cluster is not healthy for an upgrade: {problem}; nothing was changed",
-            hint="an upgrade takes one node away at a time: wait until `swarmkit status` shows every partition in sync "
-            "and every voter in the quorum",
-        )
+    return why or ", ".join(missing + lagging)
 
 
 # --- the image -----------------------------------------------------------------------------------
@@ -310,8 +320,7 @@ def upgrade(session: Session, options: UpgradeOptions) -> UpgradeReport:
     check_target(current, target)
     pending = order(current, target)
     if pending:
-        _settle(session, options)
-        _check_healthy(cluster, current)
+        _check_healthy(session, cluster, current, SETTLE_S)
     running = next((n.image for n in current.nodes if n.image), "")
     new_image = provide_image(session, running, target) if pending else running
     say = session.progress
@@ -346,23 +355,12 @@ def _move(
 
             controllers.restart(cluster.quorum, services[node.name], node.node_id, change, options.timeout, report, RESUME)
             moved.append(node.name)
-        elif brokers is None:
-            if moved:  # the roll refuses partitions out of sync, which the controllers' restarts leave for a while
-                _end_in_sync(session, options, "the controllers are moved")
-            brokers = roll.roll(session, RollOptions(**_roll_options(options).__dict__ | {"image": new_image, "resume": True}))
+        elif brokers is None:  # given time to be in sync: the controllers' restarts leave ISRs shrunk for a while
+            changes = {"image": new_image, "resume": True, "settle": options.timeout}
+            brokers = roll.roll(session, RollOptions(**_roll_options(options).__dict__ | changes))
             if not brokers.ok:
                 break
     return tuple(moved), brokers
-
-
-def _settle(session: Session, options: UpgradeOptions) -> None:
-    """Before the check that refuses an unhealthy cluster, give replicas up to SETTLE_S to catch up: an upgrade run
-    again right after an interrupted one (or a roll) finds ISRs still shrunk by those restarts.  Changes nothing;
-    what is still wrong after it is named by the check."""
-    try:
-        roll.wait_in_sync(session, _roll_options(options), SETTLE_S)
-    except OperationError:  # a broker that does not run at all: the check names it
-        pass
 
 
 def _end_in_sync(session: Session, options: UpgradeOptions, done: str) -> None:
@@ -392,8 +390,7 @@ def _with_finalize(
     levels = releases.to_finalize(target, current.finalized)
     if not levels:
         return report
-    _end_in_sync(session, options, "not finalized")
-    _check_healthy(cluster, current)
+    _check_healthy(session, cluster, current, options.timeout)
     shown = ", ".join(f"{name} {current.finalized.get(name, 0)} -> {level}" for name, level in levels.items())
     session.progress(1, 1, f"finalize: {shown}")
     host, port = cluster.quorum.addresses[0]

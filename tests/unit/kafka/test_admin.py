@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from concurrent.futures import Future
+from types import SimpleNamespace
 
 import confluent_kafka as ck
 import pytest
 
 from swarmkit.errors import BrokerError
 from swarmkit.kafka.admin import KafkaAdmin
+from swarmkit.stack.topics import TopicSpec
 
 
 def settled(value: object = None, error: BaseException | None = None) -> Future:
@@ -43,3 +45,38 @@ def test_a_request_with_failures_raises_one_error_naming_each() -> None:
     assert raised.value.hint
     with pytest.raises(BrokerError, match="describing the cluster through k1:9094 failed"):
         kafka._one("describing the cluster", settled(error=REFUSED))
+
+
+class ElectingController:
+    """create_topics as a broker answers it while the quorum elects its leader: timed out once, then created."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def create_topics(self, new: list, **_: object) -> dict[str, Future]:
+        self.asked.append([topic.topic for topic in new])
+        waiting = ck.KafkaError(ck.KafkaError.REQUEST_TIMED_OUT, "Timed out waiting for controller", retriable=True)
+        if len(self.asked) == 1:
+            return {topic.topic: settled(error=ck.KafkaException(waiting)) for topic in new}
+        return {topic.topic: settled() for topic in new}
+
+
+def test_a_creation_the_controller_did_not_answer_is_sent_again_and_a_refused_one_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kafka = KafkaAdmin("k1:9094", timeout=0.1)
+    electing, refusing = ElectingController(), Refusing()
+    monkeypatch.setattr(kafka, "_client", SimpleNamespace(admin=electing))
+    assert kafka._create([TopicSpec("orders", 3, 3)])["orders"].status == "created"
+    assert electing.asked == [["orders"], ["orders"]]
+    monkeypatch.setattr(kafka, "_client", SimpleNamespace(admin=refusing))
+    assert kafka._create([TopicSpec("orders", 3, 3)])["orders"].status == "failed"
+    assert refusing.asked == 1
+
+
+class Refusing:
+    asked = 0
+
+    def create_topics(self, new: list, **_: object) -> dict[str, Future]:
+        self.asked += 1
+        return {topic.topic: settled(error=REFUSED) for topic in new}
