@@ -39,6 +39,7 @@ class CountingProducer:
     rate_per_s: float = 1_000.0
     acknowledged: set[int] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
+    client_errors: list[str] = field(default_factory=list)  # librdkafka's own (a fatal idempotence error, a lost broker)
     sent: int = 0
     config: dict[str, object] = field(default_factory=dict)  # e.g. a secure cluster's login
     last_ack: dict[int, float] = field(default_factory=dict)  # partition -> when its last record was acknowledged
@@ -64,7 +65,9 @@ class CountingProducer:
         target = len(self.acknowledged) + count
         deadline = time.monotonic() + timeout
         while len(self.acknowledged) < target:
-            assert time.monotonic() < deadline, f"only {len(self.acknowledged)} of {target} acknowledged: {self.errors[:3]}"
+            assert time.monotonic() < deadline, (
+                f"only {len(self.acknowledged)} of {target} acknowledged: {self.errors[:3]}; client: {self.client_errors[-5:]}"
+            )
             time.sleep(0.05)
 
     def _delivered(self, error: KafkaError | None, message) -> None:
@@ -80,7 +83,8 @@ class CountingProducer:
             self.errors.append(error.str())
 
     def _run(self) -> None:
-        producer = Producer(producer_config(self.bootstrap, **self.config))
+        settings = producer_config(self.bootstrap, **self.config)
+        producer = Producer(settings | {"error_cb": lambda error: self.client_errors.append(f"{time.strftime('%T')} {error}")})
         started = time.monotonic()
         while not self._stop.is_set() and self.sent < self.limit:
             try:
