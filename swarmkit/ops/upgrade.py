@@ -355,12 +355,25 @@ def _move(
 
             controllers.restart(cluster.quorum, services[node.name], node.node_id, change, options.timeout, report, RESUME)
             moved.append(node.name)
-        elif brokers is None:  # given time to be in sync: the controllers' restarts leave ISRs shrunk for a while
-            changes = {"image": new_image, "resume": True, "settle": options.timeout}
-            brokers = roll.roll(session, RollOptions(**_roll_options(options).__dict__ | changes))
+        elif brokers is None:
+            brokers = _roll_brokers(session, options, new_image, moved)
             if not brokers.ok:
                 break
     return tuple(moved), brokers
+
+
+def _roll_brokers(session: Session, options: UpgradeOptions, new_image: str, moved: Sequence[str]) -> RollReport:
+    """The brokers' roll, given time to find the cluster in sync (the controllers' restarts leave ISRs shrunk for a
+    while); when it refuses after controllers were moved, the error says they were."""
+    changes = {"image": new_image, "resume": True, "settle": options.timeout}
+    try:
+        return roll.roll(session, RollOptions(**_roll_options(options).__dict__ | changes))
+    except OperationError as error:
+        if not moved:
+            raise
+        raise OperationError(
+            f"{', '.join(moved)} moved to {new_image}, but the brokers' roll did not start: {error.message}", hint=RESUME
+        ) from None
 
 
 def _end_in_sync(session: Session, options: UpgradeOptions, done: str) -> None:

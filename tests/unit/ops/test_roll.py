@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from swarmkit.errors import BrokerError, SpecError
+from swarmkit.errors import BrokerError, OperationError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.hosts.session import Session
@@ -141,3 +141,18 @@ def test_an_operation_waits_for_its_own_restarts_to_catch_up(monkeypatch: pytest
     ]
     answers = iter([lagging])
     assert roll.wait_in_sync(session, RollOptions(), 0) == "1 partition(s) not fully in sync: orders-0"
+
+
+def test_the_check_that_refuses_a_roll_is_the_one_that_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``settle`` the roll's own check looks again until the ISRs are full (an upgrade's controller restarts
+    shrink them for a while, and come and go); without it, a lagging cluster is refused at once, nothing changed."""
+    targets = [roll.BrokerTarget(host, "n", i, f"c{i}", "") for i, host in enumerate(inventory().hosts, 1)]
+    monkeypatch.setattr(roll, "deployed_view", lambda session, options: (targets, roll.ClusterView("", None)))
+    monkeypatch.setattr(roll.waits.Pause, "sleep", lambda self: None)
+    lagging, in_sync = ((1, 2), [part(0, (1, 2), (1,))]), ((1, 2), [part(0, (1, 2), (1, 2))])
+    answers = iter([lagging, in_sync, lagging])
+    monkeypatch.setattr(roll.admin, "partition_states", lambda bootstrap, timeout, security: next(answers))
+    session = Session(inventory(), None, lambda done, total, message: None)  # type: ignore[arg-type]
+    roll.check_ready(session, RollOptions(settle=60))
+    with pytest.raises(OperationError, match="not ready for a roll: 1 partition.*nothing was changed"):
+        roll.check_ready(session, RollOptions())

@@ -119,3 +119,17 @@ def test_leader_spread_and_the_partitions_to_hand_back() -> None:
     states = [partition("t", 0, 1, (1, 2, 3)), partition("t", 1, 1, (2, 3, 1)), partition("t", 2, 1, (3, 1, 2), (1, 2))]
     assert roll.leader_spread(states) == {1: 3, 2: 0, 3: 0}
     assert roll.not_preferred(states) == [("t", 1)]  # t-2's preferred replica is out of sync
+
+
+def test_a_roll_refused_after_the_controllers_moved_says_they_moved(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(session: object, options: roll.RollOptions) -> None:
+        assert options.settle == 300 and options.resume  # given the upgrade's timeout to find the ISRs full
+        raise OperationError("the cluster is not ready for a roll: 6 partition(s) not fully in sync; nothing was changed")
+
+    monkeypatch.setattr(roll, "roll", refused)
+    options = upgrade.UpgradeOptions(version="4.4.0", timeout=300)
+    with pytest.raises(OperationError, match="controller-1, controller-2 moved to k:4.4.0, but the brokers' roll") as raised:
+        upgrade._roll_brokers(None, options, "k:4.4.0", ["controller-1", "controller-2"])  # type: ignore[arg-type]
+    assert raised.value.hint == upgrade.RESUME
+    with pytest.raises(OperationError, match="^the cluster is not ready"):
+        upgrade._roll_brokers(None, options, "k:4.4.0", [])  # type: ignore[arg-type]
