@@ -13,7 +13,7 @@ from swarmkit import names, waits
 from swarmkit.errors import SwarmError
 from swarmkit.fanout import fan_out
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts, EngineInfo, NodeRole, SwarmNode, SwarmState
+from swarmkit.hosts.dockerapi import DockerHosts, Engine, EngineInfo, NodeRole, NodeState, SwarmNode, SwarmState
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.stack.deployed import HOST_LABEL
 
@@ -21,6 +21,7 @@ INIT = "init"
 JOIN = "join"
 MEMBER = "member"
 JOIN_FOLLOW_S = 120.0  # how long a join Docker continues in the background is followed
+NODE_READY_S = 30.0  # how long swarm_up waits for new nodes' first heartbeat (well under a second when quiet)
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,23 @@ def swarm_up(inventory: Inventory, *, docker: DockerHosts, infos: Mapping[str, E
     ids.update(
         zip((h.name for h in changed), (i.swarm_node_id for i in fan_out(lambda h: dockerapi.engine_info(docker[h]), changed)))
     )
-    nodes = _apply_labels(inventory, docker, ids)
+    joined = {ids[h.name] for h in changed}
+    nodes = _apply_labels(inventory, docker, ids, _nodes_once_ready(docker[first], joined))
     return SwarmResult(actions=tuple(actions), nodes=tuple(nodes), node_ids=ids)
+
+
+def _nodes_once_ready(manager: Engine, joined: set[str]) -> list[SwarmNode]:
+    """The swarm's nodes once each one just made or joined is ready: until its first heartbeat reaches the manager,
+    a new node is listed with no hostname and state unknown.  After NODE_READY_S, as they are (the deploy's wait
+    names a node that never gets there)."""
+
+    def look() -> list[SwarmNode] | waits.NotYet:
+        nodes = dockerapi.swarm_nodes(manager)
+        waiting = sorted(n.id[:12] for n in nodes if n.id in joined and n.state != NodeState.READY)
+        return waits.NotYet(f"nodes not ready yet: {', '.join(waiting)}") if waiting else nodes
+
+    found = waits.until(look, NODE_READY_S, first=0.1, longest=1.0) if joined else waits.NotYet()
+    return dockerapi.swarm_nodes(manager) if isinstance(found, waits.NotYet) else found
 
 
 def _join(docker: DockerHosts, host: Host, first: Host, token: str) -> None:
@@ -153,10 +169,10 @@ def node_ids(inventory: Inventory, *, docker: DockerHosts) -> dict[str, str]:
     }
 
 
-def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str]) -> list[SwarmNode]:
+def _apply_labels(inventory: Inventory, docker: DockerHosts, ids: dict[str, str], nodes: list[SwarmNode]) -> list[SwarmNode]:
     """Inventory labels plus swarmkit.host=<inventory name>, added only where missing."""
     manager = docker[inventory.first_manager]
-    by_id = {node.id: node for node in dockerapi.swarm_nodes(manager)}
+    by_id = {node.id: node for node in nodes}
     updates = []
     for host in inventory.hosts:
         wanted = {**host.labels, HOST_LABEL: host.name}

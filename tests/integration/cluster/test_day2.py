@@ -32,9 +32,10 @@ import pytest
 import yaml
 from confluent_kafka import Consumer, Producer
 
+from swarmkit import waits
 from swarmkit.checks.status import status
 from swarmkit.checks.verify import VerifyOptions, VerifyReport, verify
-from swarmkit.errors import SpecError
+from swarmkit.errors import BrokerError, SpecError
 from swarmkit.hosts import dockerapi
 from swarmkit.hosts.dockerapi import DockerHosts, SwarmNode
 from swarmkit.hosts.inventory import Inventory, load_inventory
@@ -194,8 +195,17 @@ def manager_nodes(inventory: Inventory) -> list[SwarmNode]:
 
 
 def quorum_of(bootstrap: str) -> QuorumState:
+    """The quorum as the broker describes it, asked again for up to a minute: right after a voter change the
+    request can time out while the controllers settle (CI: 10 s without an answer after replace-node)."""
     host, port = bootstrap.split(":")
-    return describe_quorum(host, int(port), 10.0)
+
+    def look() -> QuorumState | waits.NotYet:
+        try:
+            return describe_quorum(host, int(port), 10.0)
+        except BrokerError as error:
+            return waits.NotYet(error.message)
+
+    return waits.until(look, 60, fail=lambda why: AssertionError(f"no quorum description within 60 s: {why}"))
 
 
 def test_a_new_cluster_has_a_dynamic_quorum_kept_on_the_managers(cluster: Inventory) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from swarmkit import waits
 from swarmkit.errors import SpecError, SwarmError
-from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.dockerapi import Availability, DockerHosts, NodeRole, NodeState, SwarmNode
 from swarmkit.hosts.inventory import Host, Inventory
 from swarmkit.swarm import bootstrap
 
@@ -55,3 +55,18 @@ def test_an_inventory_built_in_code_cannot_set_swarmkits_own_labels() -> None:
     inventory = Inventory(hosts=(hostile,))
     with pytest.raises(SpecError, match="swarmkit's own namespace"):
         bootstrap.swarm_up(inventory, docker=DockerHosts.from_inventory(inventory))
+
+
+def node(node_id: str, hostname: str, state: NodeState) -> SwarmNode:
+    return SwarmNode(node_id, hostname, NodeRole.WORKER, state, Availability.ACTIVE, "10.9.0.12", {})
+
+
+def test_new_nodes_are_listed_once_their_first_heartbeat_made_them_ready(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after a join the manager lists the node with no hostname and state unknown; swarm_up's answer waits
+    for it (a node that was already a member is not waited for)."""
+    listed = iter([[node("n1", "m1", NodeState.READY), node("n2", "", NodeState.UNKNOWN)]])
+    ready = [node("n1", "m1", NodeState.READY), node("n2", "m2", NodeState.READY)]
+    monkeypatch.setattr(bootstrap.dockerapi, "swarm_nodes", lambda manager: next(listed, ready))
+    assert bootstrap._nodes_once_ready(DOCKER[FIRST], {"n2"}) == ready
+    listed = iter([[node("n1", "m1", NodeState.READY), node("n2", "", NodeState.UNKNOWN)]])
+    assert bootstrap._nodes_once_ready(DOCKER[FIRST], set())[1].state == NodeState.UNKNOWN
