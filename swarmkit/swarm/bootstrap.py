@@ -127,16 +127,17 @@ def swarm_up(inventory: Inventory, *, docker: DockerHosts, infos: Mapping[str, E
 
 def _nodes_once_ready(manager: Engine, joined: set[str]) -> list[SwarmNode]:
     """The swarm's nodes once each one just made or joined is ready: until its first heartbeat reaches the manager,
-    a new node is listed with no hostname and state unknown.  After NODE_READY_S, as they are (the deploy's wait
+    a new node is listed with no hostname and state unknown.  After NODE_READY_S, as last listed (the deploy's wait
     names a node that never gets there)."""
+    listed: list[SwarmNode] = []
 
     def look() -> list[SwarmNode] | waits.NotYet:
-        nodes = dockerapi.swarm_nodes(manager)
-        waiting = sorted(n.id[:12] for n in nodes if n.id in joined and n.state != NodeState.READY)
-        return waits.NotYet(f"nodes not ready yet: {', '.join(waiting)}") if waiting else nodes
+        listed[:] = dockerapi.swarm_nodes(manager)
+        waiting = sorted(n.id[:12] for n in listed if n.id in joined and n.state != NodeState.READY)
+        return waits.NotYet(f"nodes not ready yet: {', '.join(waiting)}") if waiting else listed
 
-    found = waits.until(look, NODE_READY_S, first=0.1, longest=1.0) if joined else waits.NotYet()
-    return dockerapi.swarm_nodes(manager) if isinstance(found, waits.NotYet) else found
+    waits.until(look, NODE_READY_S, first=0.1, longest=1.0)
+    return listed
 
 
 def _join(docker: DockerHosts, host: Host, first: Host, token: str) -> None:
