@@ -12,8 +12,10 @@ named the node and the fault (and how long it took), and which services had a ta
 librdkafka settings of the drills' producer over the drills' own (socket.timeout.ms 7000, tests/integration/fault_drills.py),
 to compare a client's own share.  With --busy-minutes, before the drills: one core kept busy (scripts/busy.sh) that long
 under the same producer, and every broker the controllers fenced meanwhile counted from their logs ("Fencing broker N
-... because its session has timed out"): a busy machine must fence none.  Prints a table, or with --json one object.
-The sandbox is always removed.
+... because its session has timed out"): a busy machine must fence none.  --only picks drills
+(slow, disk-full, partition, leader) and --repeat runs them that many times on the same cluster; --logs DIR keeps
+every controller's and broker's log of each drill there (what the cluster did while a partition paused), since the
+sandbox is always removed.  Prints a table, or with --json one object.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -48,7 +51,6 @@ from tests.integration.fault_drills import (  # noqa: E402
     bootstrap,
     drill,
     quorum_leader_host,
-    tolerate_partitions,
 )
 from tests.integration.kafka_traffic import CountingProducer  # noqa: E402
 from tests.integration.sandboxes import fresh_sandbox  # noqa: E402
@@ -57,13 +59,23 @@ NAME = "dk"
 SUBNET = "10.214.0.0/24"
 ROOT = Path(__file__).resolve().parents[1]
 FENCED = "because its session has timed out"  # the active controller's line when it fences a silent broker
+DRILLS = ("slow", "disk-full", "partition", "leader")
 
 
 def pressure() -> str:
     return Path("/proc/pressure/cpu").read_text().splitlines()[0] + f"; load {Path('/proc/loadavg').read_text().split()[:3]}"
 
 
-def run(hold: float, client: dict[str, object], busy_minutes: float) -> dict:
+@dataclass(frozen=True)
+class Choice:
+    """Which drills to run, how often, and where to keep the cluster's logs of each."""
+
+    only: tuple[str, ...] = DRILLS
+    repeat: int = 1
+    logs: Path | None = None
+
+
+def run(hold: float, client: dict[str, object], busy_minutes: float, choice: Choice) -> dict:
     before = pressure()
     with (
         tempfile.TemporaryDirectory() as scratch,
@@ -72,16 +84,12 @@ def run(hold: float, client: dict[str, object], busy_minutes: float) -> dict:
         inventory = load_inventory(created.inventory_path)
         started = time.monotonic()
         assert up(plan(inventory, DeployOptions(topics="orders:6:3")), Session.of(inventory)).ok
-        tolerate_partitions(inventory)
         deployed_s = time.monotonic() - started
         busy = fencing_when_busy(created, inventory, busy_minutes, client) if busy_minutes else None
-        leader = quorum_leader_host(inventory)
-        other = next(h.name for h in inventory.hosts if h.name != leader)
-        results: list[DrillResult] = [
-            drill(inventory, NAME, "slow", other, 0, "slow", client),
-            drill(inventory, NAME, "disk-full", other, 0, "disk", client),
-            drill(inventory, NAME, "partition", other, hold, "cut", client),
-            drill(inventory, NAME, "partition", quorum_leader_host(inventory), hold, "leader", client),
+        results = [
+            one_drill(created, inventory, which, f"{which}-{round_}", (hold, client, choice.logs))
+            for round_ in range(1, choice.repeat + 1)
+            for which in choice.only
         ]
     return {
         "benchmark": "drills",
@@ -94,6 +102,28 @@ def run(hold: float, client: dict[str, object], busy_minutes: float) -> dict:
         "pressure_after": pressure(),
         "drills": [r.to_dict() for r in results],
     }
+
+
+def one_drill(
+    created: Sandbox, inventory: Inventory, which: str, topic: str, setting: tuple[float, dict[str, object], Path | None]
+) -> DrillResult:
+    """One drill on the host it is about: the quorum leader's for "leader", another host for the rest."""
+    hold, client, logs = setting
+    leader, since = quorum_leader_host(inventory), datetime.now(UTC)
+    node = leader if which == "leader" else next(h.name for h in inventory.hosts if h.name != leader)
+    kind = "partition" if which == "leader" else which
+    try:
+        return drill(inventory, NAME, kind, node, hold if kind == "partition" else 0, topic, client)
+    finally:
+        if logs:
+            keep_logs(created, since, logs / topic)
+
+
+def keep_logs(created: Sandbox, since: datetime, into: Path) -> None:
+    """Every Kafka container's log since ``since``, one file per host and container."""
+    into.mkdir(parents=True, exist_ok=True)
+    for host, container, logs in kafka_logs(created, since):
+        (into / f"{host}-{container}.log").write_text(logs)
 
 
 def fencing_when_busy(created: Sandbox, inventory: Inventory, minutes: float, client: dict[str, object]) -> dict:
@@ -124,13 +154,23 @@ def fencing_when_busy(created: Sandbox, inventory: Inventory, minutes: float, cl
 
 def fencing_lines(created: Sandbox, since: datetime) -> list[str]:
     """Every controller's log lines since ``since`` that fence a broker whose session timed out (all hosts)."""
+    return [
+        f"{host}: {line}"
+        for host, container, logs in kafka_logs(created, since)
+        if "_controller-" in container
+        for line in logs.splitlines()
+        if FENCED in line
+    ]
+
+
+def kafka_logs(created: Sandbox, since: datetime) -> list[tuple[str, str, str]]:
+    """(host, container name, its log since ``since``) of every controller and broker container on every host."""
     found = []
     for host in created.hosts:
         docker = host.docker.client
         for container in docker.container.list(all=True):
-            if "_controller-" in container.name:
-                logs = docker.container.logs(container, since=since)
-                found += [f"{host.name}: {line}" for line in logs.splitlines() if FENCED in line]
+            if "_controller-" in container.name or "_broker" in container.name:
+                found.append((host.name, container.name, str(docker.container.logs(container, since=since, timestamps=True))))
     return found
 
 
@@ -156,7 +196,8 @@ def show(report: dict) -> None:
         cells = (row["fault"], row["node"], str(row["acknowledged"]), str(row["lost"]), str(row["duplicated"]))
         began, ended = row["longest_pause_window"]
         pause = f"{row['longest_pause_s']:.1f} s ({began:g}-{ended:g} s in)"
-        table.add_row(*cells, pause, named, in_sync, ", ".join(row["restarted"]) or "none")
+        settled = f"settled {row['settled_s']:.1f} s after heal" if row["settled_s"] >= 0 else "not settled in 180 s"
+        table.add_row(*cells, pause, named, in_sync, f"{', '.join(row['restarted']) or 'none'} ({settled})")
     Console().print(table)
     if busy := report["busy"]:
         print(
@@ -173,10 +214,16 @@ def main() -> None:
     parser.add_argument("--hold", type=float, default=60.0, help="seconds each partition is held (default 60)")
     parser.add_argument("--producer", action="append", default=[], metavar="KEY=VALUE", help="a librdkafka producer setting")
     parser.add_argument("--busy-minutes", type=float, default=0.0, help="minutes of one busy core before the drills (default 0)")
+    parser.add_argument("--only", default=",".join(DRILLS), help=f"drills to run, of {','.join(DRILLS)} (default all)")
+    parser.add_argument("--repeat", type=int, default=1, help="how many times the drills run on the same cluster")
+    parser.add_argument("--logs", type=Path, help="a directory to keep every Kafka container's log of each drill in")
     args = parser.parse_args()
     client = CLIENT | dict(setting.split("=", 1) for setting in args.producer)
+    only = tuple(args.only.split(","))
+    if unknown := set(only) - set(DRILLS):
+        parser.error(f"--only: no drill {', '.join(sorted(unknown))}; the drills are {', '.join(DRILLS)}")
     with contextlib.redirect_stdout(sys.stderr):  # the drills' own lines: stdout is the table or the one object
-        report = run(args.hold, client, args.busy_minutes)
+        report = run(args.hold, client, args.busy_minutes, Choice(only, args.repeat, args.logs))
     if args.json:
         print(json.dumps(report, indent=2))
     else:

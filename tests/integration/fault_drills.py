@@ -9,15 +9,17 @@ import json
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from confluent_kafka import KafkaException
 
 from swarmkit import waits
 from swarmkit.errors import SwarmkitError
 from swarmkit.hosts import dockerapi
-from swarmkit.hosts.dockerapi import DockerHosts
+from swarmkit.hosts.dockerapi import DockerHosts, TaskState, TaskStatus
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.kafka.admin import ensure_topics, partition_states
 from swarmkit.kafka.quorum import describe_quorum
@@ -30,6 +32,8 @@ SWARMKIT = str(ROOT / ".venv" / "bin" / "swarmkit")
 PARTITIONS = 6
 NAMED_AS = {"partition": "partition", "slow": "slow-link", "disk-full": "disk-full"}
 IN_SYNC_WITHIN = 120.0
+SETTLED_WITHIN = 180.0  # heal to the swarm having replaced the tasks of a host it marked down (about a minute seen)
+WANTED_RUNNING = (TaskStatus.RUNNING, TaskStatus.READY)  # READY: a replacement waiting out its restart delay
 READ_ATTEMPTS = 5
 MANAGERS_WITHIN = 60.0  # how long the drill waits for one of the swarm's managers to answer
 # Docker's 5 s heartbeat marks a host silent for 10-15 s down, and a down host's tasks (every Kafka task is pinned to
@@ -40,6 +44,7 @@ HEARTBEAT_S = 45
 # producer settles it before it writes to the new leader, so this bounds the partitions the lost host led; above the
 # brokers' 6 s session, so a request waiting for a lost follower is answered once it is fenced (docs/drills.md).
 CLIENT: dict[str, object] = {"socket.timeout.ms": 7_000}
+T = TypeVar("T")
 
 
 @dataclass
@@ -57,6 +62,7 @@ class DrillResult:
     named: bool = False  # verify's faults named this node and this fault
     faults_seen: list[dict] = field(default_factory=list)
     in_sync_s: float = -1.0  # heal to every partition back at full ISR (-1: not within IN_SYNC_WITHIN)
+    settled_s: float = -1.0  # heal to no task left for the swarm to start or stop (-1: not within SETTLED_WITHIN)
     restarted: list[str] = field(default_factory=list)  # services whose task on some node was replaced
     errors: list[str] = field(default_factory=list)
 
@@ -75,30 +81,58 @@ def quorum_leader_host(inventory: Inventory) -> str:
 
 
 def tolerate_partitions(inventory: Inventory) -> None:
-    """The swarm's heartbeat period set to HEARTBEAT_S (see there)."""
-    dockerapi.swarm_heartbeat(DockerHosts.from_inventory(inventory)[inventory.first_manager], HEARTBEAT_S)
+    """The swarm's heartbeat period set to HEARTBEAT_S on the leader of the moment, before every drill.  Docker's
+    leader applies a period to its count of missed heartbeats only when the period changes (a manager that becomes
+    leader later reads the setting but counts with Docker's 5 s: moby/swarmkit's dispatcher, read 2026-11-27), so the
+    period is changed by a second and back."""
+    for seconds in (HEARTBEAT_S + 1, HEARTBEAT_S):
+        on_a_manager(inventory, lambda manager, period=seconds: dockerapi.swarm_heartbeat(manager, period))
 
 
 def running_tasks(inventory: Inventory, stack: str = "kafka") -> dict[str, set[str]]:
     """Each service's task ids the swarm wants running (a node the swarm marks down has its tasks' desired state set
-    to shutdown at once, though they are replaced only when it returns), from the first manager that answers (one
-    just healed may have no raft leader yet: it is asked again after a pause, for up to MANAGERS_WITHIN seconds)."""
+    to shutdown at once, though they are replaced only when it returns)."""
+    return {
+        service: {t.id for t in tasks if t.desired_state == TaskStatus.RUNNING}
+        for service, tasks in task_states(inventory, stack).items()
+    }
+
+
+def unsettled(inventory: Inventory, stack: str = "kafka") -> list[str]:
+    """Tasks the swarm has still to start or stop: a host back from a partition long enough for the swarm to mark it
+    down has its tasks stopped and replaced up to a minute or more after heal."""
+    return [
+        f"{task.name}: {task.state}, wanted {task.desired_state}"
+        for tasks in task_states(inventory, stack).values()
+        for task in tasks
+        if (task.desired_state in WANTED_RUNNING) != (task.state == TaskStatus.RUNNING)
+    ]
+
+
+def task_states(inventory: Inventory, stack: str = "kafka") -> dict[str, tuple[TaskState, ...]]:
+    """Every task of each service."""
+    return on_a_manager(inventory, lambda manager: _tasks_seen_by(manager, stack))
+
+
+def on_a_manager(inventory: Inventory, action: Callable[[dockerapi.Engine], T]) -> T:
+    """``action`` on the first manager that answers (one just healed may not know the swarm's leader for a minute or
+    more, and the others may be electing one: asked again after a pause, for up to MANAGERS_WITHIN seconds)."""
     docker, deadline, pause = DockerHosts.from_inventory(inventory), time.monotonic() + MANAGERS_WITHIN, waits.Pause()
     while True:
         for host in inventory.managers:
             try:
-                return _tasks_seen_by(docker[host], stack)
+                return action(docker[host])
             except SwarmkitError as error:
                 failure = error
-        assert time.monotonic() < deadline, f"no manager lists the services: {failure.message}"
+        assert time.monotonic() < deadline, f"no manager answers: {failure.message}"
         pause.sleep()
 
 
-def _tasks_seen_by(manager: dockerapi.Engine, stack: str) -> dict[str, set[str]]:
+def _tasks_seen_by(manager: dockerapi.Engine, stack: str) -> dict[str, tuple[TaskState, ...]]:
     found = {}
     for service in dockerapi.stack_services(manager, stack):
         state = dockerapi.service_state(manager, service)
-        found[service] = {t.id for t in state.tasks if t.desired_state == "running"} if state else set()
+        found[service] = state.tasks if state else ()
     return found
 
 
@@ -121,6 +155,17 @@ def wait_in_sync(inventory: Inventory, within: float) -> float:
     started, pause = time.monotonic(), waits.Pause()
     while out_of_sync(inventory):
         if time.monotonic() - started > within:
+            return -1.0
+        pause.sleep()
+    return time.monotonic() - started
+
+
+def wait_settled(inventory: Inventory, within: float) -> float:
+    """Seconds until the swarm has no task left to start or stop; -1 when not within ``within``."""
+    started, pause = time.monotonic(), waits.Pause()
+    while pending := unsettled(inventory):
+        if time.monotonic() - started > within:
+            print(f"the swarm has not settled: {pending}")
             return -1.0
         pause.sleep()
     return time.monotonic() - started
@@ -177,6 +222,7 @@ def drill(
     """The whole drill; ``hold_s``: the fault lasts at least this long (verify and some writes happen inside it);
     ``client``: the producer's settings over kafka_traffic's (e.g. a shorter request.timeout.ms)."""
     result = DrillResult(kind, node)
+    tolerate_partitions(inventory)
     assert ensure_topics(inventory.hosts[0].name + ":9094", [TopicSpec(topic, PARTITIONS, 3)])[0].ok
     wait_in_sync(inventory, IN_SYNC_WITHIN)
     before = running_tasks(inventory)
@@ -195,7 +241,11 @@ def drill(
         finally:
             result.healed_after_s = round(time.monotonic() - injected, 1)
             print(faults.heal(name, node))
+        healed = time.monotonic()
         result.in_sync_s = wait_in_sync(inventory, IN_SYNC_WITHIN)
+        settled = wait_settled(inventory, SETTLED_WITHIN)  # the swarm's own consequences belong to this drill too
+        result.settled_s = settled if settled < 0 else round(time.monotonic() - healed, 1)
+        wait_in_sync(inventory, IN_SYNC_WITHIN)
         producer.acked_after(300, timeout=60)
     finally:
         producer.stop()

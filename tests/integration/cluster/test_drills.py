@@ -18,7 +18,7 @@ from swarmkit.ops.deploy import up
 from swarmkit.ops.plan import DeployOptions, plan
 from swarmkit.sandbox import faults
 from swarmkit.sandbox.state import Sandbox
-from tests.integration.fault_drills import CLIENT, DrillResult, drill, quorum_leader_host, tolerate_partitions
+from tests.integration.fault_drills import CLIENT, DrillResult, drill, quorum_leader_host
 from tests.integration.sandboxes import module_sandbox
 
 pytestmark = pytest.mark.integration
@@ -33,7 +33,6 @@ IN_SYNC_WITHIN = 60.0
 def cluster(dr: Sandbox) -> Inventory:
     inventory = load_inventory(dr.inventory_path)
     assert up(plan(inventory, DeployOptions(topics="orders:6:3")), Session.of(inventory)).ok
-    tolerate_partitions(inventory)
     return inventory
 
 
