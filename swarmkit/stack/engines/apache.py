@@ -103,17 +103,11 @@ CONTROLLER_IDLE = {"metadata.max.idle.interval.ms": "5000"}
 # the heartbeat the brokers' (a default that extra_env overrides).
 CONTROLLER_SESSION = {"broker.session.timeout.ms": "6000"}
 BROKER_HEARTBEAT = {"broker.heartbeat.interval.ms": "1500"}
-# A new active controller gives every broker one session to heartbeat it, and a broker finds it only as a Raft
-# observer: its fetch from the lost leader times out, then it asks the quorum's bootstrap address (whose open
-# connection may still lead to the lost host), each after controller.quorum.request.timeout.ms (Kafka: 2 s).  That
-# took 6.0 s in a drill, the whole session: a healthy broker was fenced with the lost one and every partition it led
-# stopped for 23 s (docs/drills.md, run T).  1 s each finds the new controller within about 3 s of its election.
-BROKER_QUORUM_REQUESTS = {"controller.quorum.request.timeout.ms": "1000"}
 # A broker that cannot register yet keeps trying instead of exiting after Kafka's 60 s: on a busy
 # host the controllers' first election can take minutes, and an exit means a cold JVM restart.
 REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
 # What a broker is given unless told otherwise (extra_env at deploy, `roll --set` later).
-BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS | BROKER_HEARTBEAT | BROKER_QUORUM_REQUESTS)}
+BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS | BROKER_HEARTBEAT)}
 # What a broker prints as it starts (its entrypoint, the image's start script, Kafka), and the phase
 # each line begins: deploy and roll report these while they wait (swarmkit.ops.startup).
 START_MARKERS: tuple[tuple[str, str], ...] = (
