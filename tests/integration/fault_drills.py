@@ -152,23 +152,19 @@ def out_of_sync(inventory: Inventory) -> int:
 
 def wait_in_sync(inventory: Inventory, within: float) -> float:
     """Seconds until every partition is at full ISR; -1 when not within ``within``."""
-    started, pause = time.monotonic(), waits.Pause()
-    while out_of_sync(inventory):
-        if time.monotonic() - started > within:
-            return -1.0
-        pause.sleep()
-    return time.monotonic() - started
+    return seconds_until_none(lambda: out_of_sync(inventory), within)[0]
 
 
-def wait_settled(inventory: Inventory, within: float) -> float:
-    """Seconds until the swarm has no task left to start or stop; -1 when not within ``within``."""
-    started, pause = time.monotonic(), waits.Pause()
-    while pending := unsettled(inventory):
+def seconds_until_none(look: Callable[[], object], within: float) -> tuple[float, object]:
+    """Seconds until ``look()`` finds nothing (-1 when not within ``within``), and what its first look found."""
+    started, pause, first = time.monotonic(), waits.Pause(), None
+    while found := look():
+        first = first or found
         if time.monotonic() - started > within:
-            print(f"the swarm has not settled: {pending}")
-            return -1.0
+            print(f"still after {within:g} s: {found}")
+            return -1.0, first
         pause.sleep()
-    return time.monotonic() - started
+    return time.monotonic() - started, first
 
 
 def pause_window(producer: CountingProducer, injected: float) -> tuple[float, float]:
@@ -243,9 +239,11 @@ def drill(
             print(faults.heal(name, node))
         healed = time.monotonic()
         result.in_sync_s = wait_in_sync(inventory, IN_SYNC_WITHIN)
-        settled = wait_settled(inventory, SETTLED_WITHIN)  # the swarm's own consequences belong to this drill too
+        # the swarm's own consequences belong to this drill too: tasks it replaces after heal, then their catching up
+        settled, pending = seconds_until_none(lambda: unsettled(inventory), SETTLED_WITHIN)
         result.settled_s = settled if settled < 0 else round(time.monotonic() - healed, 1)
-        wait_in_sync(inventory, IN_SYNC_WITHIN)
+        if pending:
+            wait_in_sync(inventory, IN_SYNC_WITHIN)
         producer.acked_after(300, timeout=60)
     finally:
         producer.stop()
