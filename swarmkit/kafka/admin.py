@@ -369,6 +369,17 @@ class KafkaAdmin:
         missing = list(wanted - current)
         if missing:
             self._all(f"granting {user}", self._admin.create_acls(missing, request_timeout=self.timeout), SECURITY_HINT)
+        if stale or missing:
+            self._until_read(f"{user}'s grants", lambda: set(self._bindings(user)) == wanted)
+
+    def _until_read(self, what: str, seen: Callable[[], bool]) -> None:
+        """A change the controllers committed reaches each broker's metadata a moment later, and any broker may
+        answer the next read: wait until a read shows it, so that the command's next step (a read-back) finds it."""
+        waits.until(
+            lambda: seen() or waits.NotYet(f"{what} not yet answered as changed"),
+            self.timeout,
+            fail=lambda why: BrokerError(f"{why} through {self.bootstrap} after {self.timeout:g}s", hint=parse.RETRY),
+        )
 
     def authorized_topic_operations(self, topics: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """What this client's login may do on each topic (``read``, ``write``…), as the brokers' authorizer answers
@@ -387,6 +398,7 @@ class KafkaAdmin:
             self._admin.alter_user_scram_credentials([change], request_timeout=self.timeout),
             SECURITY_HINT,
         )
+        self._until_read(f"user {user}", lambda: user in self.scram_users())
 
     def remove_scram_user(self, user: str) -> None:
         change = ck_admin.UserScramCredentialDeletion(user, ck_admin.ScramMechanism.SCRAM_SHA_512)
@@ -395,6 +407,7 @@ class KafkaAdmin:
             self._admin.alter_user_scram_credentials([change], request_timeout=self.timeout),
             SECURITY_HINT,
         )
+        self._until_read(f"user {user}'s removal", lambda: user not in self.scram_users())
 
     def scram_users(self) -> list[str]:
         """The users the cluster holds SCRAM credentials for."""

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from docker import errors as sdk_errors
+from python_on_whales import exceptions as whales_errors
 
+from swarmkit import fanout
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import (
     Engine,
@@ -19,6 +22,7 @@ from swarmkit.hosts.dockerapi import (
     service_container,
     service_state,
     swarm_nodes,
+    update_node_labels,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -120,3 +124,37 @@ def test_a_refused_request_is_the_engines_own_line_and_a_hint(api: FakeApi) -> N
         raised.value.message == "listing the swarm's nodes on unix:///nonexistent.sock failed: This node is not a swarm manager."
     )
     assert "docker -H unix:///nonexistent.sock" in raised.value.hint
+
+
+class FakeNodes:
+    """``client.node.update`` refused as out of sequence ``refusals`` times, then done (or refused otherwise)."""
+
+    def __init__(self, refusals: int, other: str = "") -> None:
+        self.refusals, self.other, self.updates = refusals, other, 0
+
+    def update(self, node_id: str, **changes: object) -> None:
+        self.updates += 1
+        if self.other or self.updates <= self.refusals:
+            stderr = self.other or "Error response from daemon: rpc error: code = Unknown desc = update out of sequence"
+            raise whales_errors.DockerException(["docker", "node", "update", node_id], 1, b"", stderr.encode())
+
+
+def with_nodes(monkeypatch: pytest.MonkeyPatch, nodes: FakeNodes) -> None:
+    monkeypatch.setattr(Engine, "client", property(lambda engine: SimpleNamespace(node=nodes)))
+    monkeypatch.setattr(fanout, "pause", lambda seconds: None)
+
+
+def test_a_node_update_the_swarm_overtook_is_made_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node that just joined is written by the swarm itself: our update based on the older version is refused."""
+    nodes = FakeNodes(refusals=2)
+    with_nodes(monkeypatch, nodes)
+    update_node_labels(ENGINE, "n1", {"swarmkit.broker-id": "4"})
+    assert nodes.updates == 3
+
+
+def test_a_node_update_refused_for_another_reason_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    nodes = FakeNodes(refusals=0, other="Error response from daemon: node n1 not found")
+    with_nodes(monkeypatch, nodes)
+    with pytest.raises(EngineError, match="labelling node n1 .*not found"):
+        update_node_labels(ENGINE, "n1", {"swarmkit.broker-id": "4"})
+    assert nodes.updates == 1

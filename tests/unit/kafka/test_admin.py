@@ -8,8 +8,10 @@ from types import SimpleNamespace
 import confluent_kafka as ck
 import pytest
 
+from swarmkit import fanout
 from swarmkit.errors import BrokerError
 from swarmkit.kafka.admin import KafkaAdmin
+from swarmkit.security.acls import Grant
 from swarmkit.stack.topics import TopicSpec
 
 
@@ -80,3 +82,42 @@ class Refusing:
     def create_topics(self, new: list, **_: object) -> dict[str, Future]:
         self.asked += 1
         return {topic.topic: settled(error=REFUSED) for topic in new}
+
+
+class LaggingBroker:
+    """ACLs as a cluster answers them right after a change: the broker that answers the read has not applied the
+    controllers' record yet for the first ``lag`` reads after it."""
+
+    def __init__(self, lag: int) -> None:
+        self.bindings: set = set()
+        self.applied: set = set()
+        self.lag = lag
+
+    def create_acls(self, bindings: list, **_: object) -> dict:
+        self.bindings |= set(bindings)
+        return {binding: settled() for binding in bindings}
+
+    def describe_acls(self, _filter: object, **__: object) -> Future:
+        if self.bindings != self.applied:
+            self.lag -= 1
+            if self.lag < 0:
+                self.applied = set(self.bindings)
+        return settled(list(self.applied))
+
+
+def test_grants_are_read_back_once_the_answering_broker_has_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`users add alice --allow …` printed "(no grants)" when its read-back came before the broker applied them."""
+    kafka = KafkaAdmin("k1:9094", timeout=5)
+    broker = LaggingBroker(lag=2)
+    monkeypatch.setattr(kafka, "_client", SimpleNamespace(admin=broker))
+    monkeypatch.setattr(fanout, "pause", lambda seconds: None)
+    grant = Grant("topic", "orders", False, "write")
+    kafka.set_grants("alice", [grant])
+    assert kafka.user_grants("alice") == (grant,)
+
+
+def test_grants_no_broker_shows_fail_with_the_wait_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    kafka = KafkaAdmin("k1:9094", timeout=0.2)
+    monkeypatch.setattr(kafka, "_client", SimpleNamespace(admin=LaggingBroker(lag=10**6)))
+    with pytest.raises(BrokerError, match="alice's grants not yet answered as changed through k1:9094"):
+        kafka.set_grants("alice", [Grant("topic", "orders", False, "write")])
