@@ -16,7 +16,7 @@ own connector). The module functions below are one-request shorthands for a comm
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import confluent_kafka as ck
@@ -348,14 +348,11 @@ class KafkaAdmin:
         return list(self._one(f"listing {user}'s ACLs", future, list, SECURITY_HINT))
 
     def user_grants(self, user: str) -> tuple[Grant, ...]:
-        """The user's ACLs as grants (those swarmkit can write: allowed, any host, on a topic or a group)."""
-        mine = [b for b in self._bindings(user) if b.permission_type == ck_admin.AclPermissionType.ALLOW and b.host == "*"]
-        return tuple(
-            sorted(_as_grant(b) for b in mine if b.restype in (ck_admin.ResourceType.TOPIC, ck_admin.ResourceType.GROUP))
-        )
+        return _grants(self._bindings(user))
 
-    def set_grants(self, user: str, grants: Sequence[Grant]) -> None:
-        """Make ``grants`` the user's whole set of ACLs: the missing ones created, any other one of the user's deleted."""
+    def set_grants(self, user: str, grants: Sequence[Grant]) -> tuple[Grant, ...]:
+        """Make ``grants`` the user's whole set of ACLs: the missing ones created, any other one of the user's deleted.
+        Returns the user's grants as a broker last answered them (the same set, read back)."""
         wanted = {_binding(user, grant) for grant in grants}
         current = set(self._bindings(user))
         stale = [
@@ -371,6 +368,7 @@ class KafkaAdmin:
             self._all(f"granting {user}", self._admin.create_acls(missing, request_timeout=self.timeout), SECURITY_HINT)
         if stale or missing:
             self._until_read(f"{user}'s grants", lambda: set(self._bindings(user)) == wanted)
+        return _grants(wanted)
 
     def _until_read(self, what: str, seen: Callable[[], bool]) -> None:
         """A change the controllers committed reaches each broker's metadata a moment later, and any broker may
@@ -413,6 +411,12 @@ class KafkaAdmin:
         """The users the cluster holds SCRAM credentials for."""
         future = self._admin.describe_user_scram_credentials(request_timeout=self.timeout)
         return parse.scram_users(self._one("listing users", future, answers.scram_users, SECURITY_HINT))
+
+
+def _grants(bindings: Iterable[ck_admin.AclBinding]) -> tuple[Grant, ...]:
+    """ACLs as grants: those swarmkit can write (allowed, any host, on a topic or a group)."""
+    mine = [b for b in bindings if b.permission_type == ck_admin.AclPermissionType.ALLOW and b.host == "*"]
+    return tuple(sorted(_as_grant(b) for b in mine if b.restype in (ck_admin.ResourceType.TOPIC, ck_admin.ResourceType.GROUP)))
 
 
 def _binding(user: str, grant: Grant) -> ck_admin.AclBinding:

@@ -105,9 +105,7 @@ def add_user(session: Session, stack_name: str, name: str, allow: Sequence[str] 
         password = pki.Pki(pki.store_dir(session.inventory, stack_name)).password(name) or ""
         _keep_credentials(kafka)
         kafka.set_scram_user(name, password)
-        if allow:
-            kafka.set_grants(name, grants)
-        return UserInfo(name, kafka.user_grants(name))
+        return UserInfo(name, kafka.set_grants(name, grants) if allow else kafka.user_grants(name))
 
 
 def reconcile_users(

@@ -92,12 +92,14 @@ class LaggingBroker:
         self.bindings: set = set()
         self.applied: set = set()
         self.lag = lag
+        self.reads = 0
 
     def create_acls(self, bindings: list, **_: object) -> dict:
         self.bindings |= set(bindings)
         return {binding: settled() for binding in bindings}
 
     def describe_acls(self, _filter: object, **__: object) -> Future:
+        self.reads += 1
         if self.bindings != self.applied:
             self.lag -= 1
             if self.lag < 0:
@@ -112,7 +114,8 @@ def test_grants_are_read_back_once_the_answering_broker_has_them(monkeypatch: py
     monkeypatch.setattr(kafka, "_client", SimpleNamespace(admin=broker))
     monkeypatch.setattr(fanout, "pause", lambda seconds: None)
     grant = Grant("topic", "orders", False, "write")
-    kafka.set_grants("alice", [grant])
+    assert kafka.set_grants("alice", [grant]) == (grant,)
+    assert broker.reads == 4  # one before the change, three until it shows: none more for the answer
     assert kafka.user_grants("alice") == (grant,)
 
 
