@@ -224,22 +224,34 @@ def settle_by(calls: Sequence[Callable[[], R]], deadline: float, grace: float = 
         return outcomes
 
 
-def first_success(calls: Sequence[Callable[[], R]], deadline: float) -> R:
-    """The calls at once; the first value any of them returns by ``deadline`` (monotonic).  When none does, the
-    exception of the first call (in input order) that failed, else a TimeoutError.  One that hangs does not hold
-    the others' answers: calls still running then are told to stop and left to their own bound (``abandoned()``)."""
+def first_success(calls: Sequence[Callable[[], R]], deadline: float, hedge: float = 0.0) -> R:
+    """The calls at once, or with ``hedge`` seconds each: call i starts once call i-1 has failed or has run that long,
+    so a quick first answer costs no other call.  The first value any of them returns by ``deadline`` (monotonic).
+    When none does, the exception of the first call (in input order) that failed, else a TimeoutError.  One that
+    hangs does not hold the others' answers: calls still running then are told to stop and left to their own bound
+    (``abandoned()``)."""
     pool = Pool(max(1, len(calls)))
     try:
-        futures = [pool.submit(call) for call in calls]
-        running = set(futures)
-        while running and (left := deadline - time.monotonic()) > 0:
-            done, running = wait(running, timeout=left, return_when=FIRST_COMPLETED)
-            if answered := _answered(list(done)):
+        futures: list[Future[R]] = []
+        for index, call in enumerate(calls):
+            futures.append(pool.submit(call))
+            last = index == len(calls) - 1
+            if answered := _answer_by(futures, deadline if last else min(deadline, time.monotonic() + hedge)):
                 return answered.result()
         error = next((f.exception() for f in futures if f.done() and f.exception() is not None), None)
         raise error or TimeoutError("no answer before the deadline")
     finally:
         pool.close(0.0)  # an answer is not held back by calls still waiting, each bounded by its own timeout
+
+
+def _answer_by(futures: list[Future[R]], until: float) -> Future[R] | None:
+    """The first of ``futures`` to succeed by ``until``; None once every one has failed or ``until`` has passed."""
+    running = {f for f in futures if not f.done()}
+    while not (answered := _answered(futures)):
+        if not running or (left := until - time.monotonic()) <= 0:
+            return None
+        _, running = wait(running, timeout=left, return_when=FIRST_COMPLETED)
+    return answered
 
 
 def first_answer(ask: Callable[[float], R], timeout: float, every: float) -> R:

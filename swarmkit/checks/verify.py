@@ -58,6 +58,7 @@ SPARK_TANSU_PARTITIONS = 3  # each tansu broker is its own cluster
 
 
 SWARM_BOUND = 15.0  # the manager's view: nodes and the broker service
+MANAGER_HEDGE = 3.0  # a manager's view normally comes in well under a second: one this slow may be cut off
 NO_SWARM_LEADER = "does not have a leader"  # Docker's answer while the managers elect one
 LEADERLESS = "the swarm has no leader"
 ENGINE_LATE = "did not answer in time"  # engine_states' words for an engine silent past its bound: busy, not stopped
@@ -688,7 +689,8 @@ def _answering_view(
     early: Future[tuple[list[SwarmNode], DeployedStack] | None],
 ) -> tuple[list[SwarmNode], DeployedStack, Host]:
     """The swarm as the first active manager that answers sees it, and that manager (the first one's view was asked
-    early): a manager cut off from the others' raft quorum answers with an error, and the next one is asked.  While
+    early): a manager cut off from the others' raft quorum answers with an error, or not at all; the next one is
+    asked then, or once those before it took ``MANAGER_HEDGE`` seconds, whichever comes first.  While
     the managers only say the swarm has no leader (an election after a partition heals), they are asked again."""
     active = [
         h for h in inventory.managers if isinstance(info := engines[h.name], EngineInfo) and info.swarm_state == SwarmState.ACTIVE
@@ -699,15 +701,23 @@ def _answering_view(
     def look() -> tuple[list[SwarmNode], DeployedStack, Host] | waits.NotYet:
         nonlocal asking
         failures: dict[str, SwarmkitError] = {}
-        for host in asking:
+
+        def view_of(host: Host) -> tuple[list[SwarmNode], DeployedStack, Host]:
             try:
                 view = early.result() if host == inventory.managers[0] and asking is active else None
                 return (*(view or _swarm_view(host, docker, options, deadline)), host)
             except SwarmkitError as error:
                 failures[host.name] = error
-        assert failures, "active_manager found an active manager"
-        electing = [h for h in asking if NO_SWARM_LEADER in failures[h.name].message]
-        failed.append(failures[asking[0].name])
+                raise
+
+        calls = [functools.partial(view_of, host) for host in asking]
+        try:  # each call is bounded by the deadline itself: the grace lets its own error come first
+            return fanout.first_success(calls, deadline + fanout.GRACE, hedge=MANAGER_HEDGE)
+        except (SwarmkitError, TimeoutError):
+            pass
+        assert failures, "each manager's read raises its own error by the deadline"
+        electing = [h for h in asking if NO_SWARM_LEADER in getattr(failures.get(h.name), "message", "")]
+        failed.append(next(failures[h.name] for h in asking if h.name in failures))
         if not electing:
             raise failed[-1]
         asking = electing  # a manager that did not answer is not waited on again

@@ -62,6 +62,29 @@ def test_first_success_does_not_wait_for_a_call_that_hangs() -> None:
     assert time.monotonic() - started < 1
 
 
+def test_a_hedged_call_starts_only_when_the_one_before_is_slow_or_failed() -> None:
+    started: list[str] = []
+
+    def call(name: str, answer: Callable[[], str]) -> Callable[[], str]:
+        return lambda: started.append(name) or answer()
+
+    release = threading.Event()
+    assert (
+        first_success([call("quick", lambda: "quick"), call("spare", lambda: "spare")], time.monotonic() + 3, hedge=2) == "quick"
+    )
+    assert started == ["quick"]  # a quick first answer costs no other call
+    began = time.monotonic()
+    hanging = call("cut off", lambda: str(release.wait(5)))
+    assert first_success([hanging, call("next", lambda: "next")], began + 3, hedge=0.3) == "next"
+    assert 0.3 <= time.monotonic() - began < 1
+    assert (
+        first_success([call("refused", lambda: str(1 // 0)), call("then", lambda: "then")], time.monotonic() + 3, hedge=2)
+        == "then"
+    )
+    assert started[-2:] == ["refused", "then"]  # a failure brings the next call in at once
+    release.set()
+
+
 def test_first_success_raises_the_first_failure_else_a_timeout() -> None:
     def refused() -> str:
         raise SwarmkitError("refused")

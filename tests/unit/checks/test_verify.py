@@ -155,6 +155,28 @@ def test_managers_electing_a_leader_are_asked_again_until_the_swarm_bound(monkey
     assert (stack, manager.name) == (STACK, "m2") and asked == ["m2", "m3", "m2"]  # m3 is not asked again
 
 
+def test_a_manager_that_hangs_does_not_keep_the_next_from_showing_the_swarm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manager cut off from the others may not answer at all (drill run Y): the next one is asked after the hedge."""
+    release = threading.Event()
+
+    def view(host: Host, *args: object) -> tuple[list, DeployedStack]:
+        if host.name == "m2":
+            release.wait(5)
+            raise VerifyError("reading the swarm: the manager m2 did not answer in time")
+        return [], STACK
+
+    monkeypatch.setattr(verify, "_swarm_view", view)
+    monkeypatch.setattr(verify, "MANAGER_HEDGE", 0.2)
+    engines = {h.name: EngineInfo(h.endpoint, "27.0", h.name, "active", "", "", 0) for h in HOSTS.hosts[1:]}
+    engines |= {"m1": EngineError("the Docker engine of m1 did not answer in time")}
+    early: Future = Future()
+    early.set_result(None)
+    began = time.monotonic()
+    _, _, manager = verify._answering_view(HOSTS, engines, {}, verify.VerifyOptions(), waits.Budget(30), early)
+    release.set()
+    assert manager.name == "m3" and time.monotonic() - began < 2
+
+
 def test_a_full_log_directory_read_after_the_brokers_is_named_when_the_hosts_own_view_came_late() -> None:
     mib = 2**20
     disks = (BrokerDisk("m1", 0, 256 * mib, 0), BrokerDisk("m2", 0, 256 * mib, 200 * mib), BrokerDisk("m3", error="late"))
