@@ -8,7 +8,8 @@
 #   SWARMKIT_INTERNAL_HOST         this broker's name on the overlay ({{.Task.Name}} in the stack)
 #   SWARMKIT_MAX_BROKER_ID         highest broker id; controllers use the ids above it
 #   KAFKA_CONTROLLER_QUORUM_VOTERS  id@host:port,...: the JVM starts once a majority of them listen
-#   KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS  host:port,... (a dynamic quorum, instead of the voters): the same
+#   KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS  host:port,... (a dynamic quorum, instead of the voters): the JVM
+#                                  starts once the first entry (the controllers' shared name) listens
 #   SWARMKIT_QUORUM_WAIT_LOG       seconds between two "still waiting" lines (default 10)
 #   KAFKA_START_COMMAND            what to exec once configured (default /etc/kafka/docker/run)
 # Outputs: KAFKA_NODE_ID and KAFKA_ADVERTISED_LISTENERS exported to the start command, and KAFKA_BROKER_RACK
@@ -47,7 +48,12 @@ swarmkit_listens() { # PROBE HOST PORT
 }
 
 swarmkit_await_quorum() {
-    voters=$(printf '%s' "${KAFKA_CONTROLLER_QUORUM_VOTERS:-${KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS:-}}" | tr ',' ' ')
+    if [ -n "${KAFKA_CONTROLLER_QUORUM_VOTERS:-}" ]; then
+        voters=$(printf '%s' "$KAFKA_CONTROLLER_QUORUM_VOTERS" | tr ',' ' ')
+    else # the first entry is the controllers' shared name: one listening there is enough to start
+        voters=${KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS:-}
+        voters=${voters%%,*}
+    fi
     probe=$(command -v nc >/dev/null 2>&1 && swarmkit_connect_probe || true)
     [ -n "$voters" ] && [ -n "$probe" ] || return 0
     set -- $voters

@@ -60,6 +60,11 @@ class ControllerSet:
     def hosts(self) -> tuple[str, ...]:
         return tuple(c.host for c in self.controllers)
 
+    @property
+    def initial_services(self) -> tuple[str, ...]:
+        """The initial controllers' service names: fixed for the cluster's life, whatever replaces them later."""
+        return tuple(Controller(node_id, "").service for node_id in self.initial)
+
     def on(self, host: str) -> Controller | None:
         return next((c for c in self.controllers if c.host == host), None)
 

@@ -97,17 +97,33 @@ CONTROLLER_THREADS = {"num.network.threads": "1", "num.io.threads": "2", "backgr
 CONTROLLER_IDLE = {"metadata.max.idle.interval.ms": "5000"}
 # A lost or cut-off broker stays leader and in every ISR until the active controller fences it, when its heartbeats
 # have stopped for broker.session.timeout.ms (Kafka: 9 s, heartbeats every 2 s); acks=all writes to the partitions
-# it leads or follows wait that long.  6 s with a heartbeat every 1.5 s (four per session, Kafka's own 2 s in 9 s
-# gives 4.5) shortens that pause by 3 s; the cost is a broker fenced when a busy host delays four heartbeats in a
-# row (measured with one core kept busy: docs/drills.md).  The session is the controllers' setting (every stack's),
-# the heartbeat the brokers' (a default that extra_env overrides).
+# it leads or follows wait that long.  6 s shortens that pause by 3 s; the cost is a broker fenced when a busy host
+# delays its heartbeats that long (measured with one core kept busy: docs/drills.md).  A heartbeat every second (six
+# per session, Kafka's own 2 s in 9 s gives 4.5): after the quorum leader's loss a new active controller counts every
+# broker's session from its own start, and a broker that found it late (its heartbeat waited for the lost one) must
+# still heartbeat in time.  The session is the controllers' setting (every stack's), the heartbeat the brokers' (a
+# default that extra_env overrides).
 CONTROLLER_SESSION = {"broker.session.timeout.ms": "6000"}
-BROKER_HEARTBEAT = {"broker.heartbeat.interval.ms": "1500"}
+BROKER_HEARTBEAT = {"broker.heartbeat.interval.ms": "1000"}
+# A broker sends ISR changes (AlterPartition) and forwarded admin requests to the active controller it last knew, and
+# waits controller.socket.timeout.ms (Kafka: 30 s) for an answer before it looks for another.  After the quorum
+# leader's host is cut off, a broker whose ISR change went to it kept a partition below min ISR for those 30 s
+# (docs/drills.md).  10 s: a request a busy but live controller takes longer to answer is sent again, which Kafka
+# handles for AlterPartition; a forwarded request answered late may then report what it already did (a topic exists).
+# A new connection to a host that is cut off hangs until socket.connection.setup.timeout.ms (Kafka: 10 s, growing to
+# 30 s), and a broker looking for the new quorum leader, or heartbeating, waits that long before it tries another
+# controller: long enough for the new active controller to fence a healthy broker.  On a swarm's overlay a connection
+# is set up in milliseconds: 2 s (growing to 4 s on repeated failures) still leaves a busy host's TLS handshake time.
+BROKER_CONTROLLER_REQUESTS = {
+    "controller.socket.timeout.ms": "10000",
+    "socket.connection.setup.timeout.ms": "2000",
+    "socket.connection.setup.timeout.max.ms": "4000",
+}
 # A broker that cannot register yet keeps trying instead of exiting after Kafka's 60 s: on a busy
 # host the controllers' first election can take minutes, and an exit means a cold JVM restart.
 REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
 # What a broker is given unless told otherwise (extra_env at deploy, `roll --set` later).
-BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS | BROKER_HEARTBEAT)}
+BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS | BROKER_HEARTBEAT | BROKER_CONTROLLER_REQUESTS)}
 # What a broker prints as it starts (its entrypoint, the image's start script, Kafka), and the phase
 # each line begins: deploy and roll report these while they wait (swarmkit.ops.startup).
 START_MARKERS: tuple[tuple[str, str], ...] = (
@@ -153,10 +169,14 @@ def _controller_port(request: StackRequest) -> int:
 
 
 def quorum_env(request: StackRequest) -> dict[str, str]:
-    """How a broker or controller finds the quorum: static voters, or the controllers' shared name (dynamic)."""
+    """How a broker or controller finds the quorum: static voters, or (dynamic) the controllers' shared name and each
+    initial controller's own. Several entries let a search for a new quorum leader try another controller when one
+    leads to a lost host (docs/drills.md); naming only the initial ones keeps the setting, and so the brokers, unchanged
+    when ``replace-node`` replaces a controller, which the shared name still finds."""
     controllers, port = controller_set(request), _controller_port(request)
     if controllers.dynamic:
-        return {"KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS": f"{CONTROLLERS_ALIAS}:{port}"}
+        names = (CONTROLLERS_ALIAS, *controllers.initial_services)
+        return {"KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS": ",".join(f"{name}:{port}" for name in names)}
     return {"KAFKA_CONTROLLER_QUORUM_VOTERS": ",".join(f"{c.node_id}@{c.service}:{port}" for c in controllers.controllers)}
 
 

@@ -116,7 +116,7 @@ def test_each_node_gets_a_distinct_id_and_its_own_listeners(ap: Sandbox, first_d
         assert env["KAFKA_NODE_ID"] == str(ids[host.name])
         assert env["KAFKA_PROCESS_ROLES"] == "broker"
         assert env["CLUSTER_ID"] == first_deploy.cluster_id
-        assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
+        assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093,controller-1:9093"  # one manager
         assert "KAFKA_START_COMMAND" not in env  # it would become a server property
         expected = kafka_env(broker_settings(ListenerPlan(), advertised_host=host.name, internal_host=task.name))
         assert {key: env[key] for key in expected} == expected

@@ -32,6 +32,7 @@ from swarmkit.stack.topics import parse_topic_specs
 GOLDEN = Path(__file__).parents[1] / "golden"
 EXAMPLES = STACKS_DIR / "examples"
 CLUSTER_ID = "c3dhcm1raXQtZXhhbXBsZQ"  # base64url of "swarmkit-example"
+BOOTSTRAP = "controllers:9093,controller-1:9093,controller-2:9093,controller-3:9093"
 
 # local-names.sh (as root: the container's addresses named, then appuser), metrics-agent.sh, then what the service starts
 AGENT_ENTRY = ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh", *agent_entrypoint([])]
@@ -178,7 +179,7 @@ def test_apache_controllers_on_each_manager_in_a_dynamic_quorum():
         env = service["environment"]
         assert env["KAFKA_NODE_ID"] == str(9000 + index)
         assert env["KAFKA_PROCESS_ROLES"] == "controller"
-        assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
+        assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == BOOTSTRAP
         assert "KAFKA_CONTROLLER_QUORUM_VOTERS" not in env
         assert env["SWARMKIT_INITIAL_CONTROLLERS"] == ",".join(initial)  # the same on every controller
         assert env["KAFKA_LISTENERS"] == "CONTROLLER://:9093"
@@ -191,7 +192,7 @@ def test_apache_controllers_on_each_manager_in_a_dynamic_quorum():
         assert service["deploy"]["placement"]["constraints"] == [f"node.hostname == node{index}"]
         assert "ports" not in service
     env = doc["services"]["broker"]["environment"]
-    assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
+    assert env["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == BOOTSTRAP
     assert env["KAFKA_PROCESS_ROLES"] == "broker"
     assert "KAFKA_NODE_ID" not in env  # per node, from the identity volume
 
@@ -236,7 +237,9 @@ def test_adding_a_worker_leaves_every_service_unchanged(make):
     assert after["services"] == before["services"]
 
 
-def _run_entrypoint(tmp_path: Path, env_changes: dict[str, str], identity: str | None) -> subprocess.CompletedProcess:
+def _run_entrypoint(
+    tmp_path: Path, env_changes: dict[str, str], identity: str | None, path: str = os.environ["PATH"]
+) -> subprocess.CompletedProcess:
     """Run the apache broker's entrypoint as `render -o` writes it, templates filled in as swarm would."""
     stack = render(apache(**env_changes))
     directory = stack.write(tmp_path / "stack").parent
@@ -255,7 +258,7 @@ def _run_entrypoint(tmp_path: Path, env_changes: dict[str, str], identity: str |
         SWARMKIT_IDENTITY_FILE=str(identity_file),
         KAFKA_START_COMMAND=str(recorder),
         RECORD=str(tmp_path / "record.txt"),
-        PATH=os.environ["PATH"],
+        PATH=path,
         SWARMKIT_LIB=mounted[f"{CONTAINER_LIB}/node-identity.sh"],
     )
     assert broker["entrypoint"][:2] == ["/bin/sh", f"{CONTAINER_LIB}/local-names.sh"]
@@ -291,8 +294,25 @@ def test_rendered_entrypoint_configures_kafka(tmp_path, changes, external):
     assert recorded["KAFKA_NODE_ID"] == "7"
     assert recorded["KAFKA_ADVERTISED_LISTENERS"] == f"INTERNAL://kafka_broker.n2.t7:9092,EXTERNAL://{external}:9094"
     assert recorded["KAFKA_LISTENERS"] == "INTERNAL://:9092,EXTERNAL://:9094"
-    assert recorded["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093"
+    assert recorded["KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS"] == "controllers:9093,controller-1:9093"  # one manager
     assert "KAFKA_START_COMMAND" not in recorded  # it would become a bogus server property
+
+
+def test_rendered_entrypoint_awaits_only_the_controllers_shared_name(tmp_path):
+    """The initial controllers' own names may be gone after replace-node; the shared name always answers."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    probed = tmp_path / "probed.txt"
+    fake_nc = bin_dir / "nc"
+    fake_nc.write_text(
+        f'#!/bin/sh\n[ "$1" = -h ] && {{ echo " -z zero-I/O mode"; exit 0; }}\necho "$*" >>{probed}\n'
+        'case " $* " in *" controllers 9093 "*) exit 0 ;; esac\nexit 1\n'
+    )
+    fake_nc.chmod(0o755)
+    result = _run_entrypoint(tmp_path, {}, "BROKER_ID=3\n", path=f"{bin_dir}:{os.environ['PATH']}")
+    assert result.returncode == 0, result.stderr
+    assert "controller quorum listening (1 of 1 voters)" in result.stderr
+    assert probed.read_text().splitlines()[-1] == "-z -w 2 controllers 9093"
 
 
 def test_rendered_entrypoint_hostname_command_output(tmp_path):
@@ -476,12 +496,12 @@ def test_controllers_write_fewer_no_op_records_through_the_images_variables():
     assert "KAFKA_METADATA_MAX_IDLE_INTERVAL_MS" not in services["broker"]["environment"]  # a controller setting
 
 
-def test_a_silent_broker_is_fenced_after_6_s_of_heartbeats_every_1_5_s():
+def test_a_silent_broker_is_fenced_after_6_s_of_heartbeats_every_second():
     """The controllers' session (Kafka: 9 s) and the brokers' heartbeat (2 s), shortened together (docs/drills.md)."""
     services = build_stack(StackRequest(inventory(3, managers=3), cluster_id=CLUSTER_ID))["services"]
     for name in ("controller-1", "controller-2", "controller-3"):
         assert services[name]["environment"]["KAFKA_BROKER_SESSION_TIMEOUT_MS"] == "6000"
-    assert services["broker"]["environment"]["KAFKA_BROKER_HEARTBEAT_INTERVAL_MS"] == "1500"
+    assert services["broker"]["environment"]["KAFKA_BROKER_HEARTBEAT_INTERVAL_MS"] == "1000"
     slower = StackRequest(
         inventory(3, managers=3), cluster_id=CLUSTER_ID, extra_env=(("KAFKA_BROKER_HEARTBEAT_INTERVAL_MS", "2000"),)
     )
