@@ -716,7 +716,7 @@ def _answering_view(
         except (SwarmkitError, TimeoutError):
             pass
         assert failures, "each manager's read raises its own error by the deadline"
-        electing = [h for h in asking if NO_SWARM_LEADER in getattr(failures.get(h.name), "message", "")]
+        electing = [h for h in asking if h.name in failures and NO_SWARM_LEADER in failures[h.name].message]
         failed.append(next(failures[h.name] for h in asking if h.name in failures))
         if not electing:
             raise failed[-1]

@@ -105,8 +105,8 @@ def directory_id(cluster_id: str, node_id: int) -> str:
 def initial_controllers(controllers: ControllerSet, cluster_id: str, port: int) -> str:
     """``--initial-controllers``: ``id@service:port:directory-id`` of every initial controller."""
     return ",".join(
-        f"{node_id}@{Controller(node_id, '').service}:{port}:{directory_id(cluster_id, node_id)}"
-        for node_id in controllers.initial
+        f"{node_id}@{service}:{port}:{directory_id(cluster_id, node_id)}"
+        for node_id, service in zip(controllers.initial, controllers.initial_services, strict=True)
     )
 
 
