@@ -47,6 +47,7 @@ METADATA_RETRY_S = 2.0  # a fresh client answers well within this unless its req
 DELETE_WAIT = 30.0
 CREATE_RETRY_S = 30.0  # well within what Kafka's own admin client retries for (default.api.timeout.ms, 60 s)
 SCRAM_ITERATIONS = 8192
+LOCAL_TIMEOUT = "_TIMED_OUT"  # librdkafka gave up before a broker answered ("Timed out waiting for controller")
 SECURITY_HINT = "check that the cluster runs in sasl_ssl mode"
 K = TypeVar("K")
 
@@ -250,7 +251,7 @@ class KafkaAdmin:
 
     def _create(self, specs: Sequence[TopicSpec]) -> dict[str, TopicResult]:
         """Create topics, sending again for up to CREATE_RETRY_S those Kafka says may pass then (a quorum electing
-        its leader answers "Timed out waiting for controller"); one another client made meanwhile
+        its leader; "Timed out waiting for controller", sent again through a fresh client); one another client made meanwhile
         (TOPIC_ALREADY_EXISTS, also our own earlier try) is compared to its spec."""
         settled: dict[str, Any] = {}
 
@@ -260,6 +261,8 @@ class KafkaAdmin:
             futures = self._admin.create_topics(new, operation_timeout=self.timeout, request_timeout=self.timeout)
             settled.update(self._settle(futures, answers.nothing))
             retried = [s.name for s in specs if parse.retriable(settled[s.name])]
+            if any(parse.error_name(settled[name]) == LOCAL_TIMEOUT for name in retried):
+                self.close()  # it waited on the one broker its metadata named controller: fresh metadata may name another
             return waits.NotYet(", ".join(retried)) if retried else None
 
         waits.until(attempt, CREATE_RETRY_S)

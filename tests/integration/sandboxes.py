@@ -129,6 +129,19 @@ def _stopped_container_logs(host: SandboxHost) -> Iterator[str]:
         yield from docker.container.logs(container, tail=LOG_LINES).splitlines()
 
 
+def _running_kafka_complaints(host: SandboxHost) -> Iterator[str]:
+    """A running broker's or controller's last warnings: what it was waiting on when the test gave up."""
+    docker = host.docker.client
+    for container in docker.container.list(filters=[("label", "com.docker.swarm.task")]):
+        if not any(role in container.name for role in ("_broker.", "_controller")):
+            continue
+        said = [
+            line for line in docker.container.logs(container, tail=2000).splitlines() if " WARN " in line or " ERROR " in line
+        ]
+        yield f"--- {host.name} {container.name} running, its last warnings"
+        yield from said[-LOG_LINES:]
+
+
 def _read(lines: Iterator[str]) -> list[str]:
     try:
         return list(lines)
@@ -138,8 +151,9 @@ def _read(lines: Iterator[str]) -> list[str]:
 
 
 def swarm_state(created: Sandbox) -> str:
-    """Every task's state, and the last log lines of every exited container on every host."""
+    """Every task's state, the last log lines of every exited container and the last warnings of every running
+    Kafka container on every host."""
     lines = _read(_task_lines(created.hosts[0]))
     for host in created.hosts:
-        lines += _read(_stopped_container_logs(host))
+        lines += _read(_stopped_container_logs(host)) + _read(_running_kafka_complaints(host))
     return "\n".join(lines)

@@ -76,6 +76,32 @@ def test_a_creation_the_controller_did_not_answer_is_sent_again_and_a_refused_on
     assert refusing.asked == 1
 
 
+def test_a_client_that_timed_out_waiting_for_its_controller_is_replaced_before_the_next_try(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kafka = KafkaAdmin("k1:9094", timeout=0.1)
+    waiting, answering = StuckOnOneBroker(), StuckOnOneBroker(stuck=0)
+    clients = iter([SimpleNamespace(admin=answering)])
+    monkeypatch.setattr(kafka, "_client", SimpleNamespace(admin=waiting))
+    monkeypatch.setattr(kafka, "_metadata_answer", lambda: setattr(kafka, "_client", next(clients)))
+    assert kafka._create([TopicSpec("orders", 3, 3)])["orders"].status == "created"
+    assert (waiting.asked, answering.asked) == (1, 1)
+
+
+class StuckOnOneBroker:
+    """create_topics from a client whose metadata named, as controller, a broker it could not reach in time."""
+
+    def __init__(self, stuck: int = 1_000) -> None:
+        self.stuck, self.asked = stuck, 0
+
+    def create_topics(self, new: list, **_: object) -> dict[str, Future]:
+        self.asked += 1
+        if self.asked > self.stuck:
+            return {topic.topic: settled() for topic in new}
+        waiting = ck.KafkaError(ck.KafkaError._TIMED_OUT, "Timed out waiting for controller", retriable=True)
+        return {topic.topic: settled(error=ck.KafkaException(waiting)) for topic in new}
+
+
 class Refusing:
     asked = 0
 
