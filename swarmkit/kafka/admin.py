@@ -261,8 +261,7 @@ class KafkaAdmin:
             futures = self._admin.create_topics(new, operation_timeout=self.timeout, request_timeout=self.timeout)
             settled.update(self._settle(futures, answers.nothing))
             retried = [s.name for s in specs if parse.retriable(settled[s.name])]
-            if any(parse.error_name(settled[name]) == LOCAL_TIMEOUT for name in retried):
-                self.close()  # it waited on the one broker its metadata named controller: fresh metadata may name another
+            self._drop_if_stuck([settled[name] for name in retried])
             return waits.NotYet(", ".join(retried)) if retried else None
 
         waits.until(attempt, CREATE_RETRY_S)
@@ -277,6 +276,17 @@ class KafkaAdmin:
                 else TopicResult(self.bootstrap, spec.name, "failed", 0, 0, detail="reported as existing but not listed")
             )
         return results
+
+    def _drop_if_stuck(self, failures: Sequence[Any]) -> None:
+        """A client that timed out waiting on the one broker its metadata named controller is dropped (fresh metadata
+        may name another); librdkafka's complaint about that broker is added to each such failure."""
+        stuck = [answer["error"] for answer in failures if parse.error_name(answer) == LOCAL_TIMEOUT]
+        if not stuck or self._client is None:
+            return
+        complaint = self._client.last_error()
+        for error in stuck:
+            error["message"] = f"{error['message']} ({complaint})" if complaint else error["message"]
+        self.close()
 
     def _delete_topic(self, name: str) -> None:
         """Delete a topic and wait until the cluster no longer lists it (deletion is asynchronous)."""

@@ -80,12 +80,30 @@ def test_a_client_that_timed_out_waiting_for_its_controller_is_replaced_before_t
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     kafka = KafkaAdmin("k1:9094", timeout=0.1)
-    waiting, answering = StuckOnOneBroker(), StuckOnOneBroker(stuck=0)
-    clients = iter([SimpleNamespace(admin=answering)])
-    monkeypatch.setattr(kafka, "_client", SimpleNamespace(admin=waiting))
+    stuck, answering = StuckOnOneBroker(), StuckOnOneBroker(stuck=0)
+    clients = iter([client(answering)])
+    monkeypatch.setattr(kafka, "_client", client(stuck))
     monkeypatch.setattr(kafka, "_metadata_answer", lambda: setattr(kafka, "_client", next(clients)))
     assert kafka._create([TopicSpec("orders", 3, 3)])["orders"].status == "created"
-    assert (waiting.asked, answering.asked) == (1, 1)
+    assert (stuck.asked, answering.asked) == (1, 1)
+
+
+def test_a_creation_still_stuck_at_the_end_names_the_broker_librdkafka_could_not_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kafka = KafkaAdmin("k1:9094", timeout=0.1)
+    monkeypatch.setattr("swarmkit.kafka.admin.CREATE_RETRY_S", 0.01)
+    monkeypatch.setattr(kafka, "_client", client(StuckOnOneBroker()))
+    result = kafka._create([TopicSpec("orders", 3, 3)])["orders"]
+    assert result.status == "failed" and result.detail == f"Timed out waiting for controller ({UNREACHABLE})"
+    assert kafka._client is None
+
+
+UNREACHABLE = "k3:9094/3: Connect to ipv4#10.0.0.3:9094 failed: Connection refused"
+
+
+def client(admin: object) -> SimpleNamespace:
+    return SimpleNamespace(admin=admin, last_error=lambda: UNREACHABLE)
 
 
 class StuckOnOneBroker:
