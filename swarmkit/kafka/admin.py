@@ -251,8 +251,8 @@ class KafkaAdmin:
 
     def _create(self, specs: Sequence[TopicSpec]) -> dict[str, TopicResult]:
         """Create topics, sending again for up to CREATE_RETRY_S those Kafka says may pass then (a quorum electing
-        its leader; "Timed out waiting for controller", sent again through a fresh client); one another client made meanwhile
-        (TOPIC_ALREADY_EXISTS, also our own earlier try) is compared to its spec."""
+        its leader; a broker not reached in time, asked again through a fresh client); one another client made
+        meanwhile (TOPIC_ALREADY_EXISTS, also our own earlier try) is compared to its spec."""
         settled: dict[str, Any] = {}
 
         def attempt() -> None | waits.NotYet:
@@ -283,9 +283,9 @@ class KafkaAdmin:
         stuck = [answer["error"] for answer in failures if parse.error_name(answer) == LOCAL_TIMEOUT]
         if not stuck or self._client is None:
             return
-        complaint = self._client.last_error()
-        for error in stuck:
-            error["message"] = f"{error['message']} ({complaint})" if complaint else error["message"]
+        if complaint := self._client.last_error():
+            for error in stuck:
+                error["message"] += f" ({complaint})"
         self.close()
 
     def _delete_topic(self, name: str) -> None:
