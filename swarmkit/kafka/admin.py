@@ -82,6 +82,13 @@ class _Client:
         self.admin.poll(0)
         return parse.complaint(self.errors)
 
+    def named_controller(self) -> str:
+        """The broker this client's admin requests wait for, as a fresh metadata answer names it."""
+        try:
+            return parse.named_controller(self.metadata(METADATA_RETRY_S))
+        except BrokerError as error:
+            return error.message
+
     def metadata(self, timeout: float) -> dict[str, Any]:
         """The metadata answer; BrokerError naming librdkafka's last complaint when there is none."""
         try:
@@ -279,13 +286,13 @@ class KafkaAdmin:
 
     def _drop_if_stuck(self, failures: Sequence[Any]) -> None:
         """A client that timed out waiting on the one broker its metadata named controller is dropped (fresh metadata
-        may name another); librdkafka's complaint about that broker is added to each such failure."""
+        may name another); librdkafka's complaint and the broker its metadata names now are added to each such failure."""
         stuck = [answer["error"] for answer in failures if parse.error_name(answer) == LOCAL_TIMEOUT]
         if not stuck or self._client is None:
             return
-        if complaint := self._client.last_error():
+        if said := "; ".join(filter(None, (self._client.last_error(), self._client.named_controller()))):
             for error in stuck:
-                error["message"] += f" ({complaint})"
+                error["message"] += f" ({said})"
         self.close()
 
     def _delete_topic(self, name: str) -> None:

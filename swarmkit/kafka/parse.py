@@ -54,6 +54,18 @@ def complaint(errors: Sequence[Answer]) -> str:
     return str(said[-1].get("message", "")) if said else ""
 
 
+def named_controller(answer: Answer) -> str:
+    """Which broker a metadata answer sends admin requests to: KRaft brokers name a random unfenced broker there,
+    and none (-1) when they know no unfenced broker."""
+    wanted = answer["controller_id"]
+    broker = next((b for b in answer["brokers"] if b["id"] == wanted), None)
+    if broker:
+        return f"metadata names broker {wanted} at {broker['host']}:{broker['port']} controller"
+    if wanted < 0:
+        return "metadata names no controller: the broker that answered knows no unfenced broker"
+    return f"metadata names broker {wanted} controller but does not list it"
+
+
 def _partitions(topic: Answer) -> list[Answer]:
     return sorted(topic["partitions"], key=lambda p: p["id"])
 

@@ -135,11 +135,20 @@ def _running_kafka_complaints(host: SandboxHost) -> Iterator[str]:
     for container in docker.container.list(filters=[("label", "com.docker.swarm.task")]):
         if not any(role in container.name for role in ("_broker.", "_controller")):
             continue
-        said = [
-            line for line in docker.container.logs(container, tail=2000).splitlines() if " WARN " in line or " ERROR " in line
-        ]
-        yield f"--- {host.name} {container.name} running, its last warnings"
-        yield from said[-LOG_LINES:]
+        yield f"--- {host.name} {container.name} running, its last distinct warnings"
+        yield from _last_distinct_warnings(docker.container.logs(container, tail=2000).splitlines())
+
+
+def _last_distinct_warnings(lines: list[str], count: int = 3) -> list[str]:
+    """The last ``count`` WARN/ERROR lines that say different things (a reconnect repeats one line every
+    100 ms), the brokers' config deprecation notices left out: CI shows only part of a failure's report."""
+    latest: dict[str, str] = {}
+    for line in lines:
+        if (" WARN " in line or " ERROR " in line) and "(kafka.server.KafkaConfig)" not in line:
+            said = line.partition("] ")[2]
+            latest.pop(said, None)
+            latest[said] = line
+    return list(latest.values())[-count:]
 
 
 def _read(lines: Iterator[str]) -> list[str]:

@@ -95,15 +95,16 @@ def test_a_creation_still_stuck_at_the_end_names_the_broker_librdkafka_could_not
     monkeypatch.setattr("swarmkit.kafka.admin.CREATE_RETRY_S", 0.01)
     monkeypatch.setattr(kafka, "_client", client(StuckOnOneBroker()))
     result = kafka._create([TopicSpec("orders", 3, 3)])["orders"]
-    assert result.status == "failed" and result.detail == f"Timed out waiting for controller ({UNREACHABLE})"
+    assert result.status == "failed" and result.detail == f"Timed out waiting for controller ({UNREACHABLE}; {FENCED})"
     assert kafka._client is None
 
 
 UNREACHABLE = "k3:9094/3: Connect to ipv4#10.0.0.3:9094 failed: Connection refused"
+FENCED = "metadata names no controller: the broker that answered knows no unfenced broker"
 
 
 def client(admin: object) -> SimpleNamespace:
-    return SimpleNamespace(admin=admin, last_error=lambda: UNREACHABLE)
+    return SimpleNamespace(admin=admin, last_error=lambda: UNREACHABLE, named_controller=lambda: FENCED)
 
 
 class StuckOnOneBroker:

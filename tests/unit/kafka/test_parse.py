@@ -36,6 +36,13 @@ def test_metadata_lists_the_brokers_and_the_users_topics() -> None:
     )  # the broker that answers for the controller
 
 
+def test_the_broker_admin_requests_wait_for_is_named_or_its_absence_explained() -> None:
+    answer = recorded("metadata")
+    assert parse.named_controller(answer) == "metadata names broker 1 at ka1:9094 controller"
+    assert "no unfenced broker" in parse.named_controller(answer | {"controller_id": -1})
+    assert parse.named_controller(answer | {"controller_id": 7}) == "metadata names broker 7 controller but does not list it"
+
+
 def test_partition_states_carry_each_topics_min_isr() -> None:
     answer = recorded("metadata")
     states = parse.partition_states(answer, min_isr())
