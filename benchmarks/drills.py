@@ -7,7 +7,8 @@ deploys RF 3 / min ISR 2, and runs each fault under an idempotent acks=all produ
 6 partitions), read back in full afterwards (tests/integration/fault_drills.py): a link limited to 1 mbit/s,
 a full data disk, a broker host partitioned from everything for --hold seconds, the quorum leader's host
 partitioned for --hold seconds.  Per fault: records acknowledged, lost and duplicated, the longest write
-pause any partition saw, the time from heal to every partition back at full ISR, whether `verify --timeout 30`
+pause any partition saw, the time from heal to every partition back at full ISR and to every controller caught up
+with the quorum's leader again (the next drill starts after both), whether `verify --timeout 30`
 named the node and the fault (and how long it took), and which services had a task replaced.  --producer sets
 librdkafka settings of the drills' producer over the drills' own (socket.timeout.ms 7000, tests/integration/fault_drills.py),
 to compare a client's own share.  With --busy-minutes, before the drills: one core kept busy (scripts/busy.sh) that long
@@ -187,17 +188,19 @@ def show(report: dict) -> None:
         "longest pause",
         "verify named it",
         "in sync after heal",
+        "quorum after heal",
         "tasks replaced",
     ):
         table.add_column(column)
     for row in report["drills"]:
         named = f"{'yes' if row['named'] else 'NO'} ({row['verify_s']:.1f} s, exit {row['verify_exit']})"
         in_sync = f"{row['in_sync_s']:.1f} s" if row["in_sync_s"] >= 0 else "not within 120 s"
+        quorum = f"{row['quorum_s']:.1f} s" if row["quorum_s"] >= 0 else "not within 120 s"
         cells = (row["fault"], row["node"], str(row["acknowledged"]), str(row["lost"]), str(row["duplicated"]))
         began, ended = row["longest_pause_window"]
         pause = f"{row['longest_pause_s']:.1f} s ({began:g}-{ended:g} s in)"
         settled = f"settled {row['settled_s']:.1f} s after heal" if row["settled_s"] >= 0 else "not settled in 180 s"
-        table.add_row(*cells, pause, named, in_sync, f"{', '.join(row['restarted']) or 'none'} ({settled})")
+        table.add_row(*cells, pause, named, in_sync, quorum, f"{', '.join(row['restarted']) or 'none'} ({settled})")
     Console().print(table)
     if busy := report["busy"]:
         print(

@@ -63,6 +63,7 @@ class DrillResult:
     faults_seen: list[dict] = field(default_factory=list)
     in_sync_s: float = -1.0  # heal to every partition back at full ISR (-1: not within IN_SYNC_WITHIN)
     settled_s: float = -1.0  # heal to no task left for the swarm to start or stop (-1: not within SETTLED_WITHIN)
+    quorum_s: float = -1.0  # heal to every controller caught up with the quorum's leader (-1: not within IN_SYNC_WITHIN)
     restarted: list[str] = field(default_factory=list)  # services whose task on some node was replaced
     errors: list[str] = field(default_factory=list)
 
@@ -148,6 +149,18 @@ def out_of_sync(inventory: Inventory) -> int:
             return PARTITIONS
         short = max(short, sum(1 for p in states if set(p.isr) != set(p.replicas)))
     return short
+
+
+def quorum_behind(inventory: Inventory, since_ms: int) -> str:
+    """What keeps the controllers from following one leader, every follower caught up with its log end since
+    ``since_ms`` ("" when nothing): a voter that came back from a cut may still wait out a connection begun during
+    it, and a second host lost then costs the quorum its majority (docs/drills.md, run AC)."""
+    try:
+        state = describe_quorum(inventory.hosts[0].name, 9094, 10.0)
+    except SwarmkitError as error:
+        return error.message
+    behind = [str(v.node_id) for v in state.voters if v.node_id != state.leader and v.last_caught_up_ms < since_ms]
+    return "no controller leads the quorum" if state.leader < 0 else ", ".join(behind)
 
 
 def wait_in_sync(inventory: Inventory, within: float) -> float:
@@ -237,8 +250,10 @@ def drill(
         finally:
             result.healed_after_s = round(time.monotonic() - injected, 1)
             print(faults.heal(name, node))
-        healed = time.monotonic()
+        healed, healed_ms = time.monotonic(), int(time.time() * 1000)
         result.in_sync_s = wait_in_sync(inventory, IN_SYNC_WITHIN)
+        quorum_s, _ = seconds_until_none(lambda: quorum_behind(inventory, healed_ms), IN_SYNC_WITHIN)
+        result.quorum_s = quorum_s if quorum_s < 0 else round(time.monotonic() - healed, 1)
         # the swarm's own consequences belong to this drill too: tasks it replaces after heal, then their catching up
         settled, pending = seconds_until_none(lambda: unsettled(inventory), SETTLED_WITHIN)
         result.settled_s = settled if settled < 0 else round(time.monotonic() - healed, 1)

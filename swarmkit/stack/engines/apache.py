@@ -110,21 +110,24 @@ BROKER_HEARTBEAT = {"broker.heartbeat.interval.ms": "1000"}
 # leader's host is cut off, a broker whose ISR change went to it kept a partition below min ISR for those 30 s
 # (docs/drills.md).  10 s: a request a busy but live controller takes longer to answer is sent again, which Kafka
 # handles for AlterPartition; a forwarded request answered late may then report what it already did (a topic exists).
+BROKER_CONTROLLER_REQUESTS = {"controller.socket.timeout.ms": "10000"}
 # A new connection to a host that is cut off hangs until socket.connection.setup.timeout.ms (Kafka: 10 s, growing to
-# 30 s), and a broker looking for the new quorum leader, or heartbeating, waits that long before it tries another
-# controller: long enough for the new active controller to fence a healthy broker.  On a swarm's overlay a connection
-# is set up in milliseconds: 2 s still leaves a busy host's TLS handshake time.  Not growing on repeated failures
-# (Kafka's max): a heartbeat channel retrying the lost controller at 3.6 s made a healthy broker late (docs/drills.md).
-BROKER_CONTROLLER_REQUESTS = {
-    "controller.socket.timeout.ms": "10000",
-    "socket.connection.setup.timeout.ms": "2000",
-    "socket.connection.setup.timeout.max.ms": "2000",
-}
+# 30 s on repeated failures).  A broker looking for the new quorum leader, or heartbeating, waits that long before it
+# tries another controller: long enough for the new active controller to fence a healthy broker.  A controller cut off
+# for a minute has grown it to 30 s, and after heal still waits out an attempt begun during the cut before it fetches
+# from the leader again: for about 9 s the quorum leader had one follower, and a second host lost then cost it the
+# majority and every broker a fresh session (docs/drills.md, run AC).  On a swarm's overlay a connection is set up in
+# milliseconds: 2 s still leaves a busy host's TLS handshake time.  Not growing (Kafka's max): a heartbeat channel
+# retrying the lost controller at 3.6 s made a healthy broker late (docs/drills.md).  Every broker's and controller's.
+CONNECTION_SETUP = {"socket.connection.setup.timeout.ms": "2000", "socket.connection.setup.timeout.max.ms": "2000"}
 # A broker that cannot register yet keeps trying instead of exiting after Kafka's 60 s: on a busy
 # host the controllers' first election can take minutes, and an exit means a cold JVM restart.
 REGISTRATION_TIMEOUT_MS = str(2**31 - 1)
 # What a broker is given unless told otherwise (extra_env at deploy, `roll --set` later).
-BROKER_DEFAULTS = {"KAFKA_HEAP_OPTS": BROKER_HEAP, **kafka_env(BROKER_THREADS | BROKER_HEARTBEAT | BROKER_CONTROLLER_REQUESTS)}
+BROKER_DEFAULTS = {
+    "KAFKA_HEAP_OPTS": BROKER_HEAP,
+    **kafka_env(BROKER_THREADS | BROKER_HEARTBEAT | BROKER_CONTROLLER_REQUESTS | CONNECTION_SETUP),
+}
 # What a broker prints as it starts (its entrypoint, the image's start script, Kafka), and the phase
 # each line begins: deploy and roll report these while they wait (swarmkit.ops.startup).
 START_MARKERS: tuple[tuple[str, str], ...] = (
@@ -282,6 +285,7 @@ def _controller(request: StackRequest, controller: Controller) -> dict[str, Any]
             CONTROLLER_THREADS
             | CONTROLLER_IDLE
             | CONTROLLER_SESSION
+            | CONNECTION_SETUP
             | controller_settings(plan)
             | security_settings(plan, KafkaRole.CONTROLLER)
         )

@@ -43,6 +43,7 @@ def assert_drill(result: DrillResult, restarted: set[str]) -> None:
     assert result.verify_exit == 1 and result.verify_s < VERIFY_WITHIN, result
     assert result.named, f"verify did not name {result.fault} on {result.node}: {result.faults_seen}"
     assert 0 <= result.in_sync_s < IN_SYNC_WITHIN, result
+    assert 0 <= result.quorum_s < IN_SYNC_WITHIN, f"a controller did not follow the quorum's leader again: {result}"
     assert set(result.restarted) <= restarted, result
     assert result.settled_s >= 0, f"the swarm still had tasks to start or stop 180 s after heal: {result}"
     assert faults.active(NAME) == ()
