@@ -153,8 +153,9 @@ def out_of_sync(inventory: Inventory) -> int:
 
 def quorum_behind(inventory: Inventory, since_ms: int) -> str:
     """What keeps the controllers from following one leader, every follower caught up with its log end since
-    ``since_ms`` ("" when nothing): a voter that came back from a cut may still wait out a connection begun during
-    it, and a second host lost then costs the quorum its majority (docs/drills.md, run AC)."""
+    ``since_ms`` ("" when nothing; the sandbox's hosts share this machine's clock): a voter that came back from a cut
+    may still wait out a connection begun during it, and a second host lost then costs the quorum its majority
+    (docs/drills.md, run AC)."""
     try:
         state = describe_quorum(inventory.hosts[0].name, 9094, 10.0)
     except SwarmkitError as error:
