@@ -23,6 +23,7 @@ from swarmkit.hosts.dockerapi import DockerHosts, TaskState, TaskStatus
 from swarmkit.hosts.inventory import Inventory
 from swarmkit.kafka.admin import ensure_topics, partition_states
 from swarmkit.kafka.quorum import describe_quorum
+from swarmkit.ops.controllers import controller_not_ready
 from swarmkit.sandbox import faults
 from swarmkit.stack.topics import TopicSpec
 from tests.integration.kafka_traffic import CountingProducer, lost_and_duplicated, read_everything
@@ -160,8 +161,7 @@ def quorum_behind(inventory: Inventory, since_ms: int) -> str:
         state = describe_quorum(inventory.hosts[0].name, 9094, 10.0)
     except SwarmkitError as error:
         return error.message
-    behind = [str(v.node_id) for v in state.voters if v.node_id != state.leader and v.last_caught_up_ms < since_ms]
-    return "no controller leads the quorum" if state.leader < 0 else ", ".join(behind)
+    return ", ".join(dict.fromkeys(why for v in state.voters if (why := controller_not_ready(state, v.node_id, since_ms))))
 
 
 def wait_in_sync(inventory: Inventory, within: float) -> float:
