@@ -175,6 +175,10 @@ def kafka_logs(created: Sandbox, since: datetime) -> list[tuple[str, str, str]]:
     return found
 
 
+def _after_heal(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds >= 0 else "not within 120 s"
+
+
 def show(report: dict) -> None:
     table = Table(
         title=f"fault drills ({report['date']}, RF 3, min ISR 2, acks=all idempotent, faults held {report['hold_s']:g} s)"
@@ -194,8 +198,7 @@ def show(report: dict) -> None:
         table.add_column(column)
     for row in report["drills"]:
         named = f"{'yes' if row['named'] else 'NO'} ({row['verify_s']:.1f} s, exit {row['verify_exit']})"
-        in_sync = f"{row['in_sync_s']:.1f} s" if row["in_sync_s"] >= 0 else "not within 120 s"
-        quorum = f"{row['quorum_s']:.1f} s" if row["quorum_s"] >= 0 else "not within 120 s"
+        in_sync, quorum = _after_heal(row["in_sync_s"]), _after_heal(row["quorum_s"])
         cells = (row["fault"], row["node"], str(row["acknowledged"]), str(row["lost"]), str(row["duplicated"]))
         began, ended = row["longest_pause_window"]
         pause = f"{row['longest_pause_s']:.1f} s ({began:g}-{ended:g} s in)"
