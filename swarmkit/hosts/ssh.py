@@ -37,10 +37,8 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from urllib.parse import quote, urlsplit
-
-import python_on_whales as whales
 
 from swarmkit import fanout
 from swarmkit.errors import EngineError, SshError
@@ -128,13 +126,13 @@ class SshMux:
         self._locks: dict[str, fanout.Lock] = {}
         self._finalizer = weakref.finalize(self, _shut, self._holds, private, ssh)
 
-    def client(self, endpoint: str) -> whales.DockerClient:
-        """The host's Docker client on its forwarded local socket: opens the host's connection and forward first
-        (once per host, as the Engine API client does)."""
+    def cli_options(self, endpoint: str) -> dict[str, Any]:
+        """How the host's Docker CLI client reaches it: its forwarded local socket, after opening the host's
+        connection and forward (once per host, as the Engine API client does)."""
         if not self.share:
-            return whales.DockerClient(host=endpoint, client_call=self._per_call_ssh())
+            return {"host": endpoint, "client_call": self._per_call_ssh()}
         self.open(endpoint)
-        return whales.DockerClient(host=self.forwarded(endpoint))
+        return {"host": self.forwarded(endpoint)}
 
     def forwarded(self, endpoint: str) -> str:
         """Where the host's Docker socket is (or will be) forwarded to, as a ``unix://`` URL for the Engine API."""

@@ -19,9 +19,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import kafka.admin as kafka_admin
-import kafka.errors as kafka_errors
-
 from swarmkit.errors import BrokerError
 from swarmkit.security.settings import MECHANISM, ClientSecurity
 
@@ -95,12 +92,24 @@ def client_settings(security: ClientSecurity | None) -> Iterator[dict[str, Any]]
         yield settings
 
 
+def _failures() -> tuple[type[Exception], ...]:
+    """What a request through kafka-python raises when it gets no answer (an ``except`` evaluates it only when
+    something was raised)."""
+    from kafka.errors import KafkaError
+
+    return (KafkaError, OSError, ssl.SSLError)
+
+
 @contextlib.contextmanager
 def _admin(host: str, port: int, timeout: float, security: ClientSecurity | None) -> Iterator[Any]:
-    """A kafka-python admin client of the broker at host:port, bounded by ``timeout``; closed afterwards."""
+    """A kafka-python admin client of the broker at host:port, bounded by ``timeout``; closed afterwards.  The
+    library (a quarter of a second of imports) is imported here, when a command first asks, so `verify` imports it
+    in the thread that reads the quorum while its other checks wait for their answers."""
+    from kafka.admin import KafkaAdminClient
+
     milliseconds = max(1, int(timeout * 1000))
     with client_settings(security) as settings:
-        client = kafka_admin.KafkaAdminClient(
+        client = KafkaAdminClient(
             bootstrap_servers=f"{host}:{port}",
             client_id="swarmkit",
             request_timeout_ms=milliseconds,
@@ -118,7 +127,7 @@ def describe_quorum(host: str, port: int, timeout: float, security: ClientSecuri
     try:
         with _admin(host, port, timeout, security) as client:
             answer = client.describe_metadata_quorum()
-    except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
+    except _failures() as error:
         raise BrokerError(f"no quorum description from {host}:{port}: {error or type(error).__name__}") from None
     return quorum_state_from(answer)
 
@@ -157,7 +166,7 @@ def describe_features(host: str, port: int, timeout: float, security: ClientSecu
     try:
         with _admin(host, port, timeout, security) as client:
             answer = client.describe_features()
-    except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
+    except _failures() as error:
         raise BrokerError(f"no feature levels from {host}:{port}: {error or type(error).__name__}") from None
     return features_from(answer)
 
@@ -171,7 +180,7 @@ def update_features(
     try:
         with _admin(host, port, timeout, security) as client:
             results = client.update_features(dict(levels), timeout_ms=max(1, int(timeout * 1000)))
-    except (kafka_errors.KafkaError, OSError, ssl.SSLError) as error:
+    except _failures() as error:
         raise BrokerError(
             f"raising {', '.join(f'{k} to {v}' for k, v in levels.items())} through {host}:{port} failed: {error or type(error).__name__}",
             hint="every broker and controller must run the new version; see `swarmkit status`, then run it again",

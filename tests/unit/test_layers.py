@@ -208,9 +208,24 @@ def _mirrors_imports(node: ast.AST) -> bool:
 
 def test_modules_are_imported_lazily_only_by_the_command_registry() -> None:
     """A command's module is imported when the command runs (the registry); every other module imports what it
-    uses at its top, so a call site shows what runs."""
+    uses at its top, so a call site shows what runs (but for the two client libraries of ``LATE_IMPORTS``)."""
     assert _modules_with(_loads_a_module_later) == {REGISTRY}
     assert _modules_with(_mirrors_imports) == set()
+
+
+# Where an import may sit inside a function: the program's entry imports the registry when it runs; the Docker
+# adapter imports python-on-whales when a command first makes a Docker CLI client (a command that only reads
+# through the Engine API never pays its half second of imports); the quorum reader imports kafka-python when it
+# first asks (in `verify`, beside the other checks' waits).
+LATE_IMPORTS = {"swarmkit/cli/__init__.py", "swarmkit/hosts/dockerapi/calls.py", "swarmkit/kafka/quorum.py"}
+
+
+def _imports_in_a_function(node: ast.AST) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(node))
+
+
+def test_an_import_inside_a_function_is_only_where_a_client_library_or_the_registry_is_loaded() -> None:
+    assert _modules_with(_imports_in_a_function) == LATE_IMPORTS
 
 
 def test_a_lazy_import_elsewhere_is_caught(tmp_path, monkeypatch) -> None:
@@ -222,6 +237,8 @@ def test_a_lazy_import_elsewhere_is_caught(tmp_path, monkeypatch) -> None:
     )
     (fake / "later.py").write_text("import importlib\n\nwhales = importlib.import_module('python_on_whales')\n")
     (fake / "proxy.py").write_text("from swarmkit import lazy\n")
+    (fake / "inner.py").write_text("def client():\n    import docker\n\n    return docker.APIClient()\n")
     monkeypatch.setattr(f"{__name__}.PACKAGE_DIR", fake)
+    assert _modules_with(_imports_in_a_function) == {"swarmkit/inner.py"}
     assert _modules_with(_loads_a_module_later) == {"swarmkit/adapter.py", "swarmkit/later.py", "swarmkit/proxy.py"}
     assert _modules_with(_mirrors_imports) == {"swarmkit/adapter.py"}

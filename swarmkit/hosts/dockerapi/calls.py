@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import requests.exceptions as http_errors
 from docker import errors as sdk_errors
-from python_on_whales import exceptions as whales_errors
-from python_on_whales import utils as whales_utils
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.ssh import diagnose
@@ -50,6 +48,22 @@ CAUSE_HINTS = (
     ),
     (("no such file or directory",), "no Docker socket at that path: start dockerd there, or fix the endpoint's path"),
 )
+
+
+def cli_client(**options: Any) -> whales.DockerClient:
+    """A python-on-whales client.  The library (half a second of imports) is imported here, the first time a command
+    needs the Docker CLI, and in the two functions below, which run only after a client was made: a command that
+    only reads through the Engine API never loads it."""
+    import python_on_whales
+
+    return python_on_whales.DockerClient(**options)
+
+
+def cli_failures() -> tuple[type[Exception], ...]:
+    """What a Docker CLI call raises when it fails (an ``except`` evaluates it only when something was raised)."""
+    from python_on_whales.exceptions import DockerException
+
+    return (DockerException,)
 
 
 def sdk_failures() -> tuple[type[Exception], ...]:
@@ -129,7 +143,7 @@ def call(engine: Engine, what: str, action: Callable[[whales.DockerClient], Any]
     """One python-on-whales request; its failure becomes an EngineError naming ``what``."""
     try:
         return action(engine.client)
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         raise failed(engine, what, error) from error
 
 
@@ -153,12 +167,14 @@ def lookup(engine: Engine, what: str, action: Callable[[sdk.APIClient], T]) -> T
 
 def output(engine: Engine, *args: str) -> str:
     """One docker CLI command's stdout (nothing printed); a failure stays a DockerException for the caller to word."""
-    return cast(str, whales_utils.run([*engine.client.docker_cmd, *args]))
+    from python_on_whales.utils import run
+
+    return cast(str, run([*engine.client.docker_cmd, *args]))
 
 
 def cli(engine: Engine, what: str, *args: str) -> str:
     """One docker CLI command's stdout; its failure becomes an EngineError naming ``what``."""
     try:
         return output(engine, *args)
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         raise failed(engine, what, error) from error

@@ -6,11 +6,10 @@ import functools
 from typing import cast
 
 import docker as sdk
-from python_on_whales import exceptions as whales_errors
 
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import call, failed, lookup, output, request
+from swarmkit.hosts.dockerapi.calls import call, cli_failures, failed, lookup, output, request
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.images import ensure_image
 
@@ -34,7 +33,7 @@ def run_detached(
             publish=[(port, port) for port in host_ports],
             labels=labels or {},
         )
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         raise failed(engine, f"starting {image}", error) from error
     return container.id
 
@@ -79,13 +78,14 @@ def exec_script(engine: Engine, container_id: str, script: str) -> str:
     return exec_in_container(engine, container_id, ["/bin/sh", "-c", script])
 
 
-def exec_in_container(engine: Engine, container_id: str, command: list[str]) -> str:
-    """Run a command in a container by id (e.g. a quorum read in a controller) through the Engine API;
-    its stdout (less one final newline, as the CLI gives it), or an error with its last line on stderr."""
+def exec_in_container(engine: Engine, container_id: str, command: list[str], user: str = "") -> str:
+    """Run a command in a container by id (e.g. a quorum read in a controller) through the Engine API, as ``user``
+    ("": the container's); its stdout (less one final newline, as the CLI gives it), or an error with its last
+    line on stderr."""
     what = f"running {command[0]} in container {container_id[:12]}"
 
     def run(api: sdk.APIClient) -> tuple[int, bytes, bytes]:
-        started = api.exec_create(container_id, command)["Id"]
+        started = api.exec_create(container_id, command, user=user)["Id"]
         stdout, stderr = api.exec_start(started, demux=True)
         return api.exec_inspect(started)["ExitCode"], stdout or b"", stderr or b""
 
@@ -96,24 +96,21 @@ def exec_in_container(engine: Engine, container_id: str, command: list[str]) -> 
     return stdout.decode(errors="replace").removesuffix("\n")
 
 
-def exec_in_service(engine: Engine, service: str, command: list[str], user: str | None = None) -> str:
+def exec_in_service(engine: Engine, service: str, command: list[str], user: str = "") -> str:
     """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool), as ``user``
-    (default: the container's)."""
-    running = call(
-        engine,
-        f"listing the containers of {service}",
-        lambda c: c.container.list(filters=[("label", f"{parse.SERVICE_NAME_LABEL}={service}")]),
-    )
+    ("": the container's)."""
+    filters = {"label": f"{parse.SERVICE_NAME_LABEL}={service}"}
+    running = request(engine, f"listing the containers of {service}", lambda api: api.containers(filters=filters))
     if not running:
         raise EngineError(f"no running container of {service} on {engine.endpoint}")
-    return call(engine, f"running {command[0]} in {service}", lambda c: c.container.execute(running[0].id, command, user=user))
+    return exec_in_container(engine, str(running[0]["Id"]), command, user)
 
 
 def container_output(engine: Engine, container_id: str, tail: int | None = None) -> str:
     """What a container printed so far (its last ``tail`` lines), stdout and stderr; empty once it is gone."""
     try:
         return cast(str, engine.client.container.logs(container_id, tail=tail))  # not streamed: one string
-    except whales_errors.DockerException:
+    except cli_failures():
         return ""
 
 
@@ -121,7 +118,7 @@ def container_stdout(engine: Engine, container_id: str) -> str:
     """What a container printed on stdout so far, in one call (``container_output`` inspects first); empty once gone."""
     try:
         return output(engine, "container", "logs", container_id)
-    except whales_errors.DockerException:
+    except cli_failures():
         return ""
 
 
@@ -164,7 +161,7 @@ def force_remove_container(engine: Engine, container_id: str) -> bool:
     """Force-remove one container (running or not) in one call; False when that failed (e.g. it was gone)."""
     try:
         engine.client.container.remove([container_id], force=True)
-    except whales_errors.DockerException:
+    except cli_failures():
         return False
     return True
 

@@ -1,9 +1,10 @@
 """An engine and the clients that reach it (endpoint, TLS, shared SSH), and what ``docker system info`` says of it.
 
 Reads go through the Docker Engine API (the ``docker`` SDK) over one persistent connection per host: no
-process per call, and no python-on-whales import for a command that only reads (``verify``, ``status``).
-What the API offers only in pieces (stack deploy, build, run with its pull) goes through the Docker CLI
-(python-on-whales).  Each client is made at its first use, so a command pays only for the ones it uses.
+process per call.  What the API offers only in pieces (stack deploy, build, run with its pull) goes through the
+Docker CLI (python-on-whales).  Each client is made at its first use, and python-on-whales (half a second of
+imports, pydantic's models) is imported only then (``calls.cli_client``): a command that only reads
+(``verify``, ``status``) neither makes that client nor pays for its import.
 """
 
 from __future__ import annotations
@@ -11,19 +12,21 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import docker as sdk
-import python_on_whales as whales
 
 from swarmkit import fanout, waits
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import failure, sdk_failures, short, unanswered_hint
+from swarmkit.hosts.dockerapi.calls import cli_client, failure, sdk_failures, short, unanswered_hint
 from swarmkit.hosts.dockerapi.models import EngineInfo
 from swarmkit.hosts.inventory import Host, Inventory, TlsFiles
 from swarmkit.hosts.ssh import SshMux, is_ssh
 from swarmkit.hosts.sshmasters import persist_seconds
+
+if TYPE_CHECKING:  # annotations only: the library is imported when its client is made
+    import python_on_whales as whales
 
 Client = TypeVar("Client")
 
@@ -68,11 +71,11 @@ class Engine:
 
     def _cli_client(self) -> whales.DockerClient:
         if self.mux is not None:
-            return self.mux.client(self.endpoint)
+            return cli_client(**self.mux.cli_options(self.endpoint))
         if self.tls is None:
-            return whales.DockerClient(host=self.endpoint)
+            return cli_client(host=self.endpoint)
         tls = self.tls
-        return whales.DockerClient(host=self.endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
+        return cli_client(host=self.endpoint, tlsverify=True, tlscacert=tls.ca, tlscert=tls.cert, tlskey=tls.key)
 
     def _api_client(self) -> sdk.APIClient:
         """ssh:// through the mux's forwarded socket (also when the mux shares nothing for the CLI: that setting

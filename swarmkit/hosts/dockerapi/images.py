@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from python_on_whales import exceptions as whales_errors
-
-from swarmkit.hosts.dockerapi.calls import call, failed, failure, short, unanswered_hint
+from swarmkit.hosts.dockerapi.calls import call, cli_failures, failed, failure, short, unanswered_hint
 from swarmkit.hosts.dockerapi.engine import Engine
 
 PUSH_HINT = "is the registry running and is it listed as --insecure-registry for that engine?"
@@ -16,7 +14,7 @@ def build_image(engine: Engine, context_dir: Path, tag: str) -> None:
     """Build with the classic builder: it needs no BuildKit and no network for FROM scratch images."""
     try:
         engine.client.legacy_build(context_dir, tags=tag, pull=False)
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         raise failed(engine, f"building {tag}", error) from error
 
 
@@ -24,7 +22,7 @@ def push_image(engine: Engine, tag: str) -> None:
     """Push to the sandbox or a private registry; a failure asks whether that registry is reachable and trusted."""
     try:
         engine.client.image.push(tag, quiet=True)
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         message = f"pushing {tag} from {engine.endpoint} failed: {short(engine, error)}"
         raise failure(engine, message, error, hint=PUSH_HINT) from error
 
@@ -33,7 +31,7 @@ def has_image(engine: Engine, tag: str) -> bool:
     """Whether the engine holds the image; an engine that does not answer is an error, not False."""
     try:
         return engine.client.image.exists(tag)
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         detail = short(engine, error)
         message = f"the engine at {engine.endpoint} does not answer: {detail}"
         raise failure(engine, message, error, unanswered_hint(engine, detail)) from error
@@ -54,7 +52,7 @@ def ensure_image(engine: Engine, image: str) -> None:
     try:
         if not engine.client.image.exists(image):
             engine.client.image.pull(image, quiet=True)
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         message = f"the image {image} cannot be pulled on {engine.endpoint}: {short(engine, error)}"
         hint = f"push it to a registry that host can reach, or load it there: swarmkit image push -i INV --image {image}"
         raise failure(engine, message, error, hint=hint) from error

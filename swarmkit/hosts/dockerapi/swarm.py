@@ -6,12 +6,10 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from python_on_whales import exceptions as whales_errors
-
 from swarmkit import waits
 from swarmkit.errors import EngineError
 from swarmkit.hosts.dockerapi import parse
-from swarmkit.hosts.dockerapi.calls import call, failure, request, short
+from swarmkit.hosts.dockerapi.calls import call, cli_failures, failure, request, said, short
 from swarmkit.hosts.dockerapi.engine import Engine
 from swarmkit.hosts.dockerapi.models import NodeRole, SwarmNode
 
@@ -44,9 +42,9 @@ def swarm_join(engine: Engine, manager_address: str, token: str, advertise_addre
     """Join a swarm; True when Docker is still joining in the background (a slow manager), False once joined."""
     try:
         engine.client.swarm.join(f"{manager_address}:2377", advertise_address=advertise_address, token=token)
-    except whales_errors.DockerException as error:
+    except cli_failures() as error:
         detail = short(engine, error).replace(token, "<token>")
-        if JOIN_IN_BACKGROUND in (error.stderr or "") + detail:
+        if JOIN_IN_BACKGROUND in said(engine, error):
             return True
         raise failure(engine, f"joining the swarm from {engine.endpoint} failed: {detail}", error) from None
     return False

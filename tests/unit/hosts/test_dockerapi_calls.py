@@ -18,6 +18,7 @@ from swarmkit.hosts.dockerapi import (
     Engine,
     engine_info,
     exec_in_container,
+    exec_in_service,
     names_by_label,
     service_container,
     service_state,
@@ -113,6 +114,22 @@ def test_a_command_run_in_a_container_gives_its_stdout_or_its_last_error_line(ap
     assert exec_in_container(ENGINE, "c0ffee", ["quorum", "describe"]) == "NodeId LogEndOffset\n1 10"
     with pytest.raises(EngineError, match="running quorum in container c0ffee on .* failed: Error: timed out"):
         exec_in_container(ENGINE, "c0ffee", ["quorum", "describe"])
+
+
+def test_a_command_in_a_service_runs_in_its_running_container_as_the_user_given(api: FakeApi) -> None:
+    api.answers = {
+        "containers": [[{"Id": "c0ffee"}], []],
+        "exec_create": [{"Id": "e1"}],
+        "exec_start": [(b"/var/lib/kafka 12 34\n", None)],
+        "exec_inspect": [{"ExitCode": 0}],
+    }
+    assert exec_in_service(ENGINE, "kafka_broker", ["df"], user="1000") == "/var/lib/kafka 12 34"
+    assert api.asked[:2] == [
+        ("containers", (), {"filters": {"label": "com.docker.swarm.service.name=kafka_broker"}}),
+        ("exec_create", ("c0ffee", ["df"]), {"user": "1000"}),
+    ]
+    with pytest.raises(EngineError, match="no running container of kafka_broker on unix:///nonexistent.sock"):
+        exec_in_service(ENGINE, "kafka_broker", ["df"])
 
 
 def test_a_refused_request_is_the_engines_own_line_and_a_hint(api: FakeApi) -> None:
