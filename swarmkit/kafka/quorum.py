@@ -103,8 +103,8 @@ def _failures() -> tuple[type[Exception], ...]:
 @contextlib.contextmanager
 def _admin(host: str, port: int, timeout: float, security: ClientSecurity | None) -> Iterator[Any]:
     """A kafka-python admin client of the broker at host:port, bounded by ``timeout``; closed afterwards.  The
-    library (a quarter of a second of imports) is imported here, when a command first asks, so `verify` imports it
-    in the thread that reads the quorum while its other checks wait for their answers."""
+    library (a quarter of a second of imports) is imported here, when a command first asks, not when a command's
+    module is loaded: one that never reads the quorum never pays for it."""
     from kafka.admin import KafkaAdminClient
 
     milliseconds = max(1, int(timeout * 1000))

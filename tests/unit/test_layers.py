@@ -216,7 +216,7 @@ def test_modules_are_imported_lazily_only_by_the_command_registry() -> None:
 # Where an import may sit inside a function: the program's entry imports the registry when it runs; the Docker
 # adapter imports python-on-whales when a command first makes a Docker CLI client (a command that only reads
 # through the Engine API never pays its half second of imports); the quorum reader imports kafka-python when it
-# first asks (in `verify`, beside the other checks' waits).
+# first asks.
 LATE_IMPORTS = {"swarmkit/cli/__init__.py", "swarmkit/hosts/dockerapi/calls.py", "swarmkit/kafka/quorum.py"}
 
 
