@@ -99,8 +99,7 @@ def exec_in_container(engine: Engine, container_id: str, command: list[str], use
 def exec_in_service(engine: Engine, service: str, command: list[str], user: str = "") -> str:
     """Run a command in this engine's running container of a swarm service (e.g. a Kafka tool), as ``user``
     ("": the container's)."""
-    filters = {"label": f"{parse.SERVICE_NAME_LABEL}={service}"}
-    running = request(engine, f"listing the containers of {service}", lambda api: api.containers(filters=filters))
+    running = request(engine, f"listing the containers of {service}", lambda api: api.containers(filters=_of(service)))
     if not running:
         raise EngineError(f"no running container of {service} on {engine.endpoint}")
     return exec_in_container(engine, str(running[0]["Id"]), command, user)
@@ -122,6 +121,11 @@ def container_stdout(engine: Engine, container_id: str) -> str:
         return ""
 
 
+def _of(service: str) -> dict[str, str]:
+    """The Engine API filter for a swarm service's containers on one engine."""
+    return {"label": f"{parse.SERVICE_NAME_LABEL}={service}"}
+
+
 def _containers(engine: Engine, what: str, filters: dict[str, str]) -> list[dict]:
     """The inspect documents of the running containers a filter matches: one listing, one inspect each (a
     container that ended in between is left out)."""
@@ -136,14 +140,13 @@ def _inspect(container_id: str, api: sdk.APIClient) -> dict:
 
 def service_container(engine: Engine, service: str) -> tuple[str, str] | None:
     """This engine's container of a swarm service and its state (running, paused, ...); None without one."""
-    found = _containers(engine, f"the containers of {service}", {"label": f"{parse.SERVICE_NAME_LABEL}={service}"})
+    found = _containers(engine, f"the containers of {service}", _of(service))
     return parse.container_state(found[0]) if found else None
 
 
 def service_image_here(engine: Engine, service: str) -> str | None:
     """The image of this engine's newest container of a swarm service, running or not (None without one)."""
-    filters = {"label": f"{parse.SERVICE_NAME_LABEL}={service}"}
-    listed = request(engine, f"listing the containers of {service}", lambda api: api.containers(all=True, filters=filters))
+    listed = request(engine, f"listing the containers of {service}", lambda api: api.containers(all=True, filters=_of(service)))
     return str(listed[0]["Image"]) if listed else None
 
 
